@@ -1,0 +1,330 @@
+"""The `onnx` dialect: one xDSL op per ai.onnx operator, generated from `onnx.defs`.
+
+Ops are not written by hand. For every operator schema we build an IRDL op
+class whose operands, results and attributes follow the schema: optional and
+variadic inputs/outputs become optional/variadic operands/results (with segment
+sizes), attributes keep their ONNX names. Attributes are the union over every
+version of the operator, so models of older opsets import too; the module's
+opset (attribute `onnx.opset`) says which semantics apply.
+
+Weights never enter the IR as data: a TENSOR attribute holds a `WeightAttr`
+handle naming an entry of the module's `WeightStore`, a side table of numpy
+arrays. Small hand-written tests may use builtin `dense<...>` instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+import onnx
+import onnx.defs
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Data, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    AttrSizedOperandSegments,
+    AttrSizedResultSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_attr_def,
+    opt_operand_def,
+    opt_result_def,
+    result_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+
+from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
+
+OPSET_ATTR = "onnx.opset"
+WEIGHTS_ATTR = "onnx.weights"
+
+
+# --------------------------------------------------------------------------- weights
+
+
+class WeightStore:
+    """Numpy arrays referenced from the IR by name; owned by one module."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, np.ndarray] = {}
+        self._counter = itertools.count()
+
+    def add(self, array: np.ndarray, hint: str = "const") -> "WeightAttr":
+        """Store `array` under a fresh name and return the handle to it."""
+        name = hint or "const"
+        while name in self.arrays:
+            name = f"{hint}_{next(self._counter)}"
+        array = np.ascontiguousarray(array)
+        array.setflags(write=False)
+        self.arrays[name] = array
+        return WeightAttr(StringAttr(name), tensor_type_of(array.dtype, array.shape))
+
+    def get(self, handle: "WeightAttr") -> np.ndarray:
+        name = handle.ref.data
+        if name not in self.arrays:
+            raise KeyError(
+                f"weight '{name}' has no data (textual IR carries no weights; "
+                "write small constants as dense<...> instead)"
+            )
+        return self.arrays[name]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays.values())
+
+    @staticmethod
+    def of(op: Operation) -> "WeightStore":
+        """The store of the module that contains `op` (created on first use)."""
+        module = op if isinstance(op, ModuleOp) else op.get_toplevel_object()
+        assert isinstance(module, ModuleOp), "op is not inside a module"
+        attr = module.attributes.get(WEIGHTS_ATTR)
+        if not isinstance(attr, WeightStoreAttr):
+            attr = WeightStoreAttr(WeightStore())
+            module.attributes[WEIGHTS_ATTR] = attr
+        return attr.data
+
+
+@irdl_attr_definition
+class WeightStoreAttr(Data[WeightStore]):
+    """Module attribute carrying the weight side table; prints only a summary."""
+
+    name = "onnx.weights"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> WeightStore:
+        parser.parse_punctuation("<")
+        parser.parse_str_literal()
+        parser.parse_punctuation(">")
+        return WeightStore()
+
+    def print_parameter(self, printer: Printer) -> None:
+        store = self.data
+        printer.print_string(f'<"{len(store.arrays)} arrays, {store.nbytes} bytes">')
+
+    def __hash__(self) -> int:
+        return id(self.data)
+
+
+@irdl_attr_definition
+class WeightAttr(ParametrizedAttribute):
+    """Handle to a numpy array in the module's WeightStore: `#onnx.weight<"name", type>`."""
+
+    name = "onnx.weight"
+
+    ref: StringAttr
+    type: TensorType
+
+    def get_type(self) -> TensorType:
+        return self.type
+
+
+TensorValueAttr = WeightAttr | DenseIntOrFPElementsAttr
+
+
+def tensor_value(op: Operation, attr: Attribute) -> np.ndarray:
+    """The numpy value of a TENSOR attribute (handle or inline dense)."""
+    if isinstance(attr, WeightAttr):
+        return WeightStore.of(op).get(attr)
+    if isinstance(attr, DenseIntOrFPElementsAttr):
+        ttype = attr.get_type()
+        dtype = numpy_dtype_of(ttype.get_element_type())
+        values = np.array(attr.get_values(), dtype=dtype)
+        return values.reshape(ttype.get_shape())
+    raise TypeError(f"not a tensor attribute: {attr}")
+
+
+# --------------------------------------------------------------------- op generation
+
+
+class OnnxOp(IRDLOperation):
+    """Base of every generated onnx op: knows its schema and attribute defaults."""
+
+    OP_TYPE: ClassVar[str]
+    INPUTS: ClassVar[tuple[str, ...]]
+    OUTPUTS: ClassVar[tuple[str, ...]]
+    ATTR_TYPES: ClassVar[dict[str, int]]
+    ATTR_DEFAULTS: ClassVar[dict[str, Any]]
+
+    @property
+    def node_name(self) -> str:
+        """The ONNX node name, kept as a string attribute for error messages."""
+        attr = self.attributes.get("onnx_node_name")
+        return attr.data if isinstance(attr, StringAttr) else ""
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        """An attribute as a Python value (int, float, str, list, ndarray), or its default."""
+        value = self.attributes.get(name)
+        if value is None:
+            return self.ATTR_DEFAULTS.get(name, default)
+        return attribute_to_python(self, value)
+
+    def input(self, index: int) -> SSAValue | None:
+        """The index-th ONNX input, or None where an optional input is absent."""
+        values = onnx_inputs(self)
+        return values[index] if index < len(values) else None
+
+
+def attribute_to_python(op: Operation, value: Attribute) -> Any:
+    if isinstance(value, IntegerAttr):
+        return value.value.data
+    if isinstance(value, FloatAttr):
+        return value.value.data
+    if isinstance(value, StringAttr):
+        return value.data
+    if isinstance(value, ArrayAttr):
+        return [attribute_to_python(op, v) for v in value.data]
+    if isinstance(value, WeightAttr | DenseIntOrFPElementsAttr):
+        return tensor_value(op, value)
+    return value
+
+
+def onnx_inputs(op: OnnxOp) -> list[SSAValue | None]:
+    """ONNX inputs in schema order, with None for absent optionals."""
+    result: list[SSAValue | None] = []
+    for name, _ in op.get_irdl_definition().operands:
+        value = getattr(op, name)
+        if isinstance(value, SSAValue):
+            result.append(value)
+        elif value is None:
+            result.append(None)
+        else:
+            result.extend(value)
+    return result
+
+
+_RESERVED = set(dir(IRDLOperation)) | {"name", "attr", "input", "node_name"}
+
+
+def _field_name(name: str, taken: set[str]) -> str:
+    field = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    if not field or field[0].isdigit():
+        field = "v_" + field
+    while field in _RESERVED or field in taken:
+        field += "_"
+    taken.add(field)
+    return field
+
+
+def _python_default(attr: onnx.defs.OpSchema.Attribute) -> Any:
+    proto = attr.default_value
+    if proto is None or not proto.name:
+        return None
+    return _decode_strings(onnx.helper.get_attribute_value(proto))
+
+
+def _decode_strings(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [_decode_strings(v) for v in value]
+    return value
+
+
+def _schema_versions(op_type: str) -> list[onnx.defs.OpSchema]:
+    latest = onnx.defs.get_schema(op_type)
+    versions = []
+    version = latest.since_version
+    while True:
+        schema = onnx.defs.get_schema(op_type, version)
+        versions.append(schema)
+        if schema.since_version <= 1:
+            break
+        try:
+            version = schema.since_version - 1
+            onnx.defs.get_schema(op_type, version)
+        except onnx.defs.SchemaError:
+            break
+    return versions
+
+
+def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
+    option = onnx.defs.OpSchema.FormalParameterOption
+    body: dict[str, Any] = {"name": f"onnx.{schema.name}"}
+    taken: set[str] = set()
+
+    def io_fields(params, single, optional, variadic) -> tuple[tuple[str, ...], bool]:
+        names = []
+        segmented = False
+        for param in params:
+            field = _field_name(param.name, taken)
+            names.append(field)
+            if param.option == option.Optional:
+                body[field] = optional(AnyAttr())
+                segmented = True
+            elif param.option == option.Variadic:
+                body[field] = variadic(AnyAttr())
+                segmented = True
+            else:
+                body[field] = single(AnyAttr())
+        return tuple(names), segmented
+
+    inputs, seg_in = io_fields(schema.inputs, operand_def, opt_operand_def, var_operand_def)
+    outputs, seg_out = io_fields(schema.outputs, result_def, opt_result_def, var_result_def)
+    options = []
+    if seg_in:
+        options.append(AttrSizedOperandSegments(as_property=True))
+    if seg_out:
+        options.append(AttrSizedResultSegments(as_property=True))
+    if options:
+        body["irdl_options"] = tuple(options)
+
+    attr_types: dict[str, int] = {}
+    defaults: dict[str, Any] = {}
+    for version in _schema_versions(schema.name):
+        for attr_name, attr in version.attributes.items():
+            if attr_name in attr_types:
+                continue
+            attr_types[attr_name] = int(attr.type)
+            default = _python_default(attr)
+            if default is not None:
+                defaults[attr_name] = default
+    for attr_name in attr_types:
+        body[_field_name(attr_name, taken)] = opt_attr_def(AnyAttr(), attr_name=attr_name)
+
+    cls = type(schema.name, (OnnxOp,), body)
+    cls.__doc__ = f"ONNX {schema.name} (latest schema: opset {schema.since_version})."
+    cls = irdl_op_definition(cls)
+    cls.OP_TYPE = schema.name
+    cls.INPUTS, cls.OUTPUTS = inputs, outputs
+    cls.ATTR_TYPES, cls.ATTR_DEFAULTS = attr_types, defaults
+    return cls
+
+
+def _generate_ops() -> dict[str, type[OnnxOp]]:
+    schemas = sorted(
+        (s for s in onnx.defs.get_all_schemas() if s.domain == "" and not s.deprecated),
+        key=lambda s: s.name,
+    )
+    return {s.name: _make_op_class(s) for s in schemas}
+
+
+OPS: dict[str, type[OnnxOp]] = _generate_ops()
+
+
+def op_class(op_type: str) -> type[OnnxOp] | None:
+    return OPS.get(op_type)
+
+
+def iter_onnx_ops(module: ModuleOp) -> Iterator[OnnxOp]:
+    for op in module.walk():
+        if isinstance(op, OnnxOp):
+            yield op
+
+
+ONNX = Dialect("onnx", list(OPS.values()), [WeightAttr, WeightStoreAttr])

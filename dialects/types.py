@@ -1,0 +1,81 @@
+"""Element and tensor types shared by the onnx and krnl dialects.
+
+Signed integers are signless (`i32`), unsigned ones are `ui32`, bool is `i1`,
+bfloat16 values are held in numpy as their raw 16 bits (uint16).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+    bf16,
+    f16,
+    f32,
+    f64,
+)
+from xdsl.ir import Attribute
+
+from onnxc import dtypes
+
+_ELEMENT_OF_ONNX: dict[int, Attribute] = {
+    dtypes.FLOAT: f32,
+    dtypes.DOUBLE: f64,
+    dtypes.FLOAT16: f16,
+    dtypes.BFLOAT16: bf16,
+    dtypes.INT8: IntegerType(8),
+    dtypes.INT16: IntegerType(16),
+    dtypes.INT32: IntegerType(32),
+    dtypes.INT64: IntegerType(64),
+    dtypes.UINT8: IntegerType(8, Signedness.UNSIGNED),
+    dtypes.UINT16: IntegerType(16, Signedness.UNSIGNED),
+    dtypes.UINT32: IntegerType(32, Signedness.UNSIGNED),
+    dtypes.UINT64: IntegerType(64, Signedness.UNSIGNED),
+    dtypes.BOOL: IntegerType(1),
+}
+_ONNX_OF_ELEMENT: dict[Attribute, int] = {v: k for k, v in _ELEMENT_OF_ONNX.items()}
+
+_NUMPY_OF_ELEMENT: dict[Attribute, np.dtype] = {
+    elem: dtypes.numpy_dtype(code) for code, elem in _ELEMENT_OF_ONNX.items()
+}
+_ELEMENT_OF_NUMPY: dict[np.dtype, Attribute] = {
+    np.dtype(dt): elem for elem, dt in _NUMPY_OF_ELEMENT.items() if elem != bf16
+}
+
+
+def element_type_of_onnx(onnx_type: int) -> Attribute | None:
+    """xDSL element type of an ONNX TensorProto.DataType code, or None if unsupported."""
+    return _ELEMENT_OF_ONNX.get(onnx_type)
+
+
+def onnx_type_of(element: Attribute) -> int:
+    return _ONNX_OF_ELEMENT[element]
+
+
+def numpy_dtype_of(element: Attribute) -> np.dtype:
+    return _NUMPY_OF_ELEMENT[element]
+
+
+def element_type_of_numpy(dtype: np.dtype) -> Attribute:
+    return _ELEMENT_OF_NUMPY[np.dtype(dtype)]
+
+
+def tensor_type_of(dtype: np.dtype, shape: Sequence[int]) -> TensorType:
+    return TensorType(element_type_of_numpy(dtype), list(shape))
+
+
+def is_float(element: Attribute) -> bool:
+    return isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+def static_shape(shape: Sequence[int]) -> bool:
+    return all(d != DYNAMIC_INDEX and d >= 0 for d in shape)

@@ -1,0 +1,58 @@
+/* onnxc.h: the C ABI of a library compiled by onnxc (ABI version 1).
+ *
+ * A library exports three functions. run_main_graph keeps no global mutable
+ * state: any number of threads may call it at once (each call allocates its
+ * own scratch memory and frees it before returning).
+ */
+#ifndef ONNXC_H
+#define ONNXC_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ONNXC_ABI_VERSION 1
+
+/* One tensor: contiguous, row-major, in the target's byte order. */
+typedef struct onnxc_tensor {
+  void *data;            /* first element */
+  const int64_t *shape;  /* `rank` dimensions */
+  int64_t rank;
+  int32_t dtype;         /* ONNX TensorProto.DataType code (1 = float32, 7 = int64, ...) */
+  int32_t reserved;      /* set to 0 */
+} onnxc_tensor;          /* 32 bytes on every 64-bit target */
+
+/* Return codes of run_main_graph. */
+enum onnxc_status {
+  ONNXC_OK = 0,
+  ONNXC_ERR_ARITY = 1,   /* num_inputs or num_outputs differ from the model's */
+  ONNXC_ERR_NULL = 2,    /* a tensor, its data or its shape pointer is NULL */
+  ONNXC_ERR_DTYPE = 3,   /* a tensor's dtype differs from the signature */
+  ONNXC_ERR_RANK = 4,    /* a tensor's rank differs from the signature */
+  ONNXC_ERR_SHAPE = 5,   /* a dimension differs from the signature */
+  ONNXC_ERR_NOMEM = 6    /* scratch memory could not be allocated */
+};
+
+/* Run the model. Inputs are read; outputs must point at caller-allocated
+ * buffers of the shapes and dtypes in the signature, which are written.
+ * Every tensor is checked against the signature before anything is read. */
+int32_t run_main_graph(const onnxc_tensor *inputs, int64_t num_inputs,
+                       onnxc_tensor *outputs, int64_t num_outputs);
+
+/* The model's signature as a NUL-terminated JSON document (static storage):
+ * {"abi_version": 1, "model": "...", "target": "<llvm triple>",
+ *  "byte_order": "little" | "big",
+ *  "inputs":  [{"name": "...", "dtype": "float32", "shape": [1, 3, 224, 224]}, ...],
+ *  "outputs": [{"name": "...", "dtype": "float32", "shape": [1, 1000]}, ...]} */
+const char *onnxc_signature(void);
+
+/* ONNXC_ABI_VERSION of the library. */
+int32_t onnxc_abi_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ONNXC_H */
