@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
+    StringAttr,
     BFloat16Type,
     Float16Type,
     Float32Type,
@@ -79,3 +81,22 @@ def is_float(element: Attribute) -> bool:
 
 def static_shape(shape: Sequence[int]) -> bool:
     return all(d != DYNAMIC_INDEX and d >= 0 for d in shape)
+
+
+def symbolic_tensor_type(element: Attribute, dims: Sequence[int], params: Sequence[str]) -> TensorType:
+    """A tensor type whose dynamic dims keep their ONNX names in the encoding.
+
+    `tensor<?x3xf32, ["N", ""]>`: the encoding lists a name per dim ("" where
+    the dim is static or anonymous); it is omitted when no dim has a name.
+    """
+    if any(params):
+        return TensorType(element, list(dims), ArrayAttr([StringAttr(p) for p in params]))
+    return TensorType(element, list(dims))
+
+
+def dim_params(ttype: TensorType) -> list[str]:
+    """The symbolic names of a tensor type's dims ("" where none)."""
+    encoding = ttype.encoding
+    if isinstance(encoding, ArrayAttr) and all(isinstance(p, StringAttr) for p in encoding.data):
+        return [p.data for p in encoding.data]
+    return [""] * ttype.get_num_dims()

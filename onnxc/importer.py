@@ -1,0 +1,410 @@
+"""Importer: ONNX ModelProto → `onnx` dialect module.
+
+Checks the graph is well-formed (every value defined once, every use defined,
+no cycles; nodes may come in any order and are sorted), decodes every
+initializer into the module's weight store, and builds one generated op per
+node with its ONNX name as location. Problems raise typed errors naming the
+node and op.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    UNKNOWN_LOC,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    UnrankedTensorType,
+    NoneType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
+
+from onnxc.dialects.onnx import OPS, OPSET_ATTR, OnnxOp, WeightStore
+from onnxc.dialects.types import element_type_of_onnx, symbolic_tensor_type
+from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
+from onnxc.tensors import decode_tensor
+
+ONNX_DOMAINS = ("", "ai.onnx")
+# Result type of a node output the model declares nothing about: shape inference fills it in.
+UNKNOWN_TYPE = UnrankedTensorType(NoneType())
+MAIN_FUNCTION = "main_graph"
+
+
+def load_model(model: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelProto, Path | None, str]:
+    """Read a model (path or proto); returns it, its folder (for external data) and its name."""
+    if isinstance(model, onnx.ModelProto):
+        return model, None, model.graph.name or "model"
+    path = Path(model)
+    name = path.name
+    if not path.is_file():
+        raise InvalidModelError(f"no such model file: {path}", model=name)
+    try:
+        proto = onnx.load_model(str(path), load_external_data=False)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise InvalidModelError(f"not a valid ONNX protobuf ({exc})", model=name) from None
+    if not proto.HasField("graph"):
+        raise InvalidModelError("the file holds no graph (truncated or not an ONNX model)", model=name)
+    return proto, path.parent, name
+
+
+def model_opset(model: onnx.ModelProto) -> int:
+    versions = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
+    if not versions:
+        # IR version 1-2 models may omit opset_import; ONNX treats that as opset 1.
+        return 1 if not model.opset_import else 0
+    return max(versions)
+
+
+def import_model(
+    model: onnx.ModelProto | str | os.PathLike,
+    shapes: Mapping[str, Sequence[int]] | None = None,
+) -> ModuleOp:
+    """Build the onnx-dialect module of a model; `shapes` pins input shapes by input name."""
+    proto, base_dir, name = load_model(model)
+    try:
+        return _GraphImporter(proto, base_dir, shapes or {}).build()
+    except InvalidModelError as exc:
+        raise exc.with_model(name) from None
+    except (UnsupportedOpError, ShapeError) as exc:
+        raise exc.with_model(name) from None
+
+
+class _GraphImporter:
+    def __init__(self, model: onnx.ModelProto, base_dir: Path | None, shapes: Mapping[str, Sequence[int]]):
+        self.model = model
+        self.graph = model.graph
+        self.base_dir = base_dir
+        self.shapes = dict(shapes)
+        self.opset = model_opset(model)
+        self.values: dict[str, SSAValue] = {}
+        self.declared_types = {vi.name: vi.type for vi in self.graph.value_info}
+        self.declared_types.update({vi.name: vi.type for vi in self.graph.output})
+
+    def build(self) -> ModuleOp:
+        if self.opset == 0:
+            raise UnsupportedOpError("the model imports no ai.onnx opset")
+        module = ModuleOp([])
+        module.attributes[OPSET_ATTR] = IntegerAttr(self.opset, i64)
+        self.store = WeightStore.of(module)
+
+        initializer_names = {t.name for t in self.graph.initializer}
+        inputs = [vi for vi in self.graph.input if vi.name not in initializer_names]
+        unknown_pins = set(self.shapes) - {vi.name for vi in inputs}
+        if unknown_pins:
+            raise ShapeError(
+                f"--shape names unknown inputs {sorted(unknown_pins)}; inputs are {[vi.name for vi in inputs]}"
+            )
+        arg_types = [self._input_type(vi) for vi in inputs]
+        block = Block(arg_types=arg_types)
+        for vi, arg in zip(inputs, block.args):
+            self._define(vi.name, arg, "graph input")
+
+        for tensor in self.graph.initializer:
+            self._define(tensor.name, self._constant(block, tensor.name, decode_tensor(tensor, self.base_dir)), "initializer")
+        for node in self._sorted_nodes(initializer_names | {vi.name for vi in inputs}):
+            self._import_node(block, node)
+
+        outputs = []
+        for vi in self.graph.output:
+            if vi.name not in self.values:
+                raise InvalidModelError(f"graph output '{vi.name}' is never produced")
+            outputs.append(self.values[vi.name])
+        block.add_op(func.ReturnOp(*outputs))
+
+        function = func.FuncOp(
+            MAIN_FUNCTION, (list(arg_types), [v.type for v in outputs]), Region(block)
+        )
+        function.attributes["onnx.input_names"] = _strings(vi.name for vi in inputs)
+        function.attributes["onnx.output_names"] = _strings(vi.name for vi in self.graph.output)
+        module.body.block.add_op(function)
+        return module
+
+    # ------------------------------------------------------------------ values and types
+
+    def _define(self, name: str, value: SSAValue, what: str) -> None:
+        if name in self.values:
+            raise InvalidModelError(f"value '{name}' is defined twice (again as {what})")
+        self.values[name] = value
+
+    def _input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
+        if not vi.type.HasField("tensor_type"):
+            raise UnsupportedOpError(f"graph input '{vi.name}' is not a tensor (sequences and maps are not supported)")
+        tensor_type = vi.type.tensor_type
+        element = self._element_type(tensor_type.elem_type, f"graph input '{vi.name}'")
+        if not tensor_type.HasField("shape"):
+            if vi.name in self.shapes:
+                return TensorType(element, list(self.shapes[vi.name]))
+            raise ShapeError(f"graph input '{vi.name}' has no shape; pin it with --shape {vi.name}=D0,D1,...")
+        dims, params = [], []
+        for dim in tensor_type.shape.dim:
+            if dim.HasField("dim_value"):
+                if dim.dim_value < 0:
+                    raise InvalidModelError(f"graph input '{vi.name}' has a negative dimension {dim.dim_value}")
+                dims.append(dim.dim_value)
+                params.append("")
+            else:
+                dims.append(DYNAMIC_INDEX)
+                params.append(dim.dim_param or "?")
+        if vi.name in self.shapes:
+            pinned = list(self.shapes[vi.name])
+            if len(pinned) != len(dims) or any(d != DYNAMIC_INDEX and d != p for d, p in zip(dims, pinned)):
+                raise ShapeError(
+                    f"--shape {vi.name}={','.join(map(str, pinned))} does not fit the declared shape "
+                    f"{_dims_text(dims, params)}"
+                )
+            return TensorType(element, pinned)
+        return symbolic_tensor_type(element, dims, params)
+
+    def _element_type(self, onnx_type: int, what: str) -> Attribute:
+        element = element_type_of_onnx(onnx_type)
+        if element is None:
+            type_name = onnx.TensorProto.DataType.Name(onnx_type) if onnx_type in onnx.TensorProto.DataType.values() else str(onnx_type)
+            raise UnsupportedOpError(f"{what} has element type {type_name}, which is not supported")
+        return element
+
+    def _declared_type(self, name: str) -> Attribute:
+        """The type the model declares for a node output, if any; refined by shape inference."""
+        declared = self.declared_types.get(name)
+        if declared is not None and declared.HasField("tensor_type"):
+            element = element_type_of_onnx(declared.tensor_type.elem_type)
+            if element is not None:
+                if declared.tensor_type.HasField("shape"):
+                    dims = [
+                        d.dim_value if d.HasField("dim_value") else DYNAMIC_INDEX
+                        for d in declared.tensor_type.shape.dim
+                    ]
+                    return TensorType(element, dims)
+                return UnrankedTensorType(element)
+        return UNKNOWN_TYPE
+
+    def _constant(self, block: Block, name: str, array: np.ndarray) -> SSAValue:
+        handle = self.store.add(array, hint=name)
+        op = OPS["Constant"](attributes={"value": handle}, result_types=[[handle.type]])
+        op.location = NameLoc(StringAttr(name), UNKNOWN_LOC)
+        block.add_op(op)
+        return op.results[0]
+
+    # ------------------------------------------------------------------------- nodes
+
+    def _sorted_nodes(self, available: set[str]) -> list[onnx.NodeProto]:
+        """Nodes in a topological order; a cycle or a dangling input is reported by node."""
+        producers: dict[str, int] = {}
+        for index, node in enumerate(self.graph.node):
+            for out in node.output:
+                if not out:
+                    continue
+                if out in producers or out in available:
+                    raise InvalidModelError(
+                        f"output '{out}' is defined twice", node=node.name, op_type=node.op_type
+                    )
+                producers[out] = index
+        order: list[onnx.NodeProto] = []
+        state = [0] * len(self.graph.node)  # 0 new, 1 on stack, 2 done
+        for start in range(len(self.graph.node)):
+            if state[start]:
+                continue
+            stack = [(start, iter(self._node_inputs(self.graph.node[start])))]
+            state[start] = 1
+            while stack:
+                index, pending = stack[-1]
+                for name in pending:
+                    if name in available:
+                        continue
+                    node = self.graph.node[index]
+                    if name not in producers:
+                        raise InvalidModelError(
+                            f"input '{name}' is not produced by any node, initializer or graph input",
+                            node=node.name,
+                            op_type=node.op_type,
+                        )
+                    dep = producers[name]
+                    if state[dep] == 1:
+                        raise InvalidModelError(
+                            f"the graph has a cycle through value '{name}'", node=node.name, op_type=node.op_type
+                        )
+                    if state[dep] == 0:
+                        state[dep] = 1
+                        stack.append((dep, iter(self._node_inputs(self.graph.node[dep]))))
+                        break
+                else:
+                    stack.pop()
+                    state[index] = 2
+                    order.append(self.graph.node[index])
+        return order
+
+    @staticmethod
+    def _node_inputs(node: onnx.NodeProto) -> list[str]:
+        names = [n for n in node.input if n]
+        for attr in node.attribute:
+            if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                raise UnsupportedOpError(
+                    f"control flow with sub-graphs (attribute '{attr.name}') is not supported yet",
+                    node=node.name,
+                    op_type=node.op_type,
+                )
+        return names
+
+    def _import_node(self, block: Block, node: onnx.NodeProto) -> None:
+        where = {"node": node.name, "op_type": node.op_type}
+        if node.domain not in ONNX_DOMAINS:
+            raise UnsupportedOpError(f"operator domain '{node.domain}' is not supported", **where)
+        op_class = OPS.get(node.op_type)
+        if op_class is None or not onnx.defs.has(node.op_type):
+            raise UnsupportedOpError(f"unknown operator '{node.op_type}' in opset {self.opset}", **where)
+        try:
+            onnx.defs.get_schema(node.op_type, self.opset)
+        except onnx.defs.SchemaError:
+            raise UnsupportedOpError(
+                f"operator '{node.op_type}' does not exist in opset {self.opset}", **where
+            ) from None
+
+        if node.op_type == "Constant":
+            self._define(node.output[0], self._constant(block, node.output[0], self._constant_node_value(node)), "Constant")
+            return
+
+        operands = self._operands(op_class, node)
+        result_types, result_names = self._results(op_class, node)
+        attributes = {attr.name: self._attribute(op_class, node, attr) for attr in node.attribute}
+        op = op_class(operands=operands, result_types=result_types, attributes=attributes)
+        op.location = NameLoc(StringAttr(node.name or node.output[0]), UNKNOWN_LOC)
+        block.add_op(op)
+        for name, value in zip(result_names, op.results):
+            self._define(name, value, f"output of node '{node.name}'")
+
+    def _operands(self, op_class: type[OnnxOp], node: onnx.NodeProto) -> list:
+        params = op_class.get_irdl_definition().operands
+        names = list(node.input)
+        operands: list = []
+        for position, (_, definition) in enumerate(params):
+            if isinstance(definition, VarOperandDef) and not isinstance(definition, OptOperandDef):
+                operands.append([self._value(n, node) for n in names[position:] if n])
+                return operands
+            name = names[position] if position < len(names) else ""
+            if isinstance(definition, OptOperandDef):
+                operands.append([self._value(name, node)] if name else [])
+            else:
+                if not name:
+                    raise InvalidModelError(
+                        f"required input #{position} ('{op_class.INPUTS[position]}') is missing",
+                        node=node.name,
+                        op_type=node.op_type,
+                    )
+                operands.append(self._value(name, node))
+        if len(names) > len(params):
+            raise InvalidModelError(
+                f"{len(node.input)} inputs given, the operator takes at most {len(params)}",
+                node=node.name,
+                op_type=node.op_type,
+            )
+        return operands
+
+    def _value(self, name: str, node: onnx.NodeProto) -> SSAValue:
+        if name not in self.values:
+            raise InvalidModelError(
+                f"input '{name}' is not defined before use", node=node.name, op_type=node.op_type
+            )
+        return self.values[name]
+
+    def _results(self, op_class: type[OnnxOp], node: onnx.NodeProto) -> tuple[list, list[str]]:
+        params = op_class.get_irdl_definition().results
+        outputs = list(node.output)
+        result_types: list = []
+        names: list[str] = []
+        for position, (_, definition) in enumerate(params):
+            if isinstance(definition, VarResultDef) and not isinstance(definition, OptResultDef):
+                rest = [n for n in outputs[position:] if n]
+                result_types.append([self._declared_type(n) for n in rest])
+                names.extend(rest)
+                break
+            name = outputs[position] if position < len(outputs) else ""
+            if isinstance(definition, OptResultDef):
+                result_types.append([self._declared_type(name)] if name else [])
+                names.extend([name] if name else [])
+            else:
+                if not name:
+                    raise InvalidModelError(
+                        f"required output #{position} is missing", node=node.name, op_type=node.op_type
+                    )
+                result_types.append(self._declared_type(name))
+                names.append(name)
+        if len(outputs) > len(params) and not any(isinstance(d, VarResultDef) for _, d in params):
+            raise InvalidModelError(
+                f"{len(outputs)} outputs given, the operator has at most {len(params)}",
+                node=node.name,
+                op_type=node.op_type,
+            )
+        return result_types, names
+
+    def _attribute(self, op_class: type[OnnxOp], node: onnx.NodeProto, attr: onnx.AttributeProto) -> Attribute:
+        where = {"node": node.name, "op_type": node.op_type}
+        expected = op_class.ATTR_TYPES.get(attr.name)
+        if expected is None:
+            raise InvalidModelError(f"unknown attribute '{attr.name}'", **where)
+        if attr.ref_attr_name:
+            raise UnsupportedOpError(f"attribute '{attr.name}' refers to a function attribute", **where)
+        if attr.type != expected:
+            raise InvalidModelError(
+                f"attribute '{attr.name}' has type {onnx.AttributeProto.AttributeType.Name(attr.type)}, "
+                f"expected {onnx.AttributeProto.AttributeType.Name(expected)}",
+                **where,
+            )
+        kind = onnx.AttributeProto
+        if attr.type == kind.INT:
+            return IntegerAttr(attr.i, i64)
+        if attr.type == kind.FLOAT:
+            return FloatAttr(attr.f, f32)
+        if attr.type == kind.STRING:
+            return StringAttr(attr.s.decode("utf-8", errors="replace"))
+        if attr.type == kind.INTS:
+            return ArrayAttr([IntegerAttr(v, i64) for v in attr.ints])
+        if attr.type == kind.FLOATS:
+            return ArrayAttr([FloatAttr(v, f32) for v in attr.floats])
+        if attr.type == kind.STRINGS:
+            return _strings(s.decode("utf-8", errors="replace") for s in attr.strings)
+        if attr.type == kind.TENSOR:
+            return self.store.add(decode_tensor(attr.t, self.base_dir), hint=f"{node.name}.{attr.name}")
+        raise UnsupportedOpError(
+            f"attribute '{attr.name}' of type {kind.AttributeType.Name(attr.type)} is not supported", **where
+        )
+
+    def _constant_node_value(self, node: onnx.NodeProto) -> np.ndarray:
+        """The value of a Constant node in whichever of its attribute forms it uses."""
+        if len(node.attribute) != 1:
+            raise InvalidModelError("a Constant needs exactly one value attribute", node=node.name, op_type="Constant")
+        attr = node.attribute[0]
+        forms = {
+            "value": lambda: decode_tensor(attr.t, self.base_dir),
+            "value_float": lambda: np.array(attr.f, dtype=np.float32),
+            "value_floats": lambda: np.array(attr.floats, dtype=np.float32),
+            "value_int": lambda: np.array(attr.i, dtype=np.int64),
+            "value_ints": lambda: np.array(attr.ints, dtype=np.int64),
+        }
+        if attr.name not in forms:
+            raise UnsupportedOpError(
+                f"Constant with attribute '{attr.name}' is not supported", node=node.name, op_type="Constant"
+            )
+        return forms[attr.name]()
+
+
+def _strings(values) -> ArrayAttr:
+    return ArrayAttr([StringAttr(v) for v in values])
+
+
+def _dims_text(dims: Sequence[int], params: Sequence[str]) -> str:
+    return "[" + ", ".join(p if d == DYNAMIC_INDEX else str(d) for d, p in zip(dims, params)) + "]"

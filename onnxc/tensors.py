@@ -1,0 +1,124 @@
+"""Decoding ONNX TensorProtos into numpy arrays, in every form the format allows.
+
+A tensor's values may sit in a typed field (`float_data`, `int32_data` —
+which also carries float16/bfloat16 bits, int8/16, uint8/16 and bool —,
+`int64_data`, `double_data`, `uint64_data`), in little-endian `raw_data`,
+or in an external file next to the model. External locations are confined to
+the model's folder: no absolute paths, no `..`, no symlink leading outside.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from onnxc import dtypes
+from onnxc.errors import InvalidModelError, UnsupportedOpError
+
+_TYPED_FIELD = {
+    dtypes.FLOAT: "float_data",
+    dtypes.DOUBLE: "double_data",
+    dtypes.INT64: "int64_data",
+    dtypes.UINT32: "uint64_data",
+    dtypes.UINT64: "uint64_data",
+}
+
+
+def _typed_field(data_type: int) -> str:
+    return _TYPED_FIELD.get(data_type, "int32_data")
+
+
+def _little_endian(dtype: np.dtype) -> np.dtype:
+    return dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype
+
+
+def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None = None) -> np.ndarray:
+    """The value of `tensor` as a C-contiguous numpy array in native byte order."""
+    name = tensor.name or "<unnamed tensor>"
+    if tensor.data_type == dtypes.STRING:
+        raise UnsupportedOpError(f"tensor '{name}': string tensors are not supported")
+    if tensor.data_type not in dtypes.NUMPY_OF_ONNX:
+        type_name = onnx.TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in onnx.TensorProto.DataType.values() else str(tensor.data_type)
+        raise UnsupportedOpError(f"tensor '{name}': element type {type_name} is not supported")
+    dtype = dtypes.numpy_dtype(tensor.data_type)
+    shape = tuple(int(d) for d in tensor.dims)
+    if any(d < 0 for d in shape):
+        raise InvalidModelError(f"tensor '{name}' has a negative dimension {list(shape)}")
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        raw = _read_external(tensor, base_dir, count * dtype.itemsize)
+        values = np.frombuffer(raw, dtype=_little_endian(dtype))
+    elif tensor.HasField("raw_data"):
+        raw = tensor.raw_data
+        if len(raw) != count * dtype.itemsize:
+            raise InvalidModelError(
+                f"tensor '{name}': raw_data has {len(raw)} bytes, "
+                f"expected {count * dtype.itemsize} for shape {list(shape)}"
+            )
+        values = np.frombuffer(raw, dtype=_little_endian(dtype))
+    else:
+        field = getattr(tensor, _typed_field(tensor.data_type))
+        if len(field) != count:
+            raise InvalidModelError(
+                f"tensor '{name}': {len(field)} values in {_typed_field(tensor.data_type)}, "
+                f"expected {count} for shape {list(shape)}"
+            )
+        values = _from_typed_field(field, tensor.data_type, dtype)
+    return np.ascontiguousarray(values.astype(dtype, copy=False).reshape(shape))
+
+
+def _from_typed_field(field, data_type: int, dtype: np.dtype) -> np.ndarray:
+    if data_type in (dtypes.FLOAT16, dtypes.BFLOAT16):
+        # int32_data carries the 16 raw bits of each half-precision value.
+        return np.asarray(field, dtype=np.int32).astype(np.uint16).view(dtype)
+    if data_type == dtypes.BOOL:
+        return np.asarray(field, dtype=np.int32) != 0
+    return np.asarray(field).astype(dtype)
+
+
+def _read_external(tensor: onnx.TensorProto, base_dir, nbytes: int) -> bytes:
+    info = {entry.key: entry.value for entry in tensor.external_data}
+    name = tensor.name or "<unnamed tensor>"
+    location = info.get("location")
+    if not location:
+        raise InvalidModelError(f"tensor '{name}': external data without a location")
+    if base_dir is None:
+        raise InvalidModelError(
+            f"tensor '{name}': external data '{location}' needs the model's folder (load from a path)"
+        )
+    path = safe_external_path(Path(base_dir), location, name)
+    offset = int(info.get("offset", 0))
+    length = int(info.get("length", nbytes))
+    if length != nbytes or offset < 0:
+        raise InvalidModelError(
+            f"tensor '{name}': external data length {length} at offset {offset}, expected {nbytes} bytes"
+        )
+    size = path.stat().st_size
+    if offset + length > size:
+        raise InvalidModelError(
+            f"tensor '{name}': external file '{location}' has {size} bytes, needs {offset + length}"
+        )
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(length)
+
+
+def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
+    """Resolve an external-data location, refusing anything outside the model's folder."""
+    if os.path.isabs(location) or ".." in Path(location).parts:
+        raise InvalidModelError(
+            f"tensor '{tensor_name}': external data location '{location}' leaves the model's folder"
+        )
+    root = base_dir.resolve()
+    path = (root / location).resolve()
+    if root not in path.parents:
+        raise InvalidModelError(
+            f"tensor '{tensor_name}': external data location '{location}' leaves the model's folder"
+        )
+    if not path.is_file():
+        raise InvalidModelError(f"tensor '{tensor_name}': external data file '{location}' not found")
+    return path

@@ -1,0 +1,175 @@
+"""shape-inference: give every onnx value a ranked tensor type.
+
+Per node, the operator's own ONNX inference function (the C++ one behind
+`onnx.shape_inference.infer_node_outputs`) is called with the input types and,
+for small constant inputs, their values — so `Reshape` with a constant shape,
+`ConstantOfShape`, `Resize` scales and the like get static shapes. Using the
+schema's function keeps inference in step with the spec for every op and
+opset. Symbolic dims travel as dim names in the tensor type's encoding
+(`tensor<?x10xf32, ["N", ""]>`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import onnx.shape_inference
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, UnrankedTensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from onnxc.dialects.onnx import OPSET_ATTR, OnnxOp, WeightAttr, onnx_inputs, tensor_value
+from onnxc.dialects.types import dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
+from onnxc.errors import ShapeError, UnsupportedOpError
+
+# Constant inputs up to this many elements are handed to the inference functions
+# (shape-like operands); big weights never are, to avoid copying them.
+MAX_INFERENCE_DATA = 4096
+
+
+@dataclass(frozen=True)
+class ShapeInferencePass(ModulePass):
+    name = "shape-inference"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        opset = op.attributes.get(OPSET_ATTR)
+        opset_version = opset.value.data if isinstance(opset, IntegerAttr) else onnx.defs.onnx_opset_version()
+        for function in op.ops:
+            if isinstance(function, func.FuncOp):
+                infer_function(function, opset_version)
+
+
+def infer_function(function: func.FuncOp, opset: int) -> None:
+    for op in list(function.body.walk()):
+        if isinstance(op, OnnxOp):
+            infer_op(op, opset)
+    returns = [o for o in function.body.block.ops if isinstance(o, func.ReturnOp)]
+    if returns:
+        function.function_type = func.FunctionType.from_lists(
+            function.function_type.inputs.data, [v.type for v in returns[0].arguments]
+        )
+
+
+def infer_op(op: OnnxOp, opset: int) -> None:
+    """Set the result types of one op from its operands' types (and small constant values)."""
+    if op.OP_TYPE == "Constant":
+        value = op.attributes.get("value")
+        if isinstance(value, WeightAttr | DenseIntOrFPElementsAttr):
+            _set_type(op.results[0], value.get_type())
+        return
+    where = {"node": op.node_name, "op_type": op.OP_TYPE}
+    try:
+        schema = onnx.defs.get_schema(op.OP_TYPE, opset)
+    except onnx.defs.SchemaError:
+        raise UnsupportedOpError(f"operator does not exist in opset {opset}", **where) from None
+
+    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
+    input_types: dict[str, onnx.TypeProto] = {}
+    input_data: dict[str, onnx.TensorProto] = {}
+    for index, value in enumerate(onnx_inputs(op)):
+        if value is None:
+            node.input.append("")
+            continue
+        name = f"in{index}"
+        node.input.append(name)
+        input_types[name] = _type_proto(value, where)
+        constant = _small_constant(value)
+        if constant is not None:
+            input_data[name] = onnx.numpy_helper.from_array(constant, name)
+    while node.input and not node.input[-1]:
+        node.input.pop()  # older schemas reject trailing absent inputs
+    output_names = [f"out{i}" for i in range(len(op.results))]
+    node.output.extend(output_names)
+    for attr_name, attr in op.attributes.items():
+        if attr_name in op.ATTR_TYPES:
+            node.attribute.append(_attribute_proto(op, attr_name, attr))
+
+    try:
+        inferred = onnx.shape_inference.infer_node_outputs(
+            schema,
+            node,
+            input_types,
+            input_data,
+            opset_imports=[onnx.helper.make_opsetid("", opset)],
+        )
+    except Exception as exc:  # onnx raises InferenceError, ValidationError or RuntimeError
+        message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise ShapeError(f"shape inference failed: {message}", **where) from None
+
+    for name, result in zip(output_names, op.results):
+        proto = inferred.get(name)
+        if proto is None or not proto.HasField("tensor_type"):
+            raise UnsupportedOpError("no type could be inferred for its output (sequence/map or unknown)", **where)
+        _set_type(result, _tensor_type(proto.tensor_type, where))
+
+
+def _set_type(value: SSAValue, new_type: Attribute) -> None:
+    if value.type != new_type:
+        Rewriter.replace_value_with_new_type(value, new_type)
+
+
+def _type_proto(value: SSAValue, where: dict) -> onnx.TypeProto:
+    ttype = value.type
+    if not isinstance(ttype, TensorType):
+        raise ShapeError(f"an input has unknown type {ttype} (is an earlier node unsupported?)", **where)
+    params = dim_params(ttype)
+    shape = [p if d == DYNAMIC_INDEX else d for d, p in zip(ttype.get_shape(), params)]
+    shape = [None if s == "" else s for s in shape]
+    return onnx.helper.make_tensor_type_proto(onnx_type_of(ttype.get_element_type()), shape)
+
+
+def _tensor_type(proto: onnx.TypeProto.Tensor, where: dict) -> TensorType | UnrankedTensorType:
+    """The inferred type; unranked where ONNX cannot tell (lowering rejects those if used)."""
+    element = element_type_of_onnx(proto.elem_type)
+    if element is None:
+        raise UnsupportedOpError(f"inferred element type {proto.elem_type} is not supported", **where)
+    if not proto.HasField("shape"):
+        return UnrankedTensorType(element)
+    dims, params = [], []
+    for dim in proto.shape.dim:
+        if dim.HasField("dim_value"):
+            dims.append(dim.dim_value)
+            params.append("")
+        else:
+            dims.append(DYNAMIC_INDEX)
+            params.append(dim.dim_param)
+    return symbolic_tensor_type(element, dims, params)
+
+
+def _small_constant(value: SSAValue) -> np.ndarray | None:
+    producer = value.owner
+    if not (isinstance(producer, OnnxOp) and producer.OP_TYPE == "Constant"):
+        return None
+    attr = producer.attributes.get("value")
+    ttype = attr.get_type() if isinstance(attr, WeightAttr | DenseIntOrFPElementsAttr) else None
+    if ttype is None or int(np.prod(ttype.get_shape(), dtype=np.int64)) > MAX_INFERENCE_DATA:
+        return None
+    return tensor_value(producer, attr)
+
+
+def _attribute_proto(op: OnnxOp, name: str, attr: Attribute) -> onnx.AttributeProto:
+    """Back from xDSL to protobuf, typed by the schema (so [] keeps its INTS/FLOATS type)."""
+    attr_type = op.ATTR_TYPES[name]
+    kind = onnx.AttributeProto
+    if attr_type == kind.TENSOR:
+        return onnx.helper.make_attribute(name, onnx.numpy_helper.from_array(tensor_value(op, attr)))
+    value = _python_value(attr)
+    return onnx.helper.make_attribute(name, value, attr_type=attr_type)
+
+
+def _python_value(attr: Attribute):
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if isinstance(attr, FloatAttr):
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    if isinstance(attr, ArrayAttr):
+        return [_python_value(a) for a in attr.data]
+    raise TypeError(f"unexpected attribute {attr}")
