@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     ModuleOp,
+    NameLoc,
     StringAttr,
     TensorType,
 )
@@ -70,7 +71,7 @@ class WeightStore:
         name = hint or "const"
         while name in self.arrays:
             name = f"{hint}_{next(self._counter)}"
-        array = np.ascontiguousarray(array)
+        array = np.require(array, requirements="C")
         array.setflags(write=False)
         self.arrays[name] = array
         return WeightAttr(StringAttr(name), tensor_type_of(array.dtype, array.shape))
@@ -163,9 +164,9 @@ class OnnxOp(IRDLOperation):
 
     @property
     def node_name(self) -> str:
-        """The ONNX node name, kept as a string attribute for error messages."""
-        attr = self.attributes.get("onnx_node_name")
-        return attr.data if isinstance(attr, StringAttr) else ""
+        """The ONNX node name, carried as the op's location (for error messages)."""
+        location = self.location
+        return location.desc.data if isinstance(location, NameLoc) else ""
 
     def attr(self, name: str, default: Any = None) -> Any:
         """An attribute as a Python value (int, float, str, list, ndarray), or its default."""

@@ -23,8 +23,8 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     ModuleOp,
-    UNKNOWN_LOC,
     NameLoc,
+    NoneAttr,
     StringAttr,
     TensorType,
     UnrankedTensorType,
@@ -196,7 +196,7 @@ class _GraphImporter:
     def _constant(self, block: Block, name: str, array: np.ndarray) -> SSAValue:
         handle = self.store.add(array, hint=name)
         op = OPS["Constant"](attributes={"value": handle}, result_types=[[handle.type]])
-        op.location = NameLoc(StringAttr(name), UNKNOWN_LOC)
+        op.location = NameLoc(StringAttr(name), NoneAttr())
         block.add_op(op)
         return op.results[0]
 
@@ -282,7 +282,7 @@ class _GraphImporter:
         result_types, result_names = self._results(op_class, node)
         attributes = {attr.name: self._attribute(op_class, node, attr) for attr in node.attribute}
         op = op_class(operands=operands, result_types=result_types, attributes=attributes)
-        op.location = NameLoc(StringAttr(node.name or node.output[0]), UNKNOWN_LOC)
+        op.location = NameLoc(StringAttr(node.name or node.output[0]), NoneAttr())
         block.add_op(op)
         for name, value in zip(result_names, op.results):
             self._define(name, value, f"output of node '{node.name}'")

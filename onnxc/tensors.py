@@ -68,7 +68,7 @@ def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None =
                 f"expected {count} for shape {list(shape)}"
             )
         values = _from_typed_field(field, tensor.data_type, dtype)
-    return np.ascontiguousarray(values.astype(dtype, copy=False).reshape(shape))
+    return np.require(values.astype(dtype, copy=False).reshape(shape), requirements="C")
 
 
 def _from_typed_field(field, data_type: int, dtype: np.dtype) -> np.ndarray:

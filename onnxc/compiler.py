@@ -1,0 +1,131 @@
+"""The compiler driver: ONNX model → IR levels → native shared library.
+
+`compile()` is the Python API behind the `onnxc` command. Each stage hands the
+next an in-memory module; `emit` stops early and writes that level as text.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import onnx
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
+from onnxc.dialects import make_context
+from onnxc.errors import CompileError, OnnxcError
+from onnxc.importer import import_model
+from onnxc.passes import get_pass
+
+# The pass pipeline to each IR level; later issues add optimizations per -O level.
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("onnx", ("shape-inference",)),
+    ("krnl", ("convert-onnx-to-krnl",)),
+    ("loops", ("convert-krnl-to-loops",)),
+)
+EMIT_KINDS = ("onnx-basic", "onnx", "krnl", "loops", "llvm", "obj", "lib")
+
+
+@dataclass
+class CompileLog:
+    """Elapsed seconds per stage, reported by `onnxc -v`."""
+
+    timings: list[tuple[str, float]] = field(default_factory=list)
+    on_stage: Callable[[str, float], None] | None = None
+
+    def record(self, stage: str, seconds: float) -> None:
+        self.timings.append((stage, seconds))
+        if self.on_stage:
+            self.on_stage(stage, seconds)
+
+
+def pipeline(opt_level: int) -> list[str]:
+    """Pass names run before code generation at this -O level."""
+    return [name for _, passes in STAGES for name in passes]
+
+
+def compile(
+    model: onnx.ModelProto | str | os.PathLike,
+    output_path: str | os.PathLike,
+    *,
+    target: str | None = None,
+    opt_level: int = 3,
+    shapes: Mapping[str, Sequence[int]] | None = None,
+    emit: str = "lib",
+    log: CompileLog | None = None,
+) -> Path:
+    """Compile `model` (a path or ModelProto) to `output_path`; returns the path written.
+
+    `emit` selects what is written: "lib" (shared library, default), "obj",
+    "llvm" (LLVM IR text), or the IR text of level "onnx-basic" (as imported),
+    "onnx" (after graph passes), "krnl" or "loops".
+    """
+    if emit not in EMIT_KINDS:
+        raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
+    if opt_level not in (0, 1, 2, 3):
+        raise CompileError(f"optimization level must be 0..3, got {opt_level}")
+    log = log or CompileLog()
+    output_path = Path(output_path)
+    model_name = (model.graph.name or "model") if isinstance(model, onnx.ModelProto) else Path(model).name
+    try:
+        return _compile(model, output_path, target, opt_level, shapes, emit, log, model_name)
+    except OnnxcError as exc:
+        raise exc.with_model(model_name) from None
+
+
+def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: CompileLog, model_name: str) -> Path:
+    from onnxc import codegen
+
+    start = time.perf_counter()
+    module = import_model(model, shapes=shapes)
+    log.record("import", time.perf_counter() - start)
+    if emit == "onnx-basic":
+        return _write_text(output_path, module_text(module))
+
+    ctx = make_context()
+    for level, passes in STAGES:
+        for name in passes:
+            start = time.perf_counter()
+            get_pass(name)().apply(ctx, module)
+            log.record(name, time.perf_counter() - start)
+        if emit == level:
+            return _write_text(output_path, module_text(module))
+
+    resolved = codegen.resolve_target(target)
+    if emit == "llvm":
+        return _write_text(output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level))
+    elif emit == "obj":
+        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level=opt_level))
+    else:
+        codegen.emit_library(
+            module, output_path, target=resolved, opt_level=opt_level, model_name=_stem(model_name), log=log.record
+        )
+    return output_path
+
+
+def module_text(module: ModuleOp) -> str:
+    """IR as text with node names (locations) shown."""
+    import io
+
+    stream = io.StringIO()
+    Printer(stream=stream, print_debuginfo=True).print_op(module)
+    stream.write("\n")
+    return stream.getvalue()
+
+
+def _write_text(output_path: Path, text: str) -> Path:
+    """Write IR text; "-" means standard output (handy in lit tests)."""
+    if str(output_path) == "-":
+        sys.stdout.write(text)
+    else:
+        output_path.write_text(text)
+    return output_path
+
+
+def _stem(name: str) -> str:
+    return name[: -len(".onnx")] if name.endswith(".onnx") else name
