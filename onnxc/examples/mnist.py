@@ -2,7 +2,9 @@
 
 Architecture of the classic ONNX model-zoo MNIST net: Conv 5x5 (8) → Relu →
 MaxPool 2 → Conv 5x5 (16) → Relu → MaxPool 3 → Reshape → MatMul → Add.
-`python -m onnxc.examples.mnist OUT.onnx` writes it.
+`python -m onnxc.examples.mnist OUT.onnx` writes it;
+`python -m onnxc.examples.mnist --predict LIB.so` runs a compiled copy on a
+drawn digit and prints the prediction next to onnx.reference's.
 """
 
 from __future__ import annotations
@@ -69,7 +71,24 @@ def digit_image(digit: int = 7) -> np.ndarray:
     return image
 
 
+def predict(library: str) -> None:
+    from onnx.reference import ReferenceEvaluator
+
+    from onnxc.runtime import Session
+
+    image = digit_image(7)
+    logits = Session(library).run(None, {"input": image})[0]
+    expected = ReferenceEvaluator(build_mnist_cnn()).run(None, {"input": image})[0]
+    error = float(np.max(np.abs(logits - expected)) / np.max(np.abs(expected)))
+    print(f"logits: {np.array2string(logits[0], precision=4)}")
+    print(f"predicted class: {int(np.argmax(logits))} (onnx.reference: {int(np.argmax(expected))}, "
+          f"max relative difference {error:.1e})")
+
+
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else "mnist.onnx"
-    onnx.save(build_mnist_cnn(), out)
-    print(f"wrote {out}")
+    if len(sys.argv) == 3 and sys.argv[1] == "--predict":
+        predict(sys.argv[2])
+    else:
+        out = sys.argv[1] if len(sys.argv) > 1 else "mnist.onnx"
+        onnx.save(build_mnist_cnn(), out)
+        print(f"wrote {out}")
