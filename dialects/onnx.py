@@ -54,6 +54,9 @@ from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
 OPSET_ATTR = "onnx.opset"
 WEIGHTS_ATTR = "onnx.weights"
+# On an op: the schema version it follows when newer than the module's opset
+# (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
+SINCE_VERSION_ATTR = "onnx.since_version"
 
 
 # --------------------------------------------------------------------------- weights

@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 
-from onnxc.dialects.onnx import OPS, OPSET_ATTR, OnnxOp, WeightStore
+from onnxc.dialects.onnx import OPS, OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore
 from onnxc.dialects.types import element_type_of_onnx, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.tensors import decode_tensor
@@ -44,6 +44,8 @@ ONNX_DOMAINS = ("", "ai.onnx")
 # Result type of a node output the model declares nothing about: shape inference fills it in.
 UNKNOWN_TYPE = UnrankedTensorType(NoneType())
 MAIN_FUNCTION = "main_graph"
+# Attributes that became inputs under another name.
+RENAMED_INPUTS = {("Pad", "value"): "constant_value", ("TopK", "k"): "K"}
 
 
 def load_model(model: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelProto, Path | None, str]:
@@ -277,15 +279,56 @@ class _GraphImporter:
         if node.op_type == "Constant":
             self._define(node.output[0], self._constant(block, node.output[0], self._constant_node_value(node)), "Constant")
             return
+        upgraded_to = self._move_attributes_to_inputs(block, node)
 
         operands = self._operands(op_class, node)
         result_types, result_names = self._results(op_class, node)
         attributes = {attr.name: self._attribute(op_class, node, attr) for attr in node.attribute}
         op = op_class(operands=operands, result_types=result_types, attributes=attributes)
+        if upgraded_to:
+            op.attributes[SINCE_VERSION_ATTR] = IntegerAttr(upgraded_to, i64)
         op.location = NameLoc(StringAttr(node.name or node.output[0]), NoneAttr())
         block.add_op(op)
         for name, value in zip(result_names, op.results):
             self._define(name, value, f"output of node '{node.name}'")
+
+    def _move_attributes_to_inputs(self, block: Block, node: onnx.NodeProto) -> int | None:
+        """Rewrite an older node whose attributes later became inputs into the newest form.
+
+        E.g. Unsqueeze-1 `axes` attribute → Unsqueeze-13 `axes` input, Clip-6
+        `min`/`max`, Pad-2 `pads`/`value`, Reshape-1 `shape`. Downstream passes
+        then see one form. Returns the schema version the node now follows.
+        """
+        latest = onnx.defs.get_schema(node.op_type)
+        if latest.since_version <= self.opset:
+            return None
+        input_names = [param.name for param in latest.inputs]
+        moves = [
+            (attr, input_names.index(RENAMED_INPUTS.get((node.op_type, attr.name), attr.name)))
+            for attr in node.attribute
+            if attr.name not in latest.attributes
+            and RENAMED_INPUTS.get((node.op_type, attr.name), attr.name) in input_names
+        ]
+        if not moves:
+            return None
+        for attr, position in moves:
+            value = onnx.helper.get_attribute_value(attr)
+            dtype = np.float32 if attr.type in (onnx.AttributeProto.FLOAT, onnx.AttributeProto.FLOATS) else np.int64
+            name = f"{node.name or node.output[0]}.{attr.name}"
+            self._define(name, self._constant(block, name, np.array(value, dtype=dtype)), "upgraded attribute")
+            while len(node.input) <= position:
+                node.input.append("")
+            node.input[position] = name
+            node.attribute.remove(attr)
+        return self._first_version_with_inputs(node.op_type, [RENAMED_INPUTS.get((node.op_type, a.name), a.name) for a, _ in moves])
+
+    def _first_version_with_inputs(self, op_type: str, names: list[str]) -> int:
+        """The oldest schema version after the model's opset that takes `names` as inputs."""
+        for version in range(self.opset + 1, onnx.defs.onnx_opset_version() + 1):
+            schema = onnx.defs.get_schema(op_type, version)
+            if set(names) <= {param.name for param in schema.inputs}:
+                return schema.since_version
+        return onnx.defs.get_schema(op_type).since_version
 
     def _operands(self, op_class: type[OnnxOp], node: onnx.NodeProto) -> list:
         params = op_class.get_irdl_definition().operands

@@ -24,7 +24,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from onnxc.dialects.onnx import OPSET_ATTR, OnnxOp, WeightAttr, onnx_inputs, tensor_value
+from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightAttr, onnx_inputs, tensor_value
 from onnxc.dialects.types import dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
 from onnxc.errors import ShapeError, UnsupportedOpError
 
@@ -64,6 +64,9 @@ def infer_op(op: OnnxOp, opset: int) -> None:
             _set_type(op.results[0], value.get_type())
         return
     where = {"node": op.node_name, "op_type": op.OP_TYPE}
+    since = op.attributes.get(SINCE_VERSION_ATTR)
+    if isinstance(since, IntegerAttr):
+        opset = max(opset, since.value.data)
     try:
         schema = onnx.defs.get_schema(op.OP_TYPE, opset)
     except onnx.defs.SchemaError:

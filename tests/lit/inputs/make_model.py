@@ -46,7 +46,22 @@ def constant_forms() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-KINDS = {"mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms}
+def old_opset() -> onnx.ModelProto:
+    """Opset-11 forms whose attributes later became inputs."""
+    nodes = [
+        helper.make_node("Unsqueeze", ["x"], ["u"], name="unsqueeze", axes=[0]),
+        helper.make_node("Clip", ["u"], ["c"], name="clip", min=0.0, max=6.0),
+        helper.make_node("ReduceSum", ["c"], ["y"], name="sum", axes=[2], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes, "old",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+
+
+KINDS = {"old_opset": old_opset, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms}
 
 if __name__ == "__main__":
     onnx.save(KINDS[sys.argv[1]](), sys.argv[2])
