@@ -6,7 +6,7 @@
 # form, as constants, and the op records the schema version it now follows.
 # CHECK: builtin.module attributes {onnx.opset = 9 : i64
 # CHECK: %[[AXES:.*]] = "onnx.Constant"() {value = #onnx.weight<"unsqueeze.axes", tensor<1xi64>>}
-# CHECK: "onnx.Unsqueeze"(%{{.*}}, %[[AXES]]) {onnx.since_version = 11 : i64}
+# CHECK: "onnx.Unsqueeze"(%{{.*}}, %[[AXES]]) {onnx.since_version = 13 : i64}
 # CHECK-DAG: #onnx.weight<"clip.min", tensor<f32>>
 # CHECK-DAG: #onnx.weight<"clip.max", tensor<f32>>
 # CHECK: "onnx.Clip"{{.*}} <{operandSegmentSizes = array<i32: 1, 1, 1>}> {onnx.since_version = 11 : i64}
