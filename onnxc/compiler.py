@@ -97,14 +97,15 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
             return _write_text(output_path, module_text(module))
 
     resolved = codegen.resolve_target(target)
+    stem = _stem(model_name)
+    start = time.perf_counter()
     if emit == "llvm":
-        return _write_text(output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level))
+        _write_text(output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level, model_name=stem))
     elif emit == "obj":
-        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level=opt_level))
+        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem))
     else:
-        codegen.emit_library(
-            module, output_path, target=resolved, opt_level=opt_level, model_name=_stem(model_name), log=log.record
-        )
+        codegen.emit_library(module, output_path, target=resolved, opt_level=opt_level, model_name=stem)
+    log.record("codegen + link", time.perf_counter() - start)
     return output_path
 
 

@@ -1,0 +1,189 @@
+"""Opening a library compiled by onnxc, and the ctypes mirror of `onnxc.h`.
+
+A library is refused with an `InvalidModelError` that says what to do when it
+was built for another machine or another ABI version. The ELF header is
+compared with the running process's before the library is opened: dlopen of a
+foreign ELF only says "wrong ELF class" or "invalid ELF header", and dlopen
+runs the library's initialisers, which must never happen for a foreign file.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import struct
+import sys
+from dataclasses import dataclass
+
+from onnxc.errors import InvalidModelError
+
+ABI_VERSION = 1  # ONNXC_ABI_VERSION of the runtime/onnxc.h this runtime implements
+
+
+class OnnxcTensor(ctypes.Structure):
+    """`onnxc_tensor` of onnxc.h."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("rank", ctypes.c_int64),
+        ("dtype", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+    ]
+
+
+# enum onnxc_status of onnxc.h: code -> (name, meaning).
+STATUS = {
+    0: ("ONNXC_OK", "success"),
+    1: ("ONNXC_ERR_ARITY", "num_inputs or num_outputs differ from the model's"),
+    2: ("ONNXC_ERR_NULL", "a tensor, its data or its shape pointer is NULL"),
+    3: ("ONNXC_ERR_DTYPE", "a tensor's dtype differs from the signature"),
+    4: ("ONNXC_ERR_RANK", "a tensor's rank differs from the signature"),
+    5: ("ONNXC_ERR_SHAPE", "a dimension differs from the signature"),
+    6: ("ONNXC_ERR_NOMEM", "scratch memory could not be allocated"),
+}
+
+
+def describe_status(status: int) -> str:
+    """`5 (ONNXC_ERR_SHAPE: a dimension differs from the signature)`."""
+    name, meaning = STATUS.get(status, ("unknown status", "not defined by onnxc.h"))
+    return f"{status} ({name}: {meaning})"
+
+
+# ELF e_machine codes, only to name the machine in error messages.
+_MACHINE_NAMES = {
+    3: "x86",
+    8: "mips",
+    20: "powerpc",
+    21: "powerpc64",
+    22: "s390x",
+    40: "arm",
+    62: "x86_64",
+    183: "aarch64",
+    243: "riscv",
+    258: "loongarch",
+}
+_ELF_FILE_TYPES = {1: "a relocatable object", 2: "an executable", 4: "a core dump"}
+_ET_DYN = 3
+
+# platform.machine() spellings that differ from the LLVM triple's architecture.
+_LLVM_ARCH_OF_MACHINE = {"amd64": "x86_64", "arm64": "aarch64", "ppc64le": "powerpc64le"}
+
+
+@dataclass(frozen=True)
+class ElfIdentity:
+    """What an ELF header says about the machine a file runs on."""
+
+    bits: int
+    byte_order: str
+    machine: int
+    file_type: int
+
+    def runs_on(self, host: "ElfIdentity") -> bool:
+        return (self.bits, self.byte_order, self.machine) == (host.bits, host.byte_order, host.machine)
+
+    def __str__(self) -> str:
+        name = _MACHINE_NAMES.get(self.machine, f"ELF machine {self.machine}")
+        return f"{name} ({self.bits}-bit, {self.byte_order}-endian)"
+
+
+def read_elf_identity(path: str) -> ElfIdentity | None:
+    """The identity in the ELF header of `path`, or None if it is no ELF file."""
+    with open(path, "rb") as file:
+        header = file.read(20)
+    if len(header) < 20 or header[:4] != b"\x7fELF" or header[4] not in (1, 2) or header[5] not in (1, 2):
+        return None
+    byte_order = "little" if header[5] == 1 else "big"
+    file_type, machine = struct.unpack("<HH" if byte_order == "little" else ">HH", header[16:20])
+    return ElfIdentity(bits=32 * header[4], byte_order=byte_order, machine=machine, file_type=file_type)
+
+
+def _check_elf_header(path: str) -> None:
+    if not sys.platform.startswith("linux"):
+        raise InvalidModelError(
+            f"onnxc libraries are Linux shared objects; this host runs {platform.system()}", model=path
+        )
+    library = read_elf_identity(path)
+    if library is None:
+        raise InvalidModelError("not an ELF shared library (made by `onnxc model.onnx -o model.so`)", model=path)
+    if library.file_type != _ET_DYN:
+        kind = _ELF_FILE_TYPES.get(library.file_type, f"an ELF file of type {library.file_type}")
+        raise InvalidModelError(f"is {kind}, not a shared library", model=path)
+    host = read_elf_identity("/proc/self/exe")
+    if host is not None and not library.runs_on(host):
+        raise InvalidModelError(
+            f"the library was built for {library}, but this machine is {host}: "
+            f"compile the model for this machine's target",
+            model=path,
+        )
+
+
+def _check_signature_target(signature: dict, path: str) -> None:
+    """The library's own account of its target must match the host as well as its ELF header does."""
+    triple = signature["target"]
+    library_arch = triple.split("-")[0]
+    machine = platform.machine().lower()
+    host_arch = _LLVM_ARCH_OF_MACHINE.get(machine, machine)
+    if library_arch != host_arch or signature["byte_order"] != sys.byteorder:
+        raise InvalidModelError(
+            f"the library was built for {triple} ({signature['byte_order']}-endian), but this machine is "
+            f"{host_arch} ({sys.byteorder}-endian): compile the model for this machine's target",
+            model=path,
+        )
+
+
+@dataclass(frozen=True)
+class ModelLibrary:
+    """An opened, checked model library. It stays loaded for the life of the process."""
+
+    path: str
+    signature_json: str
+    signature: dict
+    run_main_graph: ctypes._CFuncPtr
+
+
+def _symbol(library: ctypes.CDLL, name: str, restype, argtypes: list, path: str):
+    try:
+        function = getattr(library, name)
+    except AttributeError:
+        raise InvalidModelError(f"not an onnxc library: it does not export {name}", model=path) from None
+    function.restype = restype
+    function.argtypes = argtypes
+    return function
+
+
+def open_model_library(path: str | os.PathLike) -> ModelLibrary:
+    """Check, dlopen (RTLD_LOCAL) and validate the library at `path`."""
+    # An absolute path: CDLL("model.so") would search the library path, not the working directory.
+    path = os.path.abspath(os.fspath(path))
+    try:
+        _check_elf_header(path)
+        library = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+    except OSError as error:
+        raise InvalidModelError(f"cannot load the library: {error}", model=path) from error
+
+    abi_version = _symbol(library, "onnxc_abi_version", ctypes.c_int32, [], path)()
+    if abi_version != ABI_VERSION:
+        raise InvalidModelError(
+            f"the library has ABI version {abi_version}, this runtime implements version {ABI_VERSION}: "
+            f"compile the model with the onnxc that matches this runtime",
+            model=path,
+        )
+    signature_bytes = _symbol(library, "onnxc_signature", ctypes.c_char_p, [], path)()
+    try:
+        signature_json = signature_bytes.decode("utf-8")
+        signature = json.loads(signature_json)
+    except (AttributeError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InvalidModelError(f"onnxc_signature() is not a JSON document: {error}", model=path) from None
+    try:
+        _check_signature_target(signature, path)
+    except (KeyError, TypeError, AttributeError) as error:
+        raise InvalidModelError(f"malformed signature (target, byte_order): {error!r}", model=path) from None
+
+    tensors = ctypes.POINTER(OnnxcTensor)
+    run_main_graph = _symbol(
+        library, "run_main_graph", ctypes.c_int32, [tensors, ctypes.c_int64, tensors, ctypes.c_int64], path
+    )
+    return ModelLibrary(path, signature_json, signature, run_main_graph)

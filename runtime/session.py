@@ -1,0 +1,203 @@
+"""Run a compiled model on numpy arrays, with an onnxruntime-like API.
+
+Imports only numpy, ctypes and the leaf modules `onnxc.errors` and
+`onnxc.dtypes`, so a deployed model needs neither the compiler nor its
+dependencies.
+
+Every input is checked here, before native code runs, so that a mistake is
+reported as an `InputError` naming the input, never as a crash or garbage:
+names, dtype (exact, like onnxruntime: no implicit casting), rank and every
+dimension. Arrays that are not C-contiguous, not aligned or not in native
+byte order are copied, never misread. The native library checks the tensors
+against its signature once more (see runtime/onnxc.h).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from onnxc import dtypes
+from onnxc.errors import InputError, InvalidModelError, RuntimeFailure
+from onnxc.runtime.library import OnnxcTensor, describe_status, open_model_library
+
+# An array and the ONNX element type code to pass with it (bfloat16 arrays are uint16).
+TypedArray = tuple[np.ndarray, int]
+
+# onnxruntime's spelling of element types where it differs from the signature's.
+_ORT_TYPE_NAMES = {"float32": "float", "float64": "double"}
+
+
+@dataclass(frozen=True)
+class NodeArg:
+    """A graph input or output, like onnxruntime's NodeArg (`shape` is a tuple)."""
+
+    name: str
+    shape: tuple[int, ...]
+    element_type: str  # as in the signature: "float32", "int64", "bfloat16", ...
+    dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16)
+
+    @property
+    def type(self) -> str:
+        """onnxruntime's type string, e.g. `tensor(float)`."""
+        return f"tensor({_ORT_TYPE_NAMES.get(self.element_type, self.element_type)})"
+
+    @property
+    def onnx_type(self) -> int:
+        return dtypes.ONNX_OF_NAME[self.element_type]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.element_type}{list(self.shape)}"
+
+
+def _node_args(entries: list) -> tuple[NodeArg, ...]:
+    args = []
+    for entry in entries:
+        element_type = entry["dtype"]
+        code = dtypes.ONNX_OF_NAME.get(element_type)
+        if code not in dtypes.NUMPY_OF_ONNX:
+            raise ValueError(f"{entry['name']!r} has element type {element_type!r}, which numpy cannot hold")
+        shape = tuple(entry["shape"])
+        if not all(isinstance(dim, int) and dim >= 0 for dim in shape):
+            raise ValueError(f"{entry['name']!r} has shape {list(shape)}, not a list of static dims")
+        args.append(NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code)))
+    return tuple(args)
+
+
+def _tensor_array(tensors: Sequence[TypedArray]) -> ctypes.Array:
+    """`onnxc_tensor[]` describing (array, ONNX type) pairs as they are; the caller keeps the arrays alive."""
+    structs = (OnnxcTensor * len(tensors))()
+    for struct, (array, onnx_type) in zip(structs, tensors):
+        struct.data = array.ctypes.data
+        # The struct keeps a reference to the shape buffer; a zero-length one still has an address.
+        struct.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+        struct.rank = array.ndim
+        struct.dtype = onnx_type
+        struct.reserved = 0
+    return structs
+
+
+class Session:
+    """A compiled model library, loaded once and run any number of times.
+
+    `run` may be called from many threads at once: a session holds no per-call
+    state, and the native call releases the GIL.
+
+    `threads` is stored for the coming intra-op thread pool but not used yet:
+    every run executes on the calling thread.
+    """
+
+    def __init__(self, path: str | os.PathLike, threads: int | None = None):
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads must be None or a positive int, got {threads!r}")
+        self.threads = threads
+        self._library = open_model_library(path)
+        self.path = self._library.path
+        signature = self._library.signature
+        try:
+            self._inputs = _node_args(signature["inputs"])
+            self._outputs = _node_args(signature["outputs"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise InvalidModelError(f"malformed signature inputs or outputs: {error}", model=self.path) from None
+        self._input_names = {arg.name for arg in self._inputs}
+        self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}
+
+    @property
+    def signature(self) -> dict:
+        """The library's `onnxc_signature()`, parsed (a fresh dict on every access)."""
+        return json.loads(self._library.signature_json)
+
+    def get_inputs(self) -> list[NodeArg]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> list[NodeArg]:
+        return list(self._outputs)
+
+    def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, object]) -> list[np.ndarray]:
+        """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`."""
+        selected = self._output_positions(output_names)
+        inputs = self._conform_inputs(input_feed)
+        outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+        self._invoke(
+            [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
+            [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
+        )
+        return [outputs[position] for position in selected]
+
+    def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
+        if output_names is None:
+            return list(range(len(self._outputs)))
+        if isinstance(output_names, str):
+            raise InputError(f"output_names must be a list of names, not {output_names!r}", model=self.path)
+        for name in output_names:
+            if name not in self._output_index:
+                known = _names(self._outputs)
+                raise InputError(f"unknown output {name!r}; the model's outputs are {known}", model=self.path)
+        return [self._output_index[name] for name in output_names]
+
+    def _conform_inputs(self, input_feed: Mapping[str, object]) -> list[np.ndarray]:
+        """The arrays to hand to native code, in signature order, or an InputError."""
+        if not isinstance(input_feed, Mapping):
+            got = type(input_feed).__name__
+            raise InputError(f"input_feed must be a dict of name -> array, got {got}", model=self.path)
+        for name in input_feed:
+            if name not in self._input_names:
+                known = _names(self._inputs)
+                raise InputError(f"unknown input {name!r}; the model's inputs are {known}", model=self.path)
+        arrays = []
+        for arg in self._inputs:
+            if arg.name not in input_feed:
+                expected = f"{arg.element_type}{list(arg.shape)}"
+                raise InputError(f"missing input {arg.name!r} ({expected})", model=self.path)
+            arrays.append(self._conform(arg, input_feed[arg.name]))
+        return arrays
+
+    def _conform(self, arg: NodeArg, value: object) -> np.ndarray:
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError) as error:
+            message = f"input {arg.name!r}: cannot be made into an array: {error}"
+            raise InputError(message, model=self.path) from None
+        if array.dtype.newbyteorder("=") != arg.dtype:
+            raise InputError(
+                f"input {arg.name!r}: expected dtype {_dtype_text(arg)}, got {array.dtype} "
+                f"(no implicit casting: convert with .astype(np.{arg.dtype.name}))",
+                model=self.path,
+            )
+        if array.shape != arg.shape:
+            raise InputError(f"input {arg.name!r}: {_shape_mismatch(arg.shape, array.shape)}", model=self.path)
+        return np.require(array, arg.dtype, ["C_CONTIGUOUS", "ALIGNED"])
+
+    def _invoke(self, inputs: Sequence[TypedArray], outputs: Sequence[TypedArray]) -> None:
+        """Call run_main_graph on the arrays as they are; a nonzero status raises RuntimeFailure."""
+        status = self._library.run_main_graph(_tensor_array(inputs), len(inputs), _tensor_array(outputs), len(outputs))
+        if status != 0:
+            raise RuntimeFailure(f"run_main_graph returned {describe_status(status)}", model=self.path)
+
+    def __repr__(self) -> str:
+        inputs = ", ".join(map(str, self._inputs))
+        outputs = ", ".join(map(str, self._outputs))
+        return f"Session({self.path!r}, inputs=[{inputs}], outputs=[{outputs}])"
+
+
+def _names(args: Sequence[NodeArg]) -> str:
+    return ", ".join(repr(arg.name) for arg in args)
+
+
+def _dtype_text(arg: NodeArg) -> str:
+    if arg.element_type == arg.dtype.name:
+        return arg.element_type
+    return f"{arg.element_type} (stored as {arg.dtype.name})"
+
+
+def _shape_mismatch(expected: tuple[int, ...], got: tuple[int, ...]) -> str:
+    if len(expected) != len(got):
+        return f"expected rank {len(expected)} (shape {list(expected)}), got rank {len(got)} (shape {list(got)})"
+    axis = next(axis for axis, (want, have) in enumerate(zip(expected, got)) if want != have)
+    shapes = f"expected shape {list(expected)}, got {list(got)}"
+    return f"dim {axis} is {got[axis]}, expected {expected[axis]} ({shapes})"
