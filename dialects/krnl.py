@@ -16,14 +16,25 @@ pick a schedule per op without rewriting the computation.
     }
 
 Semantics:
-- `krnl.block %l N` splits loop `%l` (bounds [lb, ub)) into an outer loop
-  stepping by N and an inner loop over [outer, min(outer + N, ub)).
-- `krnl.permute(%a, %b, ...) [p_a, p_b, ...]` puts loop %a at nest position
-  p_a among the listed loops (0 = outermost).
+- `krnl.block %l N` splits loop `%l` (bounds [lb, ub), step s) into an outer
+  loop over [lb, ub) stepping by s*N and an inner loop over
+  [outer, min(outer + s*N, ub)) stepping by s. The inner loop's induction
+  variable is `%l`'s, so blocking the inner loop again (nested blocking) or
+  the outer one (two-level tiling) composes.
+- `krnl.permute(%a, %b, ...) [p_a, p_b, ...]` rearranges the listed loops
+  among the nest positions they would otherwise occupy: %a goes to the p_a-th
+  of those positions (0 = outermost). Listing all of an iterate's loops makes
+  p_a simply %a's depth.
 - `krnl.iterate(optimized...) with (original...)`: the optimized loops are the
   leaves of the schedule, nested in the order given by the permutes (or listed
   order where there are none); the bounds belong to the original loops; the
   body's block arguments are the original loops' induction variables.
+
+A schedule is well formed (checked by the verifiers) when every original loop
+comes from `krnl.define_loops`, a loop is blocked at most once and permuted by
+at most one permute, each loop belongs to one iterate, the optimized loops are
+exactly the leaves of the original loops' blocks, and the outer loop of a block
+is nested outside the loops of its inner half (whose bounds depend on it).
 
 Constants are `krnl.global` ops referring to a weight handle; the function that
 the runtime calls is named by `krnl.entry_point`.
@@ -47,8 +58,10 @@ from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     prop_def,
     region_def,
@@ -57,7 +70,9 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.traits import IsTerminator
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.onnx import TensorValueAttr
@@ -78,8 +93,32 @@ def int_values(attr: ArrayAttr) -> list[int]:
     return [a.value.data for a in attr.data]
 
 
+def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
+    printer.print_string("[" + ", ".join(map(str, values)) + "]")
+
+
+def _parse_int_list(parser: Parser) -> list[int]:
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
+    )
+
+
+def _parse_loop_list(parser: Parser) -> list[SSAValue]:
+    """`(%a, %b, ...)`: loop handles, whose type is implied."""
+    return parser.parse_comma_separated_list(
+        Parser.Delimiter.PAREN, lambda: parser.parse_operand(LoopType())
+    )
+
+
+def _print_loop_list(printer: Printer, loops: Sequence[SSAValue]) -> None:
+    with printer.in_parens():
+        printer.print_list(loops, printer.print_ssa_value)
+
+
 @irdl_op_definition
 class DefineLoopsOp(IRDLOperation):
+    """`%i, %j = krnl.define_loops 2`: the original loops of one iterate."""
+
     name = "krnl.define_loops"
 
     num_loops = prop_def(IntegerAttr)
@@ -95,10 +134,20 @@ class DefineLoopsOp(IRDLOperation):
         if len(self.loops) != self.num_loops.value.data:
             raise VerifyException("krnl.define_loops: result count differs from num_loops")
 
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.num_loops.value.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DefineLoopsOp:
+        op = cls(parser.parse_integer(allow_boolean=False, allow_negative=False))
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
 
 @irdl_op_definition
 class BlockOp(IRDLOperation):
-    """Tile one loop: (outer stepping by tile_size, inner within the tile)."""
+    """`%outer, %inner = krnl.block %loop 8`: tile one loop."""
 
     name = "krnl.block"
 
@@ -117,11 +166,26 @@ class BlockOp(IRDLOperation):
     def verify_(self) -> None:
         if self.tile_size.value.data < 1:
             raise VerifyException("krnl.block: tile size must be positive")
+        if sum(isinstance(use.operation, BlockOp) for use in self.loop.uses) > 1:
+            raise VerifyException("krnl.block: a loop can be blocked only once")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.loop)
+        printer.print_string(f" {self.tile_size.value.data}")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> BlockOp:
+        loop = parser.parse_operand(LoopType())
+        op = cls(loop, parser.parse_integer(allow_boolean=False))
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
 
 
 @irdl_op_definition
 class PermuteOp(IRDLOperation):
-    """Reorder loops: loops[k] is placed at nest position map[k]."""
+    """`krnl.permute(%a, %b) [1, 0]`: loops[k] moves to the map[k]-th of the listed loops' positions."""
 
     name = "krnl.permute"
 
@@ -135,12 +199,30 @@ class PermuteOp(IRDLOperation):
         positions = int_values(self.map)
         if sorted(positions) != list(range(len(self.loops))):
             raise VerifyException("krnl.permute: map must be a permutation of the loops")
+        if len(set(self.loops)) != len(self.loops):
+            raise VerifyException("krnl.permute: a loop is listed twice")
+        for loop in self.loops:
+            if any(isinstance(use.operation, PermuteOp) and use.operation is not self for use in loop.uses):
+                raise VerifyException("krnl.permute: a loop can be permuted by only one krnl.permute")
+
+    def print(self, printer: Printer) -> None:
+        _print_loop_list(printer, self.loops)
+        printer.print_string(" ")
+        _print_int_list(printer, int_values(self.map))
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PermuteOp:
+        op = cls(_parse_loop_list(parser), _parse_int_list(parser))
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
 
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
     name = "krnl.yield"
-    traits = traits_def(IsTerminator())
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(IterateOp)))
+    assembly_format = "attr-dict"
 
 
 @irdl_op_definition
@@ -156,6 +238,7 @@ class IterateOp(IRDLOperation):
     body = region_def("single_block")
 
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
 
     def __init__(
         self,
@@ -186,6 +269,114 @@ class IterateOp(IRDLOperation):
             raise VerifyException("krnl.iterate: one lower and upper bound per original loop")
         if len(self.body.block.args) != n:
             raise VerifyException("krnl.iterate: one block argument per original loop")
+        if any(not isinstance(arg.type, IndexType) for arg in self.body.block.args):
+            raise VerifyException("krnl.iterate: block arguments must be of type index")
+        nest_order(self)
+
+    def print(self, printer: Printer) -> None:
+        _print_loop_list(printer, self.optimized_loops)
+        printer.print_string(" with ")
+        _print_loop_list(printer, self.original_loops)
+        printer.print_string(" bounds ")
+        _print_int_list(printer, int_values(self.lower_bounds))
+        printer.print_string(" to ")
+        _print_int_list(printer, int_values(self.upper_bounds))
+        printer.print_string(" ")
+        printer.print_region(self.body)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IterateOp:
+        optimized = _parse_loop_list(parser)
+        parser.parse_keyword("with")
+        original = _parse_loop_list(parser)
+        parser.parse_keyword("bounds")
+        lower = _parse_int_list(parser)
+        parser.parse_keyword("to")
+        upper = _parse_int_list(parser)
+        op = cls(optimized, original, lower, upper, parser.parse_region())
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+def _blocking_of(loop: SSAValue) -> BlockOp | None:
+    """The krnl.block that splits `loop`, if any (a verified loop has at most one)."""
+    for use in loop.uses:
+        if isinstance(use.operation, BlockOp):
+            return use.operation
+    return None
+
+
+def iv_leaf(loop: SSAValue) -> SSAValue:
+    """The leaf loop whose induction variable is `loop`'s (a blocked loop's lives on in its inner loop)."""
+    while (block := _blocking_of(loop)) is not None:
+        loop = block.inner
+    return loop
+
+
+def _leaves_and_blocks(loop: SSAValue, leaves: list[SSAValue], blocks: list[BlockOp]) -> None:
+    if (block := _blocking_of(loop)) is None:
+        leaves.append(loop)
+        return
+    blocks.append(block)
+    _leaves_and_blocks(block.outer, leaves, blocks)
+    _leaves_and_blocks(block.inner, leaves, blocks)
+
+
+def _check_loop_operands(iterate: IterateOp) -> None:
+    optimized, original = list(iterate.optimized_loops), list(iterate.original_loops)
+    if len(set(optimized)) != len(optimized) or len(set(original)) != len(original):
+        raise VerifyException("krnl.iterate: a loop is listed twice")
+    for loop in optimized + original:
+        if any(isinstance(use.operation, IterateOp) and use.operation is not iterate for use in loop.uses):
+            raise VerifyException("krnl.iterate: a loop is used by more than one krnl.iterate")
+    if not all(isinstance(loop.owner, DefineLoopsOp) for loop in original):
+        raise VerifyException("krnl.iterate: original loops must come from krnl.define_loops")
+    for k, loop in enumerate(optimized):
+        if _blocking_of(loop) is not None:
+            raise VerifyException(
+                f"krnl.iterate: optimized loop {k} is blocked; iterate the loops krnl.block made of it"
+            )
+
+
+def _apply_permutes(listed_order: list[SSAValue]) -> list[SSAValue]:
+    position = {loop: k for k, loop in enumerate(listed_order)}
+    permutes = {  # each once, in a deterministic order
+        use.operation: None for loop in listed_order for use in loop.uses if isinstance(use.operation, PermuteOp)
+    }
+    order = list(listed_order)
+    for permute in permutes:
+        if any(loop not in position for loop in permute.loops):
+            raise VerifyException("krnl.permute: lists loops that its krnl.iterate does not iterate")
+        slots = sorted(position[loop] for loop in permute.loops)
+        for loop, rank in zip(permute.loops, int_values(permute.map), strict=True):
+            order[slots[rank]] = loop
+    return order
+
+
+def nest_order(iterate: IterateOp) -> list[SSAValue]:
+    """The iterate's optimized loops from outermost to innermost, as its schedule says.
+
+    Raises VerifyException on a malformed schedule; the verifier and the lowering
+    share this so that whatever verifies also lowers.
+    """
+    _check_loop_operands(iterate)
+    leaves: list[SSAValue] = []
+    blocks: list[BlockOp] = []
+    for loop in iterate.original_loops:
+        _leaves_and_blocks(loop, leaves, blocks)
+    if set(leaves) != set(iterate.optimized_loops):
+        raise VerifyException(
+            "krnl.iterate: the optimized loops must be exactly the leaves of the original loops' blocks"
+        )
+    order = _apply_permutes(list(iterate.optimized_loops))
+    depth = {loop: k for k, loop in enumerate(order)}
+    for block in blocks:
+        inner_leaves: list[SSAValue] = []
+        _leaves_and_blocks(block.inner, inner_leaves, [])
+        if any(depth[leaf] < depth[iv_leaf(block.outer)] for leaf in inner_leaves):
+            raise VerifyException("krnl.iterate: the inner loop of a block must be nested inside its outer loop")
+    return order
 
 
 @irdl_op_definition
@@ -196,6 +387,9 @@ class GlobalOp(IRDLOperation):
 
     value = prop_def(AnyAttr())
     result = result_def(MemRefType)
+
+    assembly_format = "attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, value: TensorValueAttr, result_type: MemRefType):
         super().__init__(properties={"value": value}, result_types=[result_type])
@@ -214,6 +408,9 @@ class EntryPointOp(IRDLOperation):
     func = prop_def(SymbolRefAttr)
     input_names = prop_def(ArrayAttr)
     output_names = prop_def(ArrayAttr)
+
+    assembly_format = "attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, func: str, input_names: Sequence[str], output_names: Sequence[str]):
         super().__init__(
@@ -242,4 +439,6 @@ __all__ = [
     "GlobalOp",
     "EntryPointOp",
     "int_values",
+    "nest_order",
+    "iv_leaf",
 ]

@@ -279,7 +279,7 @@ class _GraphImporter:
         if node.op_type == "Constant":
             self._define(node.output[0], self._constant(block, node.output[0], self._constant_node_value(node)), "Constant")
             return
-        upgraded_to = self._move_attributes_to_inputs(block, node)
+        node, upgraded_to = self._move_attributes_to_inputs(block, node)
 
         operands = self._operands(op_class, node)
         result_types, result_names = self._results(op_class, node)
@@ -292,16 +292,17 @@ class _GraphImporter:
         for name, value in zip(result_names, op.results):
             self._define(name, value, f"output of node '{node.name}'")
 
-    def _move_attributes_to_inputs(self, block: Block, node: onnx.NodeProto) -> int | None:
+    def _move_attributes_to_inputs(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
         """Rewrite an older node whose attributes later became inputs into the newest form.
 
         E.g. Unsqueeze-1 `axes` attribute → Unsqueeze-13 `axes` input, Clip-6
         `min`/`max`, Pad-2 `pads`/`value`, Reshape-1 `shape`. Downstream passes
-        then see one form. Returns the schema version the node now follows.
+        then see one form. Returns the (copied, never the caller's) node and
+        the schema version it now follows.
         """
         latest = onnx.defs.get_schema(node.op_type)
         if latest.since_version <= self.opset:
-            return None
+            return node, None
         input_names = [param.name for param in latest.inputs]
         moves = [
             (attr, input_names.index(RENAMED_INPUTS.get((node.op_type, attr.name), attr.name)))
@@ -310,7 +311,9 @@ class _GraphImporter:
             and RENAMED_INPUTS.get((node.op_type, attr.name), attr.name) in input_names
         ]
         if not moves:
-            return None
+            return node, None
+        original, node = node, onnx.NodeProto()
+        node.CopyFrom(original)
         for attr, position in moves:
             value = onnx.helper.get_attribute_value(attr)
             dtype = np.float32 if attr.type in (onnx.AttributeProto.FLOAT, onnx.AttributeProto.FLOATS) else np.int64
@@ -319,8 +322,9 @@ class _GraphImporter:
             while len(node.input) <= position:
                 node.input.append("")
             node.input[position] = name
-            node.attribute.remove(attr)
-        return self._first_version_with_inputs(node.op_type, [RENAMED_INPUTS.get((node.op_type, a.name), a.name) for a, _ in moves])
+            node.attribute.remove(next(a for a in node.attribute if a.name == attr.name))
+        moved = [RENAMED_INPUTS.get((node.op_type, a.name), a.name) for a, _ in moves]
+        return node, self._first_version_with_inputs(node.op_type, moved)
 
     def _first_version_with_inputs(self, op_type: str, names: list[str]) -> int:
         """The oldest schema version after the model's opset that takes `names` as inputs."""

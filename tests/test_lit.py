@@ -1,5 +1,6 @@
 """Runs the lit IR tests (tests/lit) as part of the pytest suite."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 
 def test_lit_suite():
     lit_dir = Path(__file__).parent / "lit"
-    result = subprocess.run(
-        [sys.executable, "-m", "lit", "-q", str(lit_dir)], capture_output=True, text=True
-    )
+    lit = shutil.which("lit", path=str(Path(sys.executable).parent)) or shutil.which("lit")
+    assert lit, "the lit test runner is not installed (pip install -e '.[test]')"
+    result = subprocess.run([lit, "-q", str(lit_dir)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

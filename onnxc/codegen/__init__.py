@@ -1,0 +1,94 @@
+"""Code generation: loop-level IR → LLVM IR → object files → shared library.
+
+The code goes through LLVM (`llvm.py`); the weights bypass it as an ELF object
+written by Python (`weights.py`); zig links both (`link.py`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import llvmlite.binding as llvm_binding
+from xdsl.dialects.builtin import ModuleOp
+
+from onnxc.codegen.link import link_shared_library
+from onnxc.codegen.llvm import Translation, translate_module
+from onnxc.codegen.target import Target, resolve_target
+from onnxc.codegen.weights import write_weights_object
+from onnxc.errors import CompileError
+
+__all__ = ["Target", "resolve_target", "emit_llvm_ir", "emit_object", "emit_library"]
+
+
+def _optimized(
+    translation: Translation, tm: llvm_binding.TargetMachine, opt_level: int
+) -> llvm_binding.ModuleRef:
+    """Parse and verify the translated module, then run LLVM's default -O<n> pipeline on it."""
+    try:
+        module = llvm_binding.parse_assembly(str(translation.module))
+        module.verify()
+    except RuntimeError as error:
+        raise CompileError(f"codegen produced invalid LLVM IR: {error}") from error
+    tuning = llvm_binding.create_pipeline_tuning_options(opt_level)
+    pass_builder = llvm_binding.create_pass_builder(tm, tuning)
+    pass_builder.getModulePassManager().run(module, pass_builder)
+    return module
+
+
+def emit_llvm_ir(
+    module: ModuleOp,
+    target: Target | str | None = None,
+    *,
+    opt_level: int | None = None,
+    model_name: str = "model",
+) -> str:
+    """The LLVM IR of `module`: as translated, or after -O`opt_level` if one is given."""
+    target = resolve_target(target)
+    translation = translate_module(module, target, model_name)
+    if opt_level is None:
+        return str(translation.module)
+    return str(_optimized(translation, target.target_machine(opt_level), opt_level))
+
+
+def _compile(
+    module: ModuleOp, target: Target, opt_level: int, model_name: str
+) -> tuple[bytes, Translation]:
+    tm = target.target_machine(opt_level)
+    translation = translate_module(module, target, model_name)
+    return tm.emit_object(_optimized(translation, tm, opt_level)), translation
+
+
+def emit_object(
+    module: ModuleOp,
+    target: Target | str | None = None,
+    opt_level: int = 3,
+    *,
+    model_name: str = "model",
+) -> bytes:
+    """The relocatable object of the code (the weights are a separate object: see emit_library)."""
+    code, _ = _compile(module, resolve_target(target), opt_level, model_name)
+    return code
+
+
+def emit_library(
+    module: ModuleOp,
+    output_path: str | Path,
+    *,
+    target: Target | str | None = None,
+    opt_level: int = 3,
+    model_name: str = "model",
+    tmp_dir: str | Path | None = None,
+) -> Path:
+    """Compile `module` into the shared library `output_path` (see runtime/onnxc.h)."""
+    target = resolve_target(target)
+    code, translation = _compile(module, target, opt_level, model_name)
+    output_path = Path(output_path)
+    with tempfile.TemporaryDirectory(prefix="onnxc-", dir=tmp_dir) as work:
+        objects = [Path(work) / "model.o"]
+        objects[0].write_bytes(code)
+        if translation.weights.arrays:
+            objects.append(Path(work) / "weights.o")
+            write_weights_object(objects[1], translation.weights, target)
+        link_shared_library(objects, output_path, target)
+    return output_path

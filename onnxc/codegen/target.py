@@ -1,0 +1,151 @@
+"""Targets onnxc can compile for: what LLVM, the ELF writer and the linker need to know.
+
+A target is chosen by the user's spelling (`x86_64`, `ppc64le`, `s390x` or a
+full triple such as `s390x-ibm-linux`); the default is the host. Native x86
+builds use the host CPU's name and features; foreign targets get a fixed CPU
+that still has vector units (z14 is the first s390x CPU with vector float).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import platform
+from dataclasses import dataclass
+from typing import Literal
+
+import llvmlite.binding as llvm
+
+from onnxc.errors import CompileError
+
+EM_X86_64 = 62
+EM_PPC64 = 21
+EM_S390 = 22
+EF_PPC64_ELFV2 = 2
+
+
+@dataclass(frozen=True)
+class Target:
+    """Everything that depends on the machine the compiled library runs on."""
+
+    arch: str  # canonical short name: x86_64, ppc64le, s390x
+    triple: str
+    cpu: str
+    features: str
+    byte_order: Literal["little", "big"]
+    elf_machine: int
+    elf_flags: int
+    zig_target: str
+
+    @property
+    def numpy_byte_order(self) -> str:
+        return "<" if self.byte_order == "little" else ">"
+
+    def target_machine(self, opt_level: int = 3) -> llvm.TargetMachine:
+        """An LLVM target machine emitting position-independent code (small code model)."""
+        if opt_level not in (0, 1, 2, 3):
+            raise CompileError(f"optimization level must be 0..3, got {opt_level}")
+        initialize_llvm()
+        return llvm.Target.from_triple(self.triple).create_target_machine(
+            cpu=self.cpu,
+            features=self.features,
+            opt=opt_level,
+            reloc="pic",
+            codemodel="default",
+        )
+
+
+@functools.cache
+def initialize_llvm() -> None:
+    """Register every LLVM target once (`llvm.initialize()` itself raises in llvmlite 0.50)."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+def _x86_64() -> Target:
+    if _host_arch() == "x86_64":
+        initialize_llvm()
+        cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+    else:
+        cpu, features = "x86-64-v2", ""
+    return Target(
+        arch="x86_64",
+        triple="x86_64-unknown-linux-gnu",
+        cpu=cpu,
+        features=features,
+        byte_order="little",
+        elf_machine=EM_X86_64,
+        elf_flags=0,
+        zig_target="x86_64-linux-gnu.2.17",
+    )
+
+
+def _ppc64le() -> Target:
+    return Target(
+        arch="ppc64le",
+        triple="powerpc64le-unknown-linux-gnu",
+        cpu="pwr9",
+        features="",
+        byte_order="little",
+        elf_machine=EM_PPC64,
+        elf_flags=EF_PPC64_ELFV2,
+        zig_target="powerpc64le-linux-gnu.2.19",
+    )
+
+
+def _s390x() -> Target:
+    return Target(
+        arch="s390x",
+        triple="s390x-ibm-linux-gnu",
+        cpu="z14",
+        features="",
+        byte_order="big",
+        elf_machine=EM_S390,
+        elf_flags=0,
+        zig_target="s390x-linux-gnu.2.17",
+    )
+
+
+# Spellings of the architecture component (the part of a triple before the first '-').
+_TARGET_OF_ARCH = {
+    "x86_64": _x86_64,
+    "x86-64": _x86_64,
+    "amd64": _x86_64,
+    "ppc64le": _ppc64le,
+    "powerpc64le": _ppc64le,
+    "s390x": _s390x,
+    "systemz": _s390x,
+}
+
+ACCEPTED_SPELLINGS = (
+    "host (default), x86_64, ppc64le, s390x, or a Linux triple such as "
+    "x86_64-unknown-linux-gnu, powerpc64le-unknown-linux-gnu, s390x-ibm-linux"
+)
+
+
+def _host_arch() -> str:
+    machine = platform.machine().lower()
+    return {"amd64": "x86_64", "ppc64le": "ppc64le", "s390x": "s390x"}.get(machine, machine)
+
+
+def resolve_target(spelling: str | Target | None = None, *, cpu: str | None = None) -> Target:
+    """The Target a user means by `spelling` (None, "host" or "native": the host).
+
+    `cpu` overrides the default CPU (e.g. "x86-64-v3" for a portable x86 build
+    instead of the host's own CPU), dropping the host's feature list with it.
+    """
+    target = spelling if isinstance(spelling, Target) else _target_of_spelling(spelling)
+    return target if cpu is None else dataclasses.replace(target, cpu=cpu, features="")
+
+
+def _target_of_spelling(spelling: str | None) -> Target:
+    if spelling is None or spelling.lower() in ("host", "native"):
+        spelling = _host_arch()
+    lowered = spelling.lower()
+    for arch, make in _TARGET_OF_ARCH.items():
+        if lowered == arch:
+            return make()
+        # A full triple: the vendor may be anything, the system must be Linux.
+        if lowered.startswith(arch + "-") and "-linux" in lowered:
+            return make()
+    raise CompileError(f"unknown target '{spelling}'; accepted: {ACCEPTED_SPELLINGS}")

@@ -1,0 +1,120 @@
+// RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
+
+// Conv with padding and bias, weights from a constant: one krnl nest over the
+// output (n, m, oh, ow); the reduction over (c, kh, kw) is a nest of scf.for
+// carrying the accumulator, whose kernel ranges are clipped to the input so
+// the innermost loop has no branch. The output goes straight into %y.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<4x3x3x3xf32>} : () -> tensor<4x3x3x3xf32>
+    %b = "onnx.Constant"() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+    %y = "onnx.Conv"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {pads = [1, 1, 1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32> loc("conv0")
+    func.return %y : tensor<1x4x8x8xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x3x8x8xf32>, %y: memref<1x4x8x8xf32>) {
+// CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
+// CHECK:         %[[W:.+]] = krnl.global {value = dense<1.000000e+00> : tensor<4x3x3x3xf32>} : memref<4x3x3x3xf32>
+// CHECK:         %[[B:.+]] = krnl.global {value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>} : memref<4xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[N:.+]], %[[M:.+]], %[[OH:.+]], %[[OW:.+]] = krnl.define_loops 4
+// CHECK-NEXT:    krnl.iterate(%[[N]], %[[M]], %[[OH]], %[[OW]]) with (%[[N]], %[[M]], %[[OH]], %[[OW]]) bounds [0, 0, 0, 0] to [1, 4, 8, 8] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
+// CHECK-NEXT:      %[[H0:.+]] = arith.subi %[[oh]], %[[C1]] : index
+// CHECK-NEXT:      %[[W0:.+]] = arith.subi %[[ow]], %[[C1]] : index
+// CHECK-NEXT:      %[[HB:.+]] = arith.subi %[[C0]], %[[H0]] : index
+// CHECK-NEXT:      %[[HLO:.+]] = arith.maxsi %[[HB]], %[[C0]] : index
+// CHECK-NEXT:      %[[HE:.+]] = arith.subi %[[C8]], %[[H0]] : index
+// CHECK-NEXT:      %[[HE0:.+]] = arith.maxsi %[[HE]], %[[C0]] : index
+// CHECK-NEXT:      %[[HHI:.+]] = arith.minsi %[[HE0]], %[[C3]] : index
+// CHECK:           %[[WHI:.+]] = arith.minsi %{{.+}}, %[[C3]] : index
+// CHECK-NEXT:      %[[BIAS:.+]] = memref.load %[[B]][%[[m]]] : memref<4xf32>
+// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[A0:.+]] = %[[BIAS]]) -> (f32) {
+// CHECK-NEXT:        %{{.+}} = scf.for %[[kh:.+]] = %[[HLO]] to %[[HHI]] step %[[C1]] iter_args(%[[A1:.+]] = %[[A0]]) -> (f32) {
+// CHECK-NEXT:          %{{.+}} = scf.for %[[kw:.+]] = %{{.+}} to %[[WHI]] step %[[C1]] iter_args(%[[A2:.+]] = %[[A1]]) -> (f32) {
+// CHECK-NEXT:            %[[IH:.+]] = arith.addi %[[H0]], %[[kh]] : index
+// CHECK-NEXT:            %[[IW:.+]] = arith.addi %[[W0]], %[[kw]] : index
+// CHECK-NEXT:            %[[PIX:.+]] = memref.load %x[%[[n]], %[[c]], %[[IH]], %[[IW]]] : memref<1x3x8x8xf32>
+// CHECK-NEXT:            %[[WT:.+]] = memref.load %[[W]][%[[m]], %[[c]], %[[kh]], %[[kw]]] : memref<4x3x3x3xf32>
+// CHECK-NEXT:            %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
+// CHECK-NEXT:            %[[ACC:.+]] = arith.addf %[[A2]], %[[PROD]] : f32
+// CHECK-NEXT:            scf.yield %[[ACC]] : f32
+// CHECK:           memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:      krnl.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  krnl.entry_point {func = @main_graph, input_names = ["x"], output_names = ["y"]}
+
+// -----
+
+// No padding, stride 2, dilation 2: every window fits, so the kernel ranges
+// are constants and the positions are o*2 + k*2. Groups: the first input
+// channel of the group is m / (M/group) * (C/group).
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x2x2xf32>) -> tensor<1x6x4x4xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {strides = [2, 2], dilations = [2, 2], group = 2} : (tensor<1x4x9x9xf32>, tensor<6x2x2x2xf32>) -> tensor<1x6x4x4xf32>
+    func.return %y : tensor<1x6x4x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
+// CHECK:         krnl.iterate
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
+// CHECK-NEXT:      %[[G:.+]] = arith.divsi %[[m]], %[[C3]] : index
+// CHECK-NEXT:      %[[FIRST:.+]] = arith.muli %[[G]], %[[C2]] : index
+// CHECK-NEXT:      %[[H0:.+]] = arith.muli %[[oh]], %[[C2]] : index
+// CHECK-NEXT:      %[[W0:.+]] = arith.muli %[[ow]], %[[C2]] : index
+// CHECK-NOT:       arith.maxsi
+// CHECK:           scf.for %[[c:.+]] = %[[C0]] to %[[C2]] step %[[C1]]
+// CHECK-NEXT:        scf.for %[[kh:.+]] = %[[C0]] to %[[C2]] step %[[C1]]
+// CHECK-NEXT:          scf.for %[[kw:.+]] = %[[C0]] to %[[C2]] step %[[C1]]
+// CHECK-NEXT:            %[[DH:.+]] = arith.muli %[[kh]], %[[C2]] : index
+// CHECK-NEXT:            %[[IH:.+]] = arith.addi %[[H0]], %[[DH]] : index
+// CHECK-NEXT:            %[[DW:.+]] = arith.muli %[[kw]], %[[C2]] : index
+// CHECK-NEXT:            %[[IW:.+]] = arith.addi %[[W0]], %[[DW]] : index
+// CHECK-NEXT:            %[[IC:.+]] = arith.addi %[[FIRST]], %[[c]] : index
+// CHECK-NEXT:            memref.load %x[%[[n]], %[[IC]], %[[IH]], %[[IW]]]
+// CHECK-NEXT:            memref.load %w[%[[m]], %[[c]], %[[kh]], %[[kw]]]
+
+// -----
+
+// auto_pad SAME_LOWER puts the odd padding at the beginning: total 3 = 2 + 1.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x1x7x7xf32>, %w: tensor<1x1x4x4xf32>) -> tensor<1x1x7x7xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {auto_pad = "SAME_LOWER"} : (tensor<1x1x7x7xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x7x7xf32>
+    func.return %y : tensor<1x1x7x7xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[C2:.+]] = arith.constant 2 : index
+// CHECK:         ^bb0(%{{.+}}: index, %{{.+}}: index, %[[oh:.+]]: index, %{{.+}}: index):
+// CHECK-NEXT:      arith.subi %[[oh]], %[[C2]] : index
+
+// -----
+
+// Depthwise 1x1: every reduction range holds one point, so there is no loop.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x3x4x4xf32>, %w: tensor<3x1x1x1xf32>) -> tensor<1x3x4x4xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 3} : (tensor<1x3x4x4xf32>, tensor<3x1x1x1xf32>) -> tensor<1x3x4x4xf32>
+    func.return %y : tensor<1x3x4x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
+// CHECK-NEXT:      %[[PIX:.+]] = memref.load %x[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x3x4x4xf32>
+// CHECK-NEXT:      %[[WT:.+]] = memref.load %w[%[[m]], %[[C0:.+]], %[[C0]], %[[C0]]] : memref<3x1x1x1xf32>
+// CHECK-NEXT:      %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
+// CHECK-NEXT:      %[[SUM:.+]] = arith.addf %{{.+}}, %[[PROD]] : f32
+// CHECK-NEXT:      memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]]
+// CHECK-NEXT:      krnl.yield

@@ -1,0 +1,106 @@
+// RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
+
+// MaxPool 3x3 stride 2, pads 1: starts at -inf, windows clipped to the input.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
+    %y = "onnx.MaxPool"(%x) <{resultSegmentSizes = array<i32: 1, 0>}> {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32>
+    func.return %y : tensor<1x2x4x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x2x8x8xf32>, %y: memref<1x2x4x4xf32>) {
+// CHECK:         %[[NEG_INF:.+]] = arith.constant 0xff800000 : f32
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [1, 2, 4, 4] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
+// CHECK-NEXT:      %[[H2:.+]] = arith.muli %[[oh]], %[[C2:.+]] : index
+// CHECK-NEXT:      %[[H0:.+]] = arith.subi %[[H2]], %[[C1:.+]] : index
+// CHECK:           %[[MAX:.+]] = scf.for %[[kh:.+]] = %{{.+}} to %{{.+}} step %[[C1]] iter_args(%[[A0:.+]] = %[[NEG_INF]]) -> (f32) {
+// CHECK-NEXT:        %{{.+}} = scf.for %[[kw:.+]] = %{{.+}} to %{{.+}} step %[[C1]] iter_args(%[[A1:.+]] = %[[A0]]) -> (f32) {
+// CHECK-NEXT:          %[[IH:.+]] = arith.addi %[[H0]], %[[kh]] : index
+// CHECK-NEXT:          %[[IW:.+]] = arith.addi %{{.+}}, %[[kw]] : index
+// CHECK-NEXT:          %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[IH]], %[[IW]]] : memref<1x2x8x8xf32>
+// CHECK-NEXT:          %[[M:.+]] = arith.maximumf %[[A1]], %[[V]] : f32
+// CHECK-NEXT:          scf.yield %[[M]] : f32
+// CHECK:           memref.store %[[MAX]], %y[%[[n]], %[[c]], %[[oh]], %[[ow]]] : memref<1x2x4x4xf32>
+
+// -----
+
+// AveragePool excluding padding: the divisor is the number of points the
+// clipped window holds, computed per output position and cast to float.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32> {
+    %y = "onnx.AveragePool"(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
+    func.return %y : tensor<1x1x3x3xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         ^bb0(
+// CHECK:           %[[HLO:.+]] = arith.maxsi
+// CHECK:           %[[HHI:.+]] = arith.minsi
+// CHECK:           %[[WLO:.+]] = arith.maxsi
+// CHECK:           %[[WHI:.+]] = arith.minsi
+// CHECK:           %[[SUM:.+]] = scf.for
+// CHECK:             arith.addf
+// CHECK:           %[[HN:.+]] = arith.subi %[[HHI]], %[[HLO]] : index
+// CHECK-NEXT:      %[[WN:.+]] = arith.subi %[[WHI]], %[[WLO]] : index
+// CHECK-NEXT:      %[[N:.+]] = arith.muli %[[HN]], %[[WN]] : index
+// CHECK-NEXT:      %[[N64:.+]] = arith.index_cast %[[N]] : index to i64
+// CHECK-NEXT:      %[[NF:.+]] = arith.sitofp %[[N64]] : i64 to f32
+// CHECK-NEXT:      %[[AVG:.+]] = arith.divf %[[SUM]], %[[NF]] : f32
+// CHECK-NEXT:      memref.store %[[AVG]], %y
+
+// -----
+
+// count_include_pad with windows inside input + padding: a constant divisor.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32> {
+    %y = "onnx.AveragePool"(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
+    func.return %y : tensor<1x1x3x3xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[NINE:.+]] = arith.constant 9.000000e+00 : f32
+// CHECK:           %[[SUM:.+]] = scf.for
+// CHECK:           %[[AVG:.+]] = arith.divf %[[SUM]], %[[NINE]] : f32
+// CHECK-NEXT:      memref.store %[[AVG]], %y
+
+// -----
+
+// Global pools: one window per plane, constant bounds.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32> {
+    %y = "onnx.GlobalAveragePool"(%x) : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+    func.return %y : tensor<2x3x1x1xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C5:.+]] = arith.constant 5 : index
+// CHECK-DAG:     %[[TWENTY:.+]] = arith.constant 2.000000e+01 : f32
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [2, 3, 1, 1] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[h:.+]] = %[[C0]] to %[[C4]] step %[[C1]]
+// CHECK-NEXT:        scf.for %[[w:.+]] = %[[C0]] to %[[C5]] step %[[C1]]
+// CHECK-NEXT:          memref.load %x[%[[n]], %[[c]], %[[h]], %[[w]]]
+// CHECK:           arith.divf %[[SUM]], %[[TWENTY]] : f32
+
+// -----
+
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32> {
+    %y = "onnx.GlobalMaxPool"(%x) : (tensor<2x3x4x5xf32>) -> tensor<2x3x1x1xf32>
+    func.return %y : tensor<2x3x1x1xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         arith.constant 0xff800000 : f32
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             arith.maximumf
+// CHECK-NOT:     arith.divf
