@@ -19,12 +19,12 @@ import onnx.numpy_helper
 import onnx.shape_inference
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, IntegerAttr, ModuleOp, TensorType, UnrankedTensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightAttr, onnx_inputs, tensor_value
+from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, attribute_to_python, WeightAttr, onnx_inputs, tensor_value
 from onnxc.dialects.types import dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
 from onnxc.errors import ShapeError, UnsupportedOpError
 
@@ -162,17 +162,4 @@ def _attribute_proto(op: OnnxOp, name: str, attr: Attribute) -> onnx.AttributePr
     kind = onnx.AttributeProto
     if attr_type == kind.TENSOR:
         return onnx.helper.make_attribute(name, onnx.numpy_helper.from_array(tensor_value(op, attr)))
-    value = _python_value(attr)
-    return onnx.helper.make_attribute(name, value, attr_type=attr_type)
-
-
-def _python_value(attr: Attribute):
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    if isinstance(attr, FloatAttr):
-        return attr.value.data
-    if isinstance(attr, StringAttr):
-        return attr.data
-    if isinstance(attr, ArrayAttr):
-        return [_python_value(a) for a in attr.data]
-    raise TypeError(f"unexpected attribute {attr}")
+    return onnx.helper.make_attribute(name, attribute_to_python(op, attr), attr_type=attr_type)
