@@ -83,8 +83,10 @@ class GraphLowering:
         assert isinstance(terminator, func.ReturnOp)
         self.outputs: list[SSAValue] = list(terminator.arguments)
         inputs = list(graph.body.block.args)
-        self.input_names = self._names("onnx.input_names", len(inputs), "input_")
-        self.output_names = self._names("onnx.output_names", len(self.outputs), "output_")
+        declared_inputs = self._declared_names("onnx.input_names", len(inputs))
+        declared_outputs = self._declared_names("onnx.output_names", len(self.outputs))
+        self.input_names = declared_inputs or [f"input_{k}" for k in range(len(inputs))]
+        self.output_names = declared_outputs or [f"output_{k}" for k in range(len(self.outputs))]
 
         described = [(v, f"graph input '{n}'") for v, n in zip(inputs, self.input_names)]
         described += [(v, f"graph output '{n}'") for v, n in zip(self.outputs, self.output_names)]
@@ -92,8 +94,12 @@ class GraphLowering:
         self.function = func.FuncOp(GRAPH_NAME, (types, []))
         args = self.function.body.block.args
         self.output_args = args[len(inputs) :]
-        for arg, value in zip(args, inputs + self.outputs):
-            arg.name_hint = value.name_hint
+        hints = (declared_inputs or [v.name_hint for v in inputs]) + (
+            declared_outputs or [v.name_hint for v in self.outputs]
+        )
+        for arg, hint in zip(args, hints):
+            if SSAValue.is_valid_name(hint):  # ONNX names may be anything, e.g. "0" or "a:b"
+                arg.name_hint = hint
         self.buffers: dict[SSAValue, SSAValue] = dict(zip(inputs, args))
         self.destinations = self._output_destinations()
         entry = self.function.body.block
@@ -128,12 +134,12 @@ class GraphLowering:
                     nested.location = location
             emitted = emitted.next_op
 
-    def _names(self, attr_name: str, count: int, prefix: str) -> list[str]:
-        """Graph input or output names from the func attributes (made up if absent)."""
+    def _declared_names(self, attr_name: str, count: int) -> list[str] | None:
+        """Graph input or output names from the func attributes, if given."""
         attr = self.graph.attributes.get(attr_name)
         if isinstance(attr, ArrayAttr) and len(attr.data) == count:
             return [a.data for a in attr.data]
-        return [f"{prefix}{k}" for k in range(count)]
+        return None
 
     def _output_destinations(self) -> dict[SSAValue, SSAValue]:
         """Graph outputs an op can write in place: result -> output argument.
@@ -484,6 +490,8 @@ def lower_batch_normalization(g: GraphLowering, op: OnnxOp) -> None:
     """Inference: y = (x - mean) * (scale / sqrt(var + epsilon)) + bias, per channel (dim 1)."""
     if op.attr("training_mode", 0) or any(r.uses for r in op.results[1:]):
         raise g.unsupported(op, "BatchNormalization in training mode")
+    if op.attr("spatial", 1) == 0:
+        raise g.unsupported(op, "BatchNormalization with per-activation statistics (spatial=0)")
     x, scale, bias, mean, var = (g.input(op, k) for k in range(5))
     element = g.same_element_type(op, [*onnx_inputs(op)[:5], op.results[0]], ints=False)
     channel_shape = shape_of(var)
@@ -523,8 +531,8 @@ def lower_pass_through(g: GraphLowering, op: OnnxOp) -> None:
             if flag is None or flag.any():
                 raise g.unsupported(op, "Dropout in training mode (or a non-constant training_mode)")
         if len(op.results) > 1 and op.results[1].uses:
-            g.element_type(op, op.results[1], ints=False, bools=True)
-            fill(g.top, g.result(op, 1), g.top.constant(True, i1))
+            mask_element = g.element_type(op, op.results[1], ints=False, bools=True)  # bool, or T before opset 10
+            fill(g.top, g.result(op, 1), g.top.constant(1, mask_element))
     g.alias(op.results[0], g.input(op, 0))
 
 
@@ -610,7 +618,9 @@ class SlidingWindow:
     pad_end: int = 0
 
     def start(self, builder: KernelBuilder, out_iv: Bound) -> Bound:
-        return builder.sub(builder.mul(out_iv, self.stride), self.pad_begin)
+        """Input position of the window's first offset (out_iv is 0 when there is one window)."""
+        out_position = 0 if self.output_size == 1 else out_iv
+        return builder.sub(builder.mul(out_position, self.stride), self.pad_begin)
 
     def position(self, builder: KernelBuilder, start: Bound, offset: Bound) -> Bound:
         return builder.add(start, builder.mul(offset, self.dilation))

@@ -345,11 +345,13 @@ class LoopNest:
         return blocked.outer, blocked.inner
 
     def permute(self, nest_order: Sequence[SSAValue]) -> None:
-        """Nest the current leaf loops in `nest_order`, outermost first."""
+        """Nest the current leaf loops in `nest_order`, outermost first (no op
+        when that is the order they are in)."""
         if sorted(map(id, nest_order)) != sorted(map(id, self._leaves)):  # same loops, any order
             raise ValueError("permute must list every leaf loop exactly once")
         positions = [list(nest_order).index(leaf) for leaf in self._leaves]
-        self._builder.insert(PermuteOp(self._leaves, positions))
+        if positions != sorted(positions):
+            self._builder.insert(PermuteOp(self._leaves, positions))
 
     def iterate(self) -> tuple[list[SSAValue], KernelBuilder]:
         """Emit the krnl.iterate; returns the original loops' ivs and a builder in its body."""

@@ -46,9 +46,8 @@ class Model:
     def __init__(self, path):
         self.lib = ctypes.CDLL(str(path))
         self.lib.run_main_graph.restype = ctypes.c_int32
-        self.lib.run_main_graph.argtypes = [
-            ctypes.POINTER(OnnxcTensor), ctypes.c_int64, ctypes.POINTER(OnnxcTensor), ctypes.c_int64,
-        ]  # fmt: skip
+        tensors = ctypes.POINTER(OnnxcTensor)
+        self.lib.run_main_graph.argtypes = [tensors, ctypes.c_int64, tensors, ctypes.c_int64]
         self.lib.onnxc_signature.restype = ctypes.c_char_p
         self.lib.onnxc_abi_version.restype = ctypes.c_int32
 
@@ -126,7 +125,8 @@ FLOAT_MODEL = f"""
 builtin.module {{
   func.func @main_graph(%x: memref<3x4xf32>, %out: memref<3x4xf32>, %rows: memref<3xf32>) {{
     %w = "krnl.global"() <{{value = #onnx.weight<"w", tensor<3x4xf32>>}}> : () -> memref<3x4xf32>
-    %k = "krnl.global"() <{{value = dense<[1.0, -2.0, 3.0, -4.0]> : tensor<4xf32>}}> : () -> memref<4xf32>
+    %k = "krnl.global"() <{{value = dense<[1.0, -2.0, 3.0, -4.0]> : tensor<4xf32>}}>
+        : () -> memref<4xf32>
     %t = memref.alloc() : memref<3x4xf32>
     {CONSTANTS}
     %zero = arith.constant 0.0 : f32
@@ -159,7 +159,8 @@ builtin.module {{
     }}
     func.return
   }}
-  "krnl.entry_point"() <{{func = @main_graph, input_names = ["x"], output_names = ["out", "rows"]}}> : () -> ()
+  "krnl.entry_point"() <{{func = @main_graph, input_names = ["x"],
+                          output_names = ["out", "rows"]}}> : () -> ()
 }}
 """
 FLOAT_WEIGHT = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)

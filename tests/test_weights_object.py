@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from onnxc.codegen import weights
 from onnxc.codegen.target import resolve_target
 from onnxc.codegen.weights import WEIGHTS_SYMBOL, WeightTable, write_weights_object
 
@@ -81,6 +82,17 @@ def test_layout_and_byte_order(tmp_path, spelling, order, machine, flags):
         start = rodata["offset"] + offset
         expected = array.astype(array.dtype.newbyteorder(order)).tobytes()
         assert data[start : start + array.nbytes] == expected
+
+
+def test_byte_swapping_in_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(weights, "_SWAP_CHUNK", 3)
+    table = WeightTable()
+    array = np.arange(11, dtype=np.int32) * 1000 - 5000
+    table.add(array)
+    write_weights_object(tmp_path / "w.o", table, resolve_target("s390x"))
+    data = (tmp_path / "w.o").read_bytes()
+    start = read_elf(data)[2][".rodata"]["offset"]
+    assert data[start : start + array.nbytes] == array.astype(">i4").tobytes()
 
 
 def test_readelf_accepts_big_endian_object(tmp_path):

@@ -20,6 +20,7 @@ from onnxc.codegen.target import Target
 
 WEIGHTS_SYMBOL = "onnxc_weights"
 WEIGHT_ALIGNMENT = 64
+_SWAP_CHUNK = 1 << 22  # elements byte-swapped at a time
 
 
 def align_up(value: int, alignment: int) -> int:
@@ -65,11 +66,17 @@ def _string_table(names: list[str]) -> tuple[bytes, list[int]]:
 
 
 def _write_array(out: BinaryIO, array: np.ndarray, byte_order: str) -> None:
-    """Write `array` in `byte_order` ('<' or '>'), swapping bytes only when needed."""
-    target_dtype = array.dtype.newbyteorder(byte_order)
-    if array.dtype.itemsize > 1 and target_dtype != array.dtype:
-        array = array.astype(target_dtype)
-    out.write(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
+    """Write `array` in `byte_order` ('<' or '>'), swapping bytes only when needed.
+
+    Swapped arrays go out in chunks, so a huge weight costs no second full copy.
+    """
+    flat = np.ascontiguousarray(array).reshape(-1)
+    target_dtype = flat.dtype.newbyteorder(byte_order)
+    if flat.dtype.itemsize == 1 or target_dtype == flat.dtype:
+        out.write(flat.view(np.uint8))
+        return
+    for start in range(0, flat.size, _SWAP_CHUNK):
+        out.write(flat[start : start + _SWAP_CHUNK].astype(target_dtype).view(np.uint8))
 
 
 def write_weights_object(path: str | Path, table: WeightTable, target: Target) -> None:
