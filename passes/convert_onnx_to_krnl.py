@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
-    StringAttr,
     TensorType,
     i1,
 )
@@ -271,7 +270,12 @@ class Operand:
         return Operand(buffer, tuple(range(len(shape_of(buffer)))))
 
     def load(self, builder: KernelBuilder, ivs: Sequence[SSAValue]) -> SSAValue:
-        return builder.load(self.buffer, [0 if a is None else ivs[a] for a in self.axes])
+        return builder.load(self.buffer, broadcast_index(self.axes, ivs))
+
+
+def broadcast_index(axes: Sequence[int | None], ivs: Sequence[SSAValue]) -> list[Bound]:
+    """Indices of a broadcast operand: the iv of each axis, 0 for a stretched unit dim."""
+    return [0 if axis is None else ivs[axis] for axis in axes]
 
 
 def broadcast_axes(
@@ -383,13 +387,26 @@ def normalized_axis(g: GraphLowering, op: OnnxOp, axis: int, rank: int) -> int:
 # ------------------------------------------------------------------------ elementwise ops
 
 
+def broadcast_inputs(g: GraphLowering, op: OnnxOp, out_shape: Sequence[int]) -> list[Operand]:
+    """The present inputs of an elementwise op as operands of a nest over its output:
+    numpy broadcasting, except before opset 7 where, with `broadcast` and `axis`,
+    the second input's dims line up with the output's from `axis` on."""
+    legacy_axis = g.version(op) < 7 and op.attr("broadcast", 0) and "axis" in op.attributes
+    operands = []
+    for position, value in enumerate(v for v in onnx_inputs(op) if v is not None):
+        buffer, aligned_to = g.buffers[value], out_shape
+        if legacy_axis and position == 1:
+            axis = normalized_axis(g, op, op.attr("axis"), len(out_shape))
+            aligned_to = out_shape[: axis + len(shape_of(buffer))]
+        operands.append(broadcast(g, op, buffer, aligned_to))
+    return operands
+
+
 def lower_elementwise(g: GraphLowering, op: OnnxOp, compute: ScalarFunction, *, ints: bool) -> None:
     """Lower an op whose output is a function of its broadcast inputs, element by element."""
-    values = [v for v in onnx_inputs(op) if v is not None]
-    g.same_element_type(op, [*values, op.results[0]], ints=ints)
+    g.same_element_type(op, [*(v for v in onnx_inputs(op) if v is not None), op.results[0]], ints=ints)
     out = g.result(op)
-    operands = [broadcast(g, op, g.buffers[v], shape_of(out)) for v in values]
-    elementwise(g.top, out, operands, compute)
+    elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), compute)
 
 
 def _fold(kind: str) -> ScalarFunction:
@@ -451,11 +468,10 @@ def lower_pow(g: GraphLowering, op: OnnxOp) -> None:
     element = g.element_type(op, base, ints=False)
     g.element_type(op, exponent)
     out = g.result(op)
-    operands = [broadcast(g, op, g.buffers[v], shape_of(out)) for v in (base, exponent)]
     elementwise(
         g.top,
         out,
-        operands,
+        broadcast_inputs(g, op, shape_of(out)),
         lambda b, xs: b.math(math.PowFOp, xs[0], b.convert(xs[1], element)),
     )
 
@@ -547,6 +563,7 @@ def lower_reshape(g: GraphLowering, op: OnnxOp) -> None:
 
 @lowers("Transpose")
 def lower_transpose(g: GraphLowering, op: OnnxOp) -> None:
+    """A nest over the output reading the input at permuted indices."""
     src = g.input(op, 0)
     rank = len(shape_of(src))
     perm = op.attr("perm") or list(reversed(range(rank)))
@@ -580,7 +597,7 @@ def lower_constant(g: GraphLowering, op: OnnxOp) -> None:
     tensor_type = TensorType(result_type.get_element_type(), result_type.get_shape())
     value = op.attributes.get("value")
     if value is None:
-        scalars = {"value_float": float, "value_floats": float, "value_int": int, "value_ints": int}
+        scalars = ("value_float", "value_floats", "value_int", "value_ints")
         name = next((n for n in scalars if n in op.attributes), None)
         if name is None:
             raise g.unsupported(op, f"Constant with attributes {sorted(op.attributes)}")
@@ -634,10 +651,32 @@ class SlidingWindow:
         if -self.pad_begin < lower:
             low = builder.ceil_div(builder.max(builder.sub(lower, start), 0), self.dilation)
         high: Bound = self.kernel
-        last_position = (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
-        if last_position >= upper:
+        if self.last_position >= upper:
             reach = builder.ceil_div(builder.max(builder.sub(upper, start), 0), self.dilation)
             high = builder.min(reach, self.kernel)
+        return low, high
+
+    @property
+    def last_position(self) -> int:
+        """The input position the last offset of the last window reads."""
+        return (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
+
+    def shift(self, builder: KernelBuilder, offset: Bound) -> Bound:
+        """For kernel offset `offset`, output position o reads input o*stride - shift."""
+        return builder.sub(self.pad_begin, builder.mul(offset, self.dilation))
+
+    def output_range(self, builder: KernelBuilder, shift: Bound) -> tuple[Bound, Bound]:
+        """Output positions [lo, hi) at which the kernel offset of `shift` reads the
+        input (not the padding); constants where no window reaches the padding."""
+        # o*stride - shift is in [0, input_size) iff
+        # o >= ceil(shift / stride) and o < ceil((input_size + shift) / stride).
+        low: Bound = 0
+        if self.pad_begin > 0:
+            low = builder.ceil_div(builder.max(shift, 0), self.stride)
+        high: Bound = self.output_size
+        if self.last_position >= self.input_size:
+            reach = builder.ceil_div(builder.max(builder.add(shift, self.input_size), 0), self.stride)
+            high = builder.min(reach, self.output_size)
         return low, high
 
     def data_range(self, builder: KernelBuilder, start: Bound) -> tuple[Bound, Bound]:
@@ -710,9 +749,12 @@ def count_as_float(builder: KernelBuilder, ranges: Sequence[tuple[Bound, Bound]]
 
 @lowers("Conv")
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
-    """Direct convolution: loops (n, m, out...) outside, a reduction over
-    (input channel of the group, kernel offsets...) inside; padding is handled by
-    clipping each window's kernel range, so the innermost loop has no branch."""
+    """Direct convolution, one output row at a time. A krnl nest runs over
+    (n, m, the spatial dims but the last); in its body the row is set to the bias,
+    then for each (input channel of the group, kernel offset...) one weight
+    scales the input row into the output row. That innermost loop runs along
+    both rows (with unit stride when the stride is 1), so it vectorizes.
+    Padding costs no branch: each loop range is clipped to what reads the input."""
     x, weights, bias = g.input(op, 0), g.input(op, 1), g.input(op, 2)
     element = g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
     out = g.result(op)
@@ -727,22 +769,27 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, f"bias of shape {list(shape_of(bias))}")
     if out_shape[:2] != (batch, out_channels):
         raise g.shape_error(op, f"output shape {list(out_shape)}")
-    windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel)
+    *outer_windows, row_window = sliding_windows(g, op, input_sizes, out_shape[2:], kernel)
 
-    ivs, body = g.top.loop_nest(out_shape)
-    n, m, *out_position = ivs
-    first_channel = 0 if group == 1 else body.mul(body.div(m, out_channels // group), group_channels)
-    starts = [w.start(body, o) for w, o in zip(windows, out_position)]
-    ranges = [(0, group_channels), *(w.data_range(body, s) for w, s in zip(windows, starts))]
-
-    def accumulate(b: KernelBuilder, reduction_ivs: list[Bound], acc: SSAValue) -> SSAValue:
-        c, *offsets = reduction_ivs
-        positions = [w.position(b, s, k) for w, s, k in zip(windows, starts, offsets)]
-        pixel = b.load(x, [n, b.add(first_channel, c), *positions])
-        return b.add(acc, b.mul(pixel, b.load(weights, [m, c, *offsets])))
-
+    row_ivs, body = g.top.loop_nest(out_shape[:-1])
+    n, m, *outer_position = row_ivs
     init = body.load(bias, [m]) if bias is not None else body.constant(0.0, element)
-    body.store(body.reduce(ranges, init, accumulate), out, ivs)
+    (init_column,), row_start = body.for_nest([(0, row_window.output_size)])
+    row_start.store(init, out, [*row_ivs, init_column])
+
+    first_channel = 0 if group == 1 else body.mul(body.div(m, out_channels // group), group_channels)
+    starts = [w.start(body, o) for w, o in zip(outer_windows, outer_position)]
+    ranges = [(0, group_channels), *(w.data_range(body, s) for w, s in zip(outer_windows, starts))]
+    (c, *offsets, row_offset), tap = body.for_nest([*ranges, (0, row_window.kernel)])
+    channel = tap.add(first_channel, c)
+    positions = [w.position(tap, s, k) for w, s, k in zip(outer_windows, starts, offsets)]
+    weight = tap.load(weights, [m, c, *offsets, row_offset])
+    shift = row_window.shift(tap, row_offset)
+    (column,), point = tap.for_nest([row_window.output_range(tap, shift)])
+    input_column = point.sub(point.mul(column, row_window.stride), shift)
+    pixel = point.load(x, [n, channel, *positions, input_column])
+    partial = point.load(out, [*row_ivs, column])
+    point.store(point.add(partial, point.mul(pixel, weight)), out, [*row_ivs, column])
 
 
 def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow] | None = None) -> None:
@@ -824,21 +871,15 @@ def contract(
     `out` with unit stride while a tile of `rhs` columns stays in cache across
     rows: (batch..., column tile, row, k, column).
     """
-    out_shape = shape_of(out)
-    nest = g.top.loops([*out_shape, reduction_size])
+    nest = g.top.loops([*shape_of(out), reduction_size])
     *out_loops, k_loop = nest.loops
-    order = list(out_loops)
-    if row_axis is not None:
-        order.remove(out_loops[row_axis])
-        order.append(out_loops[row_axis])
-    order.append(k_loop)
-    if column_axis is not None:
-        order.remove(out_loops[column_axis])
+    batch = [loop for axis, loop in enumerate(out_loops) if axis not in (row_axis, column_axis)]
+    row = [] if row_axis is None else [out_loops[row_axis]]
+    if column_axis is None:
+        nest.permute([*batch, *row, k_loop])
+    else:
         column_outer, column_inner = nest.block(out_loops[column_axis], MATMUL_COLUMN_TILE)
-        position = order.index(out_loops[row_axis]) if row_axis is not None else order.index(k_loop)
-        order[position:position] = [column_outer]
-        order.append(column_inner)
-    nest.permute(order)
+        nest.permute([*batch, column_outer, *row, k_loop, column_inner])
     (*ivs, k), body = nest.iterate()
     (lhs_buffer, lhs_index), (rhs_buffer, rhs_index) = lhs, rhs
     left = body.load(lhs_buffer, lhs_index(ivs, k))
@@ -870,14 +911,11 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     a_axes = broadcast_axes(g, op, a_shape[:-2], batch_shape)
     b_axes = broadcast_axes(g, op, b_shape[:-2], batch_shape)
 
-    def batch_index(axes: tuple[int | None, ...], ivs: list[SSAValue]) -> list[Bound]:
-        return [0 if axis is None else ivs[axis] for axis in axes]
-
     def a_index(ivs: list[SSAValue], k: SSAValue) -> list[Bound]:
-        return [*batch_index(a_axes, ivs), *([ivs[batch_rank]] if has_rows else []), k]
+        return [*broadcast_index(a_axes, ivs), *([ivs[batch_rank]] if has_rows else []), k]
 
     def b_index(ivs: list[SSAValue], k: SSAValue) -> list[Bound]:
-        return [*batch_index(b_axes, ivs), k, *([ivs[-1]] if has_columns else [])]
+        return [*broadcast_index(b_axes, ivs), k, *([ivs[-1]] if has_columns else [])]
 
     fill(g.top, out, g.top.constant(0, element))
     contract(

@@ -1,9 +1,10 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// Conv with padding and bias, weights from a constant: one krnl nest over the
-// output (n, m, oh, ow); the reduction over (c, kh, kw) is a nest of scf.for
-// carrying the accumulator, whose kernel ranges are clipped to the input so
-// the innermost loop has no branch. The output goes straight into %y.
+// Conv with padding and bias, weights from a constant: a krnl nest over
+// (n, m, oh); each output row is set to the bias, then for each (c, kh, kw) one
+// weight scales an input row into it. The kh range and the row range are
+// clipped to what reads the input, so no loop has a branch. The output goes
+// straight into %y.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
     %w = "onnx.Constant"() {value = dense<1.0> : tensor<4x3x3x3xf32>} : () -> tensor<4x3x3x3xf32>
@@ -21,29 +22,40 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         %[[W:.+]] = krnl.global {value = dense<1.000000e+00> : tensor<4x3x3x3xf32>} : memref<4x3x3x3xf32>
 // CHECK:         %[[B:.+]] = krnl.global {value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>} : memref<4xf32>
 // CHECK-NOT:     memref.alloc
-// CHECK:         %[[N:.+]], %[[M:.+]], %[[OH:.+]], %[[OW:.+]] = krnl.define_loops 4
-// CHECK-NEXT:    krnl.iterate(%[[N]], %[[M]], %[[OH]], %[[OW]]) with (%[[N]], %[[M]], %[[OH]], %[[OW]]) bounds [0, 0, 0, 0] to [1, 4, 8, 8] {
-// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
+// CHECK:         %[[N:.+]], %[[M:.+]], %[[OH:.+]] = krnl.define_loops 3
+// CHECK-NEXT:    krnl.iterate(%[[N]], %[[M]], %[[OH]]) with (%[[N]], %[[M]], %[[OH]]) bounds [0, 0, 0] to [1, 4, 8] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index):
+// CHECK-NEXT:      %[[BIAS:.+]] = memref.load %[[B]][%[[m]]] : memref<4xf32>
+// CHECK-NEXT:      scf.for %[[ow:.+]] = %[[C0]] to %[[C8]] step %[[C1]] {
+// CHECK-NEXT:        memref.store %[[BIAS]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:      }
 // CHECK-NEXT:      %[[H0:.+]] = arith.subi %[[oh]], %[[C1]] : index
-// CHECK-NEXT:      %[[W0:.+]] = arith.subi %[[ow]], %[[C1]] : index
 // CHECK-NEXT:      %[[HB:.+]] = arith.subi %[[C0]], %[[H0]] : index
 // CHECK-NEXT:      %[[HLO:.+]] = arith.maxsi %[[HB]], %[[C0]] : index
 // CHECK-NEXT:      %[[HE:.+]] = arith.subi %[[C8]], %[[H0]] : index
 // CHECK-NEXT:      %[[HE0:.+]] = arith.maxsi %[[HE]], %[[C0]] : index
 // CHECK-NEXT:      %[[HHI:.+]] = arith.minsi %[[HE0]], %[[C3]] : index
-// CHECK:           %[[WHI:.+]] = arith.minsi %{{.+}}, %[[C3]] : index
-// CHECK-NEXT:      %[[BIAS:.+]] = memref.load %[[B]][%[[m]]] : memref<4xf32>
-// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[A0:.+]] = %[[BIAS]]) -> (f32) {
-// CHECK-NEXT:        %{{.+}} = scf.for %[[kh:.+]] = %[[HLO]] to %[[HHI]] step %[[C1]] iter_args(%[[A1:.+]] = %[[A0]]) -> (f32) {
-// CHECK-NEXT:          %{{.+}} = scf.for %[[kw:.+]] = %{{.+}} to %[[WHI]] step %[[C1]] iter_args(%[[A2:.+]] = %[[A1]]) -> (f32) {
+// CHECK-NEXT:      scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
+// CHECK-NEXT:        scf.for %[[kh:.+]] = %[[HLO]] to %[[HHI]] step %[[C1]] {
+// CHECK-NEXT:          scf.for %[[kw:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
 // CHECK-NEXT:            %[[IH:.+]] = arith.addi %[[H0]], %[[kh]] : index
-// CHECK-NEXT:            %[[IW:.+]] = arith.addi %[[W0]], %[[kw]] : index
-// CHECK-NEXT:            %[[PIX:.+]] = memref.load %x[%[[n]], %[[c]], %[[IH]], %[[IW]]] : memref<1x3x8x8xf32>
 // CHECK-NEXT:            %[[WT:.+]] = memref.load %[[W]][%[[m]], %[[c]], %[[kh]], %[[kw]]] : memref<4x3x3x3xf32>
-// CHECK-NEXT:            %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
-// CHECK-NEXT:            %[[ACC:.+]] = arith.addf %[[A2]], %[[PROD]] : f32
-// CHECK-NEXT:            scf.yield %[[ACC]] : f32
-// CHECK:           memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:            %[[SHIFT:.+]] = arith.subi %[[C1]], %[[kw]] : index
+// CHECK-NEXT:            %[[S0:.+]] = arith.maxsi %[[SHIFT]], %[[C0]] : index
+// CHECK-NEXT:            %[[REACH:.+]] = arith.addi %[[SHIFT]], %[[C8]] : index
+// CHECK-NEXT:            %[[R0:.+]] = arith.maxsi %[[REACH]], %[[C0]] : index
+// CHECK-NEXT:            %[[HI:.+]] = arith.minsi %[[R0]], %[[C8]] : index
+// CHECK-NEXT:            scf.for %[[ow:.+]] = %[[S0]] to %[[HI]] step %[[C1]] {
+// CHECK-NEXT:              %[[IW:.+]] = arith.subi %[[ow]], %[[SHIFT]] : index
+// CHECK-NEXT:              %[[PIX:.+]] = memref.load %x[%[[n]], %[[c]], %[[IH]], %[[IW]]] : memref<1x3x8x8xf32>
+// CHECK-NEXT:              %[[ACC:.+]] = memref.load %y[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:              %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
+// CHECK-NEXT:              %[[SUM:.+]] = arith.addf %[[ACC]], %[[PROD]] : f32
+// CHECK-NEXT:              memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:            }
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
 // CHECK-NEXT:      krnl.yield
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
@@ -52,9 +64,9 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // -----
 
-// No padding, stride 2, dilation 2: every window fits, so the kernel ranges
-// are constants and the positions are o*2 + k*2. Groups: the first input
-// channel of the group is m / (M/group) * (C/group).
+// No padding, stride 2, dilation 2: every window fits, so all ranges are
+// constants; output column o reads input column o*2 + kw*2. Groups: the first
+// input channel of the group is m / (M/group) * (C/group).
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x2x2xf32>) -> tensor<1x6x4x4xf32> {
     %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {strides = [2, 2], dilations = [2, 2], group = 2} : (tensor<1x4x9x9xf32>, tensor<6x2x2x2xf32>) -> tensor<1x6x4x4xf32>
@@ -67,23 +79,25 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
 // CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
-// CHECK:         krnl.iterate
-// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
-// CHECK-NEXT:      %[[G:.+]] = arith.divsi %[[m]], %[[C3]] : index
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index):
+// CHECK:           %[[G:.+]] = arith.divsi %[[m]], %[[C3]] : index
 // CHECK-NEXT:      %[[FIRST:.+]] = arith.muli %[[G]], %[[C2]] : index
 // CHECK-NEXT:      %[[H0:.+]] = arith.muli %[[oh]], %[[C2]] : index
-// CHECK-NEXT:      %[[W0:.+]] = arith.muli %[[ow]], %[[C2]] : index
 // CHECK-NOT:       arith.maxsi
-// CHECK:           scf.for %[[c:.+]] = %[[C0]] to %[[C2]] step %[[C1]]
-// CHECK-NEXT:        scf.for %[[kh:.+]] = %[[C0]] to %[[C2]] step %[[C1]]
-// CHECK-NEXT:          scf.for %[[kw:.+]] = %[[C0]] to %[[C2]] step %[[C1]]
+// CHECK-NEXT:      scf.for %[[c:.+]] = %[[C0]] to %[[C2]] step %[[C1]] {
+// CHECK-NEXT:        scf.for %[[kh:.+]] = %[[C0]] to %[[C2]] step %[[C1]] {
+// CHECK-NEXT:          scf.for %[[kw:.+]] = %[[C0]] to %[[C2]] step %[[C1]] {
+// CHECK-NEXT:            %[[IC:.+]] = arith.addi %[[FIRST]], %[[c]] : index
 // CHECK-NEXT:            %[[DH:.+]] = arith.muli %[[kh]], %[[C2]] : index
 // CHECK-NEXT:            %[[IH:.+]] = arith.addi %[[H0]], %[[DH]] : index
-// CHECK-NEXT:            %[[DW:.+]] = arith.muli %[[kw]], %[[C2]] : index
-// CHECK-NEXT:            %[[IW:.+]] = arith.addi %[[W0]], %[[DW]] : index
-// CHECK-NEXT:            %[[IC:.+]] = arith.addi %[[FIRST]], %[[c]] : index
-// CHECK-NEXT:            memref.load %x[%[[n]], %[[IC]], %[[IH]], %[[IW]]]
 // CHECK-NEXT:            memref.load %w[%[[m]], %[[c]], %[[kh]], %[[kw]]]
+// CHECK-NEXT:            %[[DW:.+]] = arith.muli %[[kw]], %[[C2]] : index
+// CHECK-NEXT:            %[[SHIFT:.+]] = arith.subi %[[C0]], %[[DW]] : index
+// CHECK-NEXT:            scf.for %[[ow:.+]] = %[[C0]] to %[[C4]] step %[[C1]] {
+// CHECK-NEXT:              %[[W2:.+]] = arith.muli %[[ow]], %[[C2]] : index
+// CHECK-NEXT:              %[[IW:.+]] = arith.subi %[[W2]], %[[SHIFT]] : index
+// CHECK-NEXT:              memref.load %x[%[[n]], %[[IC]], %[[IH]], %[[IW]]]
 
 // -----
 
@@ -97,12 +111,14 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         %[[C2:.+]] = arith.constant 2 : index
-// CHECK:         ^bb0(%{{.+}}: index, %{{.+}}: index, %[[oh:.+]]: index, %{{.+}}: index):
-// CHECK-NEXT:      arith.subi %[[oh]], %[[C2]] : index
+// CHECK:         ^bb0(%{{.+}}: index, %{{.+}}: index, %[[oh:.+]]: index):
+// CHECK:           arith.subi %[[oh]], %[[C2]] : index
+// CHECK:             %[[SHIFT:.+]] = arith.subi %[[C2]], %[[kw:.+]] : index
 
 // -----
 
-// Depthwise 1x1: every reduction range holds one point, so there is no loop.
+// Depthwise 1x1: every channel and kernel range holds one point, so the only
+// loops left run along the row.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x3x4x4xf32>, %w: tensor<3x1x1x1xf32>) -> tensor<1x3x4x4xf32> {
     %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 3} : (tensor<1x3x4x4xf32>, tensor<3x1x1x1xf32>) -> tensor<1x3x4x4xf32>
@@ -111,10 +127,16 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
-// CHECK-NEXT:      %[[PIX:.+]] = memref.load %x[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x3x4x4xf32>
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index):
+// CHECK-NEXT:      scf.for
+// CHECK-NEXT:        memref.store
+// CHECK-NEXT:      }
 // CHECK-NEXT:      %[[WT:.+]] = memref.load %w[%[[m]], %[[C0:.+]], %[[C0]], %[[C0]]] : memref<3x1x1x1xf32>
-// CHECK-NEXT:      %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
-// CHECK-NEXT:      %[[SUM:.+]] = arith.addf %{{.+}}, %[[PROD]] : f32
-// CHECK-NEXT:      memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]]
+// CHECK-NEXT:      scf.for %[[ow:.+]] = %[[C0]] to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        %[[PIX:.+]] = memref.load %x[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x3x4x4xf32>
+// CHECK-NEXT:        %[[ACC:.+]] = memref.load %y[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x3x4x4xf32>
+// CHECK-NEXT:        %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
+// CHECK-NEXT:        %[[SUM:.+]] = arith.addf %[[ACC]], %[[PROD]] : f32
+// CHECK-NEXT:        memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]]
+// CHECK-NEXT:      }
 // CHECK-NEXT:      krnl.yield
