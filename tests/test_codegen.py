@@ -21,18 +21,7 @@ from onnxc.codegen.llvm import Status, plan_arena, round_to_bfloat16
 from onnxc.dialects import make_context
 from onnxc.dialects.onnx import WeightStore
 from onnxc.errors import CompileError
-
-
-class OnnxcTensor(ctypes.Structure):
-    """struct onnxc_tensor of runtime/onnxc.h."""
-
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("rank", ctypes.c_int64),
-        ("dtype", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-    ]
+from onnxc.runtime.library import OnnxcTensor
 
 
 assert ctypes.sizeof(OnnxcTensor) == 32
