@@ -1,0 +1,1 @@
+"""Subcommands of the `onnxc` command, one module each."""

@@ -1,0 +1,77 @@
+"""`onnxc MODEL.onnx -o OUT.so ...`: compile a model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def _parse_shape(text: str) -> tuple[str, list[int]]:
+    name, sep, dims = text.rpartition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=D0,D1,..., got '{text}'")
+    try:
+        values = [int(d) for d in dims.split(",")] if dims else []
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"dims must be integers in '{text}'") from None
+    if any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"dims must be non-negative in '{text}'")
+    return name, values
+
+
+def parser() -> argparse.ArgumentParser:
+    from onnxc.compiler import EMIT_KINDS
+
+    parser = argparse.ArgumentParser(
+        prog="onnxc",
+        description="Compile an ONNX model to a native shared library. "
+        "Also: 'onnxc run LIB.so ...' runs a compiled library.",
+    )
+    parser.add_argument("model", help="the .onnx model file")
+    parser.add_argument("-o", "--output", required=True, help="output file (.so, or IR text with --emit)")
+    for level in range(4):
+        parser.add_argument(f"-O{level}", dest="opt_level", action="store_const", const=level)
+    parser.set_defaults(opt_level=3)
+    parser.add_argument("--emit", choices=EMIT_KINDS, default="lib", help="what to write (default: lib)")
+    parser.add_argument("--target", help="x86_64 (default: host), ppc64le, s390x, or an LLVM triple")
+    parser.add_argument(
+        "--shape",
+        action="append",
+        type=_parse_shape,
+        default=[],
+        metavar="NAME=DIMS",
+        help="pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)",
+    )
+    parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each stage with its elapsed time")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    from onnxc.compiler import CompileLog, compile, pipeline
+
+    if args.print_pipeline:
+        print(",".join(pipeline(args.opt_level)))
+    log = CompileLog(
+        on_stage=(lambda stage, s: print(f"  {stage:<24} {s * 1000:9.1f} ms", file=sys.stderr))
+        if args.verbose
+        else None
+    )
+    start = time.perf_counter()
+    out = compile(
+        args.model,
+        args.output,
+        target=args.target,
+        opt_level=args.opt_level,
+        shapes=dict(args.shape),
+        emit=args.emit,
+        log=log,
+    )
+    if args.verbose:
+        print(f"  {'total':<24} {(time.perf_counter() - start) * 1000:9.1f} ms", file=sys.stderr)
+    if str(out) != "-":
+        print(f"wrote {out}")
+    return 0

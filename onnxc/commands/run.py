@@ -1,0 +1,67 @@
+"""`onnxc run OUT.so ...`: run a compiled library from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+
+def parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="onnxc run", description="Run a compiled model library.")
+    parser.add_argument("library", help="the .so written by onnxc")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input as a .npy file (repeatable); missing inputs are random",
+    )
+    parser.add_argument("--output-dir", help="write each output as NAME.npy here")
+    parser.add_argument("--repeat", type=int, default=1, help="run N times and print the median latency")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    import numpy as np
+
+    from onnxc.runtime import Session
+
+    args = parser().parse_args(argv)
+    session = Session(args.library)
+    feeds = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise SystemExit(f"onnxc run: expected NAME=FILE.npy, got '{item}'")
+        feeds[name] = np.load(path)
+    rng = np.random.default_rng(0)
+    for arg in session.get_inputs():
+        if arg.name not in feeds:
+            feeds[arg.name] = _random_input(rng, arg.dtype, arg.shape)
+    latencies = []
+    for _ in range(max(1, args.repeat)):
+        start = time.perf_counter()
+        outputs = session.run(None, feeds)
+        latencies.append(time.perf_counter() - start)
+    for arg, value in zip(session.get_outputs(), outputs):
+        if args.output_dir:
+            Path(args.output_dir).mkdir(parents=True, exist_ok=True)
+            np.save(Path(args.output_dir) / f"{arg.name}.npy", value)
+        flat = value.reshape(-1)
+        preview = np.array2string(flat[:8], precision=5, separator=", ")
+        print(f"{arg.name}: {value.dtype}{list(value.shape)} {preview}{' ...' if flat.size > 8 else ''}")
+    if args.repeat > 1:
+        print(f"median latency: {np.median(latencies) * 1000:.3f} ms over {args.repeat} runs")
+    return 0
+
+
+def _random_input(rng, dtype, shape):
+    import numpy as np
+
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    return rng.integers(0, 10, shape).astype(dtype)

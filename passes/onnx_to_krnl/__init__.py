@@ -1,0 +1,5 @@
+"""Op lowerings for convert-onnx-to-krnl, one module per op family (as in
+onnx-mlir's Conversion/ONNXToKrnl). Importing the package registers them all
+in `common.LOWERINGS`."""
+
+from onnxc.passes.onnx_to_krnl import conv, elementwise, matmul, normalization, pooling, reduction, tensor  # noqa: F401

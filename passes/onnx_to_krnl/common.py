@@ -1,0 +1,368 @@
+"""What every op lowering shares: the graph walk (`GraphLowering`, the tensor ->
+memref map), the registry of lowerings (`lowers`), and helpers for broadcast
+indexing, elementwise nests and reshaping copies."""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import onnx.defs
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, i1
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
+from onnxc.dialects.types import is_float, static_shape
+from onnxc.errors import ShapeError, UnsupportedOpError
+from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int
+
+GRAPH_NAME = "main_graph"
+
+MATMUL_COLUMN_TILE = 64
+"""Columns of the output computed per sweep over the reduction dim (MatMul, Gemm)."""
+
+
+# ----------------------------------------------------------------------------- graph walk
+
+
+class GraphLowering:
+    """Lowers one graph function: owns the tensor -> memref map and the top-level builder."""
+
+    def __init__(self, module: ModuleOp, graph: func.FuncOp):
+        self.graph = graph
+        opset = module.attributes.get(OPSET_ATTR)
+        # Hand-written IR may leave the opset out: it then means the newest.
+        self.opset = opset.value.data if isinstance(opset, IntegerAttr) else onnx.defs.onnx_opset_version()
+        terminator = graph.body.block.last_op
+        assert isinstance(terminator, func.ReturnOp)
+        self.outputs: list[SSAValue] = list(terminator.arguments)
+        inputs = list(graph.body.block.args)
+        declared_inputs = self._declared_names("onnx.input_names", len(inputs))
+        declared_outputs = self._declared_names("onnx.output_names", len(self.outputs))
+        self.input_names = declared_inputs or [f"input_{k}" for k in range(len(inputs))]
+        self.output_names = declared_outputs or [f"output_{k}" for k in range(len(self.outputs))]
+
+        described = [(v, f"graph input '{n}'") for v, n in zip(inputs, self.input_names)]
+        described += [(v, f"graph output '{n}'") for v, n in zip(self.outputs, self.output_names)]
+        types = [memref_type_of(value, name=description) for value, description in described]
+        self.function = func.FuncOp(GRAPH_NAME, (types, []))
+        args = self.function.body.block.args
+        self.output_args = args[len(inputs) :]
+        hints = (declared_inputs or [v.name_hint for v in inputs]) + (
+            declared_outputs or [v.name_hint for v in self.outputs]
+        )
+        for arg, hint in zip(args, hints):
+            if SSAValue.is_valid_name(hint):  # ONNX names may be anything, e.g. "0" or "a:b"
+                arg.name_hint = hint
+        self.buffers: dict[SSAValue, SSAValue] = dict(zip(inputs, args))
+        self.destinations = self._output_destinations()
+        entry = self.function.body.block
+        self.top = KernelBuilder(InsertPoint.at_end(entry), ConstantPool(entry))
+
+    def run(self) -> func.FuncOp:
+        """Lower every op in order, then fill the output arguments not yet written."""
+        for op in self.graph.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                continue
+            if not isinstance(op, OnnxOp):
+                raise UnsupportedOpError(f"cannot lower '{op.name}' in @{GRAPH_NAME}")
+            lower = LOWERINGS.get(op.OP_TYPE)
+            if lower is None:
+                raise self.unsupported(op, f"op {op.OP_TYPE} has no lowering")
+            last_before = self.function.body.block.last_op
+            lower(self, op)
+            self._locate_emitted(last_before, op.location)
+        for value, arg in zip(self.outputs, self.output_args):
+            if self.buffers[value] is not arg:
+                copy_reshaped(self.top, self.buffers[value], arg)
+        self.top.insert(func.ReturnOp())
+        return self.function
+
+    def _locate_emitted(self, last_before: Operation | None, location: Attribute) -> None:
+        """Give the ops emitted for a node the node's location (its name), for
+        readers of the IR and for error messages further down the pipeline."""
+        emitted = last_before.next_op if last_before else self.function.body.block.first_op
+        while emitted is not None:
+            if not isinstance(emitted, arith.ConstantOp):  # shared by every node
+                for nested in emitted.walk():
+                    nested.location = location
+            emitted = emitted.next_op
+
+    def _declared_names(self, attr_name: str, count: int) -> list[str] | None:
+        """Graph input or output names from the func attributes, if given."""
+        attr = self.graph.attributes.get(attr_name)
+        if isinstance(attr, ArrayAttr) and len(attr.data) == count:
+            return [a.data for a in attr.data]
+        return None
+
+    def _output_destinations(self) -> dict[SSAValue, SSAValue]:
+        """Graph outputs an op can write in place: result -> output argument.
+
+        Pass-through ops (Identity, Dropout) are looked through, so that the op
+        producing the data writes the output buffer. Graph inputs and constants
+        are not ops that write, and a value returned twice gets one buffer; those
+        outputs are copied at the end.
+        """
+        destinations: dict[SSAValue, SSAValue] = {}
+        for value, arg in zip(self.outputs, self.output_args):
+            source = value
+            while passes_through(source):
+                source = source.owner.input(0)
+            writes = isinstance(source.owner, OnnxOp) and source.owner.OP_TYPE != "Constant"
+            if writes and source not in destinations:
+                destinations[source] = arg
+        return destinations
+
+    # -------------------------------------------------------------- values of ops
+
+    def input(self, op: OnnxOp, index: int) -> SSAValue | None:
+        """The buffer of the index-th ONNX input, None where an optional input is absent."""
+        value = op.input(index)
+        return None if value is None else self.buffers[value]
+
+    def inputs(self, op: OnnxOp) -> list[SSAValue]:
+        """Buffers of every present input (variadic ops)."""
+        return [self.buffers[v] for v in onnx_inputs(op) if v is not None]
+
+    def result(self, op: OnnxOp, index: int = 0) -> SSAValue:
+        """A fresh buffer for a result: its output argument, or a new top-level alloc."""
+        value = op.results[index]
+        buffer = self.destinations.get(value)
+        if buffer is None:
+            buffer = self.top.alloc(memref_type_of(value, op, name=f"result {index}"))
+            buffer.name_hint = value.name_hint
+        self.buffers[value] = buffer
+        return buffer
+
+    def alias(self, value: SSAValue, buffer: SSAValue) -> None:
+        """Let `value` share a buffer of the same shape (buffers are never overwritten)."""
+        self.buffers[value] = buffer
+
+    # ---------------------------------------------------------------------- checks
+
+    def version(self, op: OnnxOp) -> int:
+        """The opset whose semantics `op` follows: the model's, or a later one where
+        the importer moved old attributes to inputs (`onnx.since_version`)."""
+        since = op.attributes.get(SINCE_VERSION_ATTR)
+        return max(self.opset, since.value.data) if isinstance(since, IntegerAttr) else self.opset
+
+    def unsupported(self, op: OnnxOp, message: str) -> UnsupportedOpError:
+        return UnsupportedOpError(f"{message} (opset {self.version(op)})", node=op.node_name, op_type=op.OP_TYPE)
+
+    def shape_error(self, op: OnnxOp, message: str) -> ShapeError:
+        return ShapeError(message, node=op.node_name, op_type=op.OP_TYPE)
+
+    def element_type(self, op: OnnxOp, value: SSAValue, *, ints: bool = True, bools: bool = False) -> Attribute:
+        """The element type of a tensor, if the op supports it: floats, and on request
+        signless integers and bool (unsigned types have no arith ops)."""
+        element = value.type.get_element_type()
+        if is_float(element) or (ints and is_signless_int(element)) or (bools and element == i1):
+            return element
+        raise self.unsupported(op, f"element type {element} is not supported")
+
+    def same_element_type(self, op: OnnxOp, values: Sequence[SSAValue], **kinds: bool) -> Attribute:
+        """The common supported element type of several tensors."""
+        elements = {v.type.get_element_type() for v in values}
+        if len(elements) != 1:
+            raise self.unsupported(op, f"mixed element types {sorted(map(str, elements))}")
+        return self.element_type(op, values[0], **kinds)
+
+
+def memref_type_of(value: SSAValue, op: OnnxOp | None = None, *, name: str = "a value") -> MemRefType:
+    """The memref holding a tensor value (a result of `op`, or the value `name`);
+    its shape must be static."""
+    where = {"node": op.node_name, "op_type": op.OP_TYPE} if op is not None else {}
+    tensor = value.type
+    if not isinstance(tensor, TensorType):
+        raise ShapeError(f"{name} of type {tensor} has no known shape", **where)
+    if not static_shape(tensor.get_shape()):
+        raise ShapeError(f"{name} has dynamic shape {tensor} (pin the symbolic dims of the graph inputs)", **where)
+    return MemRefType(tensor.get_element_type(), tensor.get_shape())
+
+
+def shape_of(buffer: SSAValue) -> tuple[int, ...]:
+    return tuple(buffer.type.get_shape())
+
+
+LoweringFunction = Callable[[GraphLowering, OnnxOp], None]
+LOWERINGS: dict[str, LoweringFunction] = {}
+
+PASS_THROUGH = ("Identity", "Dropout")
+"""Ops whose first result is their first input, in inference."""
+
+
+def passes_through(value: SSAValue) -> bool:
+    """Whether `value` is the first result of a pass-through op."""
+    owner = value.owner
+    return isinstance(owner, OnnxOp) and owner.OP_TYPE in PASS_THROUGH and value is owner.results[0]
+
+
+def lowers(*op_types: str) -> Callable[[LoweringFunction], LoweringFunction]:
+    """Register a lowering function for op types."""
+
+    def register(function: LoweringFunction) -> LoweringFunction:
+        for op_type in op_types:
+            LOWERINGS[op_type] = function
+        return function
+
+    return register
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+@dataclass(frozen=True)
+class Operand:
+    """A buffer read in a loop nest over an output: its dim d is indexed by the
+    output's induction variable axes[d], or by 0 where axes[d] is None."""
+
+    buffer: SSAValue
+    axes: tuple[int | None, ...]
+
+    @staticmethod
+    def whole(buffer: SSAValue) -> Operand:
+        """Indexed dim for dim by a nest of the same shape."""
+        return Operand(buffer, tuple(range(len(shape_of(buffer)))))
+
+    def load(self, builder: KernelBuilder, ivs: Sequence[SSAValue]) -> SSAValue:
+        return builder.load(self.buffer, broadcast_index(self.axes, ivs))
+
+
+def broadcast_index(axes: Sequence[int | None], ivs: Sequence[SSAValue]) -> list[Bound]:
+    """Indices of a broadcast operand: the iv of each axis, 0 for a stretched unit dim."""
+    return [0 if axis is None else ivs[axis] for axis in axes]
+
+
+def broadcast_axes(
+    g: GraphLowering, op: OnnxOp, shape: Sequence[int], out_shape: Sequence[int]
+) -> tuple[int | None, ...]:
+    """numpy broadcasting (dims aligned from the right): the out axis indexing each
+    dim of `shape`, None for a stretched unit dim."""
+    offset = len(out_shape) - len(shape)
+    if offset < 0 or any(d not in (1, out_shape[offset + k]) for k, d in enumerate(shape)):
+        raise g.shape_error(op, f"cannot broadcast {list(shape)} to {list(out_shape)}")
+    return tuple(None if d == 1 and out_shape[offset + k] != 1 else offset + k for k, d in enumerate(shape))
+
+
+def broadcast(g: GraphLowering, op: OnnxOp, buffer: SSAValue, out_shape: Sequence[int]) -> Operand:
+    return Operand(buffer, broadcast_axes(g, op, shape_of(buffer), out_shape))
+
+
+ScalarFunction = Callable[[KernelBuilder, list[SSAValue]], SSAValue]
+"""(builder in the loop body, loaded operand values) -> value to store."""
+
+
+def elementwise(builder: KernelBuilder, out: SSAValue, operands: Sequence[Operand], compute: ScalarFunction) -> None:
+    """out[i...] = compute(operands loaded at i...) over the whole of `out`."""
+    ivs, body = builder.loop_nest(shape_of(out))
+    body.store(compute(body, [operand.load(body, ivs) for operand in operands]), out, ivs)
+
+
+def fill(builder: KernelBuilder, out: SSAValue, value: SSAValue) -> None:
+    """Every element of `out` := value (a scalar defined outside the loops)."""
+    elementwise(builder, out, [], lambda body, _: value)
+
+
+def linearize(builder: KernelBuilder, ivs: Sequence[Bound], sizes: Sequence[int]) -> Bound:
+    """Row-major offset of ivs within dims of `sizes`."""
+    offset: Bound = 0
+    for iv, size in zip(ivs, sizes):
+        offset = builder.add(builder.mul(offset, size), iv)
+    return offset
+
+
+def delinearize(builder: KernelBuilder, offset: Bound, sizes: Sequence[int]) -> list[Bound]:
+    """Indices of a row-major offset (less than prod(sizes)) within dims of `sizes`."""
+    indices = []
+    for k, size in enumerate(sizes):
+        index = builder.div(offset, pymath.prod(sizes[k + 1 :]))
+        indices.append(index if k == 0 else builder.rem(index, size))
+    return indices
+
+
+def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """Split two shapes of the same element count into consecutive groups of dims
+    with equal element counts, as small as possible: [2,3,4] -> [6,4] gives
+    ([0,1],[0]), ([2],[1]). Within a group a reshape is a (de)linearization."""
+    src_counts = [pymath.prod(src[:k]) for k in range(len(src) + 1)]
+    dst_counts = [pymath.prod(dst[:k]) for k in range(len(dst) + 1)]
+    groups: list[tuple[list[int], list[int]]] = []
+    src_dims: list[int] = []
+    dst_dims: list[int] = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        if j == len(dst) or (i < len(src) and src_counts[i] <= dst_counts[j]):
+            src_dims.append(i)
+            i += 1
+        else:
+            dst_dims.append(j)
+            j += 1
+        if src_counts[i] == dst_counts[j]:
+            groups.append((src_dims, dst_dims))
+            src_dims, dst_dims = [], []
+    return groups
+
+
+def copy_reshaped(builder: KernelBuilder, src: SSAValue, dst: SSAValue) -> None:
+    """Copy src into dst of the same element count in row-major order (a plain copy
+    when shapes are equal). The nest runs over the shape with more dims, so that
+    the common cases (flatten, split a dim, add unit dims) need no division."""
+    src_shape, dst_shape = shape_of(src), shape_of(dst)
+    if pymath.prod(src_shape) == 0:
+        return
+    walk_src = len(src_shape) > len(dst_shape)
+    ivs, body = builder.loop_nest(src_shape if walk_src else dst_shape)
+    src_index: list[Bound] = []
+    dst_index: list[Bound] = []
+    for src_dims, dst_dims in reshape_groups(src_shape, dst_shape):
+        walked, other = (src_dims, dst_dims) if walk_src else (dst_dims, src_dims)
+        walked_shape, other_shape = (src_shape, dst_shape) if walk_src else (dst_shape, src_shape)
+        here = [ivs[d] for d in walked]
+        offset = linearize(body, here, [walked_shape[d] for d in walked])
+        there = delinearize(body, offset, [other_shape[d] for d in other])
+        src_index += here if walk_src else there
+        dst_index += there if walk_src else here
+    body.store(body.load(src, src_index), dst, dst_index)
+
+
+def constant_array(value: SSAValue) -> np.ndarray | None:
+    """The value of a tensor defined by onnx.Constant with a `value` attribute, else None."""
+    owner = value.owner
+    if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant" and "value" in owner.attributes:
+        return tensor_value(owner, owner.attributes["value"])
+    return None
+
+
+def normalized_axis(g: GraphLowering, op: OnnxOp, axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise g.shape_error(op, f"axis {axis} out of range for rank {rank}")
+    return axis % rank
+
+
+# ------------------------------------------------------------------------ elementwise ops
+
+
+def broadcast_inputs(g: GraphLowering, op: OnnxOp, out_shape: Sequence[int]) -> list[Operand]:
+    """The present inputs of an elementwise op as operands of a nest over its output:
+    numpy broadcasting, except before opset 7 where, with `broadcast` and `axis`,
+    the second input's dims line up with the output's from `axis` on."""
+    legacy_axis = g.version(op) < 7 and op.attr("broadcast", 0) and "axis" in op.attributes
+    operands = []
+    for position, value in enumerate(v for v in onnx_inputs(op) if v is not None):
+        buffer, aligned_to = g.buffers[value], out_shape
+        if legacy_axis and position == 1:
+            axis = normalized_axis(g, op, op.attr("axis"), len(out_shape))
+            aligned_to = out_shape[: axis + len(shape_of(buffer))]
+        operands.append(broadcast(g, op, buffer, aligned_to))
+    return operands
+
+
+def lower_elementwise(g: GraphLowering, op: OnnxOp, compute: ScalarFunction, *, ints: bool) -> None:
+    """Lower an op whose output is a function of its broadcast inputs, element by element."""
+    g.same_element_type(op, [*(v for v in onnx_inputs(op) if v is not None), op.results[0]], ints=ints)
+    out = g.result(op)
+    elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), compute)

@@ -1,0 +1,140 @@
+"""MatMul and Gemm: contractions with column tiling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.passes.krnl_builder import Bound
+from onnxc.passes.onnx_to_krnl.common import (
+    MATMUL_COLUMN_TILE,
+    GraphLowering,
+    broadcast,
+    broadcast_axes,
+    broadcast_index,
+    elementwise,
+    fill,
+    lowers,
+    shape_of,
+)
+
+# ------------------------------------------------------------------ MatMul and Gemm
+
+
+IndexFunction = Callable[[list[SSAValue], SSAValue], list[Bound]]
+"""(output ivs, reduction iv) -> indices of an operand."""
+
+
+def contract(
+    g: GraphLowering,
+    out: SSAValue,
+    reduction_size: int,
+    lhs: tuple[SSAValue, IndexFunction],
+    rhs: tuple[SSAValue, IndexFunction],
+    *,
+    row_axis: int | None,
+    column_axis: int | None,
+    alpha: float = 1.0,
+) -> None:
+    """out[i...] += alpha * sum_k lhs[..k..] * rhs[..k..], accumulating in `out`.
+
+    Schedule: the column loop is blocked and the reduction loop sits between
+    its tile loops, so that the innermost loop walks a row of `rhs` and of
+    `out` with unit stride while a tile of `rhs` columns stays in cache across
+    rows: (batch..., column tile, row, k, column).
+    """
+    nest = g.top.loops([*shape_of(out), reduction_size])
+    *out_loops, k_loop = nest.loops
+    batch = [loop for axis, loop in enumerate(out_loops) if axis not in (row_axis, column_axis)]
+    row = [] if row_axis is None else [out_loops[row_axis]]
+    if column_axis is None:
+        nest.permute([*batch, *row, k_loop])
+    else:
+        column_outer, column_inner = nest.block(out_loops[column_axis], MATMUL_COLUMN_TILE)
+        nest.permute([*batch, column_outer, *row, k_loop, column_inner])
+    (*ivs, k), body = nest.iterate()
+    (lhs_buffer, lhs_index), (rhs_buffer, rhs_index) = lhs, rhs
+    left = body.load(lhs_buffer, lhs_index(ivs, k))
+    if alpha != 1.0:
+        left = body.mul(left, body.constant(alpha, left.type))
+    product = body.mul(left, body.load(rhs_buffer, rhs_index(ivs, k)))
+    body.store(body.add(body.load(out, ivs), product), out, ivs)
+
+
+@lowers("MatMul")
+def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
+    """numpy.matmul: batch dims broadcast; a 1-D lhs is a row, a 1-D rhs a column,
+    and the dim they add is absent from the result."""
+    a, b = g.input(op, 0), g.input(op, 1)
+    element = g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
+    out = g.result(op)
+    a_shape, b_shape, out_shape = shape_of(a), shape_of(b), shape_of(out)
+    if not a_shape or not b_shape:
+        raise g.shape_error(op, "MatMul of a scalar")
+    reduction = a_shape[-1]
+    has_rows, has_columns = len(a_shape) > 1, len(b_shape) > 1
+    batch_rank = len(out_shape) - has_rows - has_columns
+    expected_tail = a_shape[-2:-1] if has_rows else ()
+    expected_tail += b_shape[-1:] if has_columns else ()
+    b_reduction = b_shape[-2] if has_columns else b_shape[0]
+    if batch_rank < 0 or reduction != b_reduction or out_shape[batch_rank:] != expected_tail:
+        raise g.shape_error(op, f"MatMul of {list(a_shape)} and {list(b_shape)} into {list(out_shape)}")
+    batch_shape = out_shape[:batch_rank]
+    a_axes = broadcast_axes(g, op, a_shape[:-2], batch_shape)
+    b_axes = broadcast_axes(g, op, b_shape[:-2], batch_shape)
+
+    def a_index(ivs: list[SSAValue], k: SSAValue) -> list[Bound]:
+        return [*broadcast_index(a_axes, ivs), *([ivs[batch_rank]] if has_rows else []), k]
+
+    def b_index(ivs: list[SSAValue], k: SSAValue) -> list[Bound]:
+        return [*broadcast_index(b_axes, ivs), k, *([ivs[-1]] if has_columns else [])]
+
+    fill(g.top, out, g.top.constant(0, element))
+    contract(
+        g,
+        out,
+        reduction,
+        (a, a_index),
+        (b, b_index),
+        row_axis=batch_rank if has_rows else None,
+        column_axis=len(out_shape) - 1 if has_columns else None,
+    )
+
+
+@lowers("Gemm")
+def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
+    """Y = alpha * A' @ B' + beta * C, with A' = A or A^T, B' = B or B^T, C broadcast to Y."""
+    a, b, c = g.input(op, 0), g.input(op, 1), g.input(op, 2)
+    alpha, beta = op.attr("alpha", 1.0), op.attr("beta", 1.0)
+    transpose_a, transpose_b = op.attr("transA", 0), op.attr("transB", 0)
+    element = g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=alpha == beta == 1.0)
+    out = g.result(op)
+    a_shape, b_shape, out_shape = shape_of(a), shape_of(b), shape_of(out)
+    if len(a_shape) != 2 or len(b_shape) != 2:
+        raise g.shape_error(op, f"Gemm of {list(a_shape)} and {list(b_shape)}")
+    rows, reduction = reversed(a_shape) if transpose_a else a_shape
+    b_reduction, columns = reversed(b_shape) if transpose_b else b_shape
+    if reduction != b_reduction or out_shape != (rows, columns):
+        raise g.shape_error(op, f"Gemm of {list(a_shape)} and {list(b_shape)} into {list(out_shape)}")
+
+    if c is not None and beta != 0.0:
+        c_operand = broadcast(g, op, c, out_shape)
+        if beta == 1.0:
+            elementwise(g.top, out, [c_operand], lambda _, xs: xs[0])
+        else:
+            scale = g.top.constant(beta, element)
+            elementwise(g.top, out, [c_operand], lambda body, xs: body.mul(xs[0], scale))
+    else:
+        fill(g.top, out, g.top.constant(0, element))
+    contract(
+        g,
+        out,
+        reduction,
+        (a, lambda ivs, k: [k, ivs[0]] if transpose_a else [ivs[0], k]),
+        (b, lambda ivs, k: [ivs[1], k] if transpose_b else [k, ivs[1]]),
+        row_axis=0,
+        column_axis=1,
+        alpha=alpha,
+    )

@@ -1,0 +1,76 @@
+"""MaxPool, AveragePool and the global pools over sliding windows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Attribute, SSAValue
+
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
+
+
+def count_as_float(builder: KernelBuilder, ranges: Sequence[tuple[Bound, Bound]], element: Attribute) -> SSAValue:
+    """Number of points in a box of index ranges, as a float scalar."""
+    count: Bound = 1
+    for low, high in ranges:
+        count = builder.mul(count, builder.sub(high, low))
+    if isinstance(count, int):
+        return builder.constant(count, element)
+    return builder.index_to_float(count, element)
+
+
+def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow] | None = None) -> None:
+    """Max or average over sliding windows of each (n, c) plane. `windows`
+    defaults to those of the op's attributes (global pools pass whole planes)."""
+    x = g.input(op, 0)
+    element = g.same_element_type(op, [op.input(0), op.results[0]], ints=kind == "max")
+    out = g.result(op)
+    (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
+    if not input_sizes or out_shape[:2] != (batch, channels):
+        raise g.shape_error(op, f"input {list(shape_of(x))}, output {list(out_shape)}")
+    if windows is None:
+        kernel = op.attr("kernel_shape")
+        if kernel is None or len(kernel) != len(input_sizes):
+            raise g.shape_error(op, f"kernel_shape {kernel} for {len(input_sizes)} spatial dims")
+        windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel, ceil_mode=bool(op.attr("ceil_mode", 0)))
+
+    ivs, body = g.top.loop_nest(out_shape)
+    n, c, *out_position = ivs
+    starts = [w.start(body, o) for w, o in zip(windows, out_position)]
+    ranges = [w.data_range(body, s) for w, s in zip(windows, starts)]
+    combine = "max" if kind == "max" else "add"
+
+    def accumulate(b: KernelBuilder, offsets: list[Bound], acc: SSAValue) -> SSAValue:
+        positions = [w.position(b, s, k) for w, s, k in zip(windows, starts, offsets)]
+        return b.binary(combine, acc, b.load(x, [n, c, *positions]))
+
+    init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
+    result = body.reduce(ranges, init, accumulate)
+    if kind == "average":
+        if op.attr("count_include_pad", 0):
+            ranges = [w.padded_range(body, s) for w, s in zip(windows, starts)]
+        result = body.div(result, count_as_float(body, ranges, element))
+    body.store(result, out, ivs)
+
+
+@lowers("MaxPool")
+def lower_max_pool(g: GraphLowering, op: OnnxOp) -> None:
+    if len(op.results) > 1 and op.results[1].uses:
+        raise g.unsupported(op, "MaxPool Indices output")
+    lower_pool(g, op, "max")
+
+
+@lowers("AveragePool")
+def lower_average_pool(g: GraphLowering, op: OnnxOp) -> None:
+    lower_pool(g, op, "average")
+
+
+@lowers("GlobalMaxPool", "GlobalAveragePool")
+def lower_global_pool(g: GraphLowering, op: OnnxOp) -> None:
+    """A pool whose one window covers the whole plane."""
+    input_sizes = shape_of(g.input(op, 0))[2:]
+    windows = [SlidingWindow(size, 1, size) for size in input_sizes]
+    lower_pool(g, op, "max" if op.OP_TYPE == "GlobalMaxPool" else "average", windows)

@@ -1,0 +1,121 @@
+"""Sliding-window geometry shared by Conv and pooling: strides, dilations, pads, auto_pad."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import GraphLowering
+
+# ------------------------------------------------------------------ sliding windows
+
+
+@dataclass(frozen=True)
+class SlidingWindow:
+    """One spatial axis of a Conv or pooling window: output position o reads input
+    positions o*stride - pad_begin + k*dilation for kernel offsets k in [0, kernel)."""
+
+    input_size: int
+    output_size: int
+    kernel: int
+    stride: int = 1
+    dilation: int = 1
+    pad_begin: int = 0
+    pad_end: int = 0
+
+    def start(self, builder: KernelBuilder, out_iv: Bound) -> Bound:
+        """Input position of the window's first offset (out_iv is 0 when there is one window)."""
+        out_position = 0 if self.output_size == 1 else out_iv
+        return builder.sub(builder.mul(out_position, self.stride), self.pad_begin)
+
+    def position(self, builder: KernelBuilder, start: Bound, offset: Bound) -> Bound:
+        return builder.add(start, builder.mul(offset, self.dilation))
+
+    def kernel_range(self, builder: KernelBuilder, start: Bound, lower: int, upper: int) -> tuple[Bound, Bound]:
+        """Offsets [lo, hi) whose position lies in [lower, upper): constants where no
+        window reaches past that bound, so unpadded windows cost no arithmetic."""
+        low: Bound = 0
+        if -self.pad_begin < lower:
+            low = builder.ceil_div(builder.max(builder.sub(lower, start), 0), self.dilation)
+        high: Bound = self.kernel
+        if self.last_position >= upper:
+            reach = builder.ceil_div(builder.max(builder.sub(upper, start), 0), self.dilation)
+            high = builder.min(reach, self.kernel)
+        return low, high
+
+    @property
+    def last_position(self) -> int:
+        """The input position the last offset of the last window reads."""
+        return (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
+
+    def shift(self, builder: KernelBuilder, offset: Bound) -> Bound:
+        """For kernel offset `offset`, output position o reads input o*stride - shift."""
+        return builder.sub(self.pad_begin, builder.mul(offset, self.dilation))
+
+    def output_range(self, builder: KernelBuilder, shift: Bound) -> tuple[Bound, Bound]:
+        """Output positions [lo, hi) at which the kernel offset of `shift` reads the
+        input (not the padding); constants where no window reaches the padding."""
+        # o*stride - shift is in [0, input_size) iff
+        # o >= ceil(shift / stride) and o < ceil((input_size + shift) / stride).
+        low: Bound = 0
+        if self.pad_begin > 0:
+            low = builder.ceil_div(builder.max(shift, 0), self.stride)
+        high: Bound = self.output_size
+        if self.last_position >= self.input_size:
+            reach = builder.ceil_div(builder.max(builder.add(shift, self.input_size), 0), self.stride)
+            high = builder.min(reach, self.output_size)
+        return low, high
+
+    def data_range(self, builder: KernelBuilder, start: Bound) -> tuple[Bound, Bound]:
+        """Offsets that read the input (not the padding)."""
+        return self.kernel_range(builder, start, 0, self.input_size)
+
+    def padded_range(self, builder: KernelBuilder, start: Bound) -> tuple[Bound, Bound]:
+        """Offsets within input and explicit padding (AveragePool count_include_pad)."""
+        return self.kernel_range(builder, start, -self.pad_begin, self.input_size + self.pad_end)
+
+
+def sliding_windows(
+    g: GraphLowering,
+    op: OnnxOp,
+    input_sizes: Sequence[int],
+    output_sizes: Sequence[int],
+    kernel: Sequence[int],
+    *,
+    ceil_mode: bool = False,
+) -> list[SlidingWindow]:
+    """Window geometry from the strides, dilations, pads and auto_pad attributes;
+    checks that it yields the output sizes shape inference gave."""
+    rank = len(kernel)
+    strides = op.attr("strides") or [1] * rank
+    dilations = op.attr("dilations") or [1] * rank
+    pads = op.attr("pads") or [0] * (2 * rank)
+    auto_pad = op.attr("auto_pad") or "NOTSET"
+    if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
+        raise g.shape_error(op, f"strides/dilations/pads do not match {rank} spatial dims")
+    if min(strides) < 1 or min(dilations) < 1 or min(pads) < 0 or min(kernel) < 1:
+        raise g.unsupported(op, "non-positive strides, dilations or kernel, or negative pads")
+
+    windows = []
+    for d in range(rank):
+        size, stride = input_sizes[d], strides[d]
+        extent = (kernel[d] - 1) * dilations[d] + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            expected = -(-size // stride)
+            total = max(0, (expected - 1) * stride + extent - size)
+            begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+            end = total - begin
+        elif auto_pad in ("VALID", "NOTSET"):
+            begin, end = (0, 0) if auto_pad == "VALID" else (pads[d], pads[d + rank])
+            span = size + begin + end - extent
+            expected = (-(-span // stride) if ceil_mode else span // stride) + 1
+            if ceil_mode and (expected - 1) * stride >= size + begin:
+                expected -= 1  # the last window must start inside the input or its begin padding
+        else:
+            raise g.unsupported(op, f"auto_pad '{auto_pad}'")
+        if output_sizes[d] != expected:
+            raise g.shape_error(op, f"spatial dim {d}: output size {output_sizes[d]}, attributes give {expected}")
+        windows.append(SlidingWindow(size, expected, kernel[d], stride, dilations[d], begin, end))
+    return windows
