@@ -62,11 +62,13 @@ class GraphLowering:
         self.destinations = self._output_destinations()
         entry = self.function.body.block
         self.top = KernelBuilder(InsertPoint.at_end(entry), ConstantPool(entry))
+        self.fused: set[Operation] = set()
+        """Ops a lowering has computed as part of another's kernel (an epilogue): skipped."""
 
     def run(self) -> func.FuncOp:
         """Lower every op in order, then fill the output arguments not yet written."""
         for op in self.graph.body.block.ops:
-            if isinstance(op, func.ReturnOp):
+            if isinstance(op, func.ReturnOp) or op in self.fused:
                 continue
             if not isinstance(op, OnnxOp):
                 raise UnsupportedOpError(f"cannot lower '{op.name}' in @{GRAPH_NAME}")

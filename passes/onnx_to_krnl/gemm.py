@@ -1,0 +1,173 @@
+"""Conv, MatMul and Gemm as `krnl.matmul`: the register-blocked GEMM kernel.
+
+Conv (2-D, one group, constant weights) is C[M, OH*OW] = W[M, C*KH*KW] x
+im2col(X) per image: its weights are packed at compile time into the
+kernel's row panels [ceil(M/mr), K, mr], and a 1x1 stride-1 unpadded conv
+reads the image in place as the matrix [C, H*W].
+
+Epilogue fusion, decided here and nowhere else: when the Conv's result has a
+single use and that user is a BatchNormalization with constant statistics
+(inference), its scale and shift are folded into the packed weights and the
+bias; then, when the (folded) result's single user is a Relu or a Clip with
+constant bounds, the clamp goes into the kernel's store. Fused ops are added
+to `GraphLowering.fused` (their lowering is skipped) and the kernel writes
+the last fused op's result buffer. A value with one use is not a graph output
+(returning it would be a second use), so no intermediate is lost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import Float32Type, MemRefType, f32
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.krnl import GlobalOp, MatmulOp
+from onnxc.dialects.onnx import OnnxOp, WeightStore
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
+from onnxc.passes.onnx_to_krnl.windows import sliding_windows
+
+TILE_ROWS = 6
+"""mr: rows of a register tile (the vectors per row are the target's, see codegen/gemm.py)."""
+REDUCTION_BLOCK = 256
+"""kc: reduction steps per pass over a tile; a kc x nr B tile is 64 KB at most (L2-resident)."""
+COLUMN_BLOCK = 512
+"""nc: columns per block; the kc x nc B block (512 KB) fits a 1 MB L2. A multiple of every nr."""
+
+
+def _single_user(value: SSAValue) -> OnnxOp | None:
+    """The op that is `value`'s only use, if it is an onnx op."""
+    uses = list(value.uses)
+    if len(uses) == 1 and isinstance(uses[0].operation, OnnxOp):
+        return uses[0].operation
+    return None
+
+
+def _fold_batch_norm(g: GraphLowering, norm: OnnxOp) -> tuple[np.ndarray, np.ndarray] | None:
+    """(scale, shift) per channel of an inference BatchNormalization with constant
+    statistics: y = x * scale + shift. None when it cannot be folded."""
+    if norm.attr("training_mode", 0) or norm.attr("spatial", 1) == 0 or any(r.uses for r in norm.results[1:]):
+        return None
+    params = [constant_array(norm.input(k)) for k in range(1, 5)]
+    if any(p is None or p.ndim != 1 for p in params):
+        return None
+    gamma, beta, mean, var = (p.astype(np.float64) for p in params)
+    scale = gamma / np.sqrt(var + norm.attr("epsilon", 1e-5))
+    return scale, beta - mean * scale
+
+
+def _clip_bounds(g: GraphLowering, op: OnnxOp) -> tuple[float, float] | None:
+    """The clamp of a Relu or a Clip with constant (or absent) bounds."""
+    if op.OP_TYPE == "Relu":
+        return 0.0, float("inf")
+    if op.OP_TYPE != "Clip":
+        return None
+    if g.version(op) < 11:
+        return float(op.attr("min", float("-inf"))), float(op.attr("max", float("inf")))
+    bounds = []
+    for index, default in ((1, float("-inf")), (2, float("inf"))):
+        value = op.input(index)
+        if value is None:
+            bounds.append(default)
+            continue
+        array = constant_array(value)
+        if array is None or array.size != 1:
+            return None
+        bounds.append(float(array.reshape(-1)[0]))
+    return bounds[0], bounds[1]
+
+
+def _global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str) -> SSAValue:
+    """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    handle = WeightStore.of(op).add(array, hint)
+    return g.top.insert(GlobalOp(handle, MemRefType(f32, array.shape))).result
+
+
+def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
+    """Lower a Conv (and the ops fused into it) to krnl.matmul; False if it does not apply."""
+    x_value, w_value = op.input(0), op.input(1)
+    weights = constant_array(w_value)
+    bias = constant_array(op.input(2)) if op.input(2) is not None else np.zeros(0)
+    x_shape, out_shape = shape_of(g.buffers[x_value]), tuple(op.results[0].type.get_shape())
+    if (
+        weights is None
+        or bias is None
+        or weights.dtype != np.float32
+        or not isinstance(x_value.type.get_element_type(), Float32Type)
+        or len(x_shape) != 4
+        or weights.ndim != 4
+        or op.attr("group", 1) != 1
+        or x_shape[1] != weights.shape[1]
+        or len(out_shape) != 4
+        or out_shape[:2] != (x_shape[0], weights.shape[0])
+        or op.attr("kernel_shape") not in (None, list(weights.shape[2:]))
+        or bias.size not in (0, weights.shape[0])
+    ):
+        return False
+    batch, channels, height, width = x_shape
+    out_channels, _, kernel_h, kernel_w = weights.shape
+    window_y, window_x = sliding_windows(g, op, (height, width), out_shape[2:], (kernel_h, kernel_w))
+
+    # Fusion: BatchNormalization, then Relu/Clip.
+    matrix = weights.reshape(out_channels, -1).astype(np.float64)
+    shift = bias.astype(np.float64) if bias.size else np.zeros(out_channels)
+    last, fused = op, []
+    user = _single_user(op.results[0])
+    if user is not None and user.OP_TYPE == "BatchNormalization" and user.input(0) is op.results[0]:
+        folded = _fold_batch_norm(g, user)
+        if folded is not None and folded[0].shape == (out_channels,):
+            scale, offset = folded
+            matrix, shift = matrix * scale[:, None], shift * scale + offset
+            last, fused = user, [user]
+    clip = (float("-inf"), float("inf"))
+    user = _single_user(last.results[0])
+    if user is not None and user.input(0) is last.results[0]:
+        bounds = _clip_bounds(g, user)
+        if bounds is not None:
+            clip, last, fused = bounds, user, [*fused, user]
+    g.fused.update(fused)
+
+    reduction = matrix.shape[1]
+    tiles = -(-out_channels // TILE_ROWS)
+    padded = np.zeros((tiles * TILE_ROWS, reduction))
+    padded[:out_channels] = matrix
+    panels = padded.reshape(tiles, TILE_ROWS, reduction).transpose(0, 2, 1)
+    a = _global(g, op, panels, f"{op.node_name or 'conv'}_panels")
+    bias_buffer = _global(g, op, shift, f"{op.node_name or 'conv'}_bias")
+    out = g.result(last)
+    for value in (op.results[0], *(f.results[0] for f in fused)):
+        g.alias(value, out)
+
+    columns = window_y.output_size * window_x.output_size
+    in_place = (kernel_h, kernel_w) == (1, 1) and all(
+        w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
+    )
+    block = min(REDUCTION_BLOCK, reduction)
+    scratch = None
+    if not in_place:
+        padded_columns = -(-min(COLUMN_BLOCK, columns) // 64) * 64
+        scratch = g.top.alloc(MemRefType(f32, [block * padded_columns]))
+    image, result = channels * height * width, out_channels * columns
+    g.top.insert(
+        MatmulOp(
+            a,
+            g.buffers[x_value],
+            out,
+            sizes=[out_channels, columns, reduction],
+            tile=[TILE_ROWS, block, COLUMN_BLOCK],
+            a_layout="panels",
+            b_access="rows" if in_place else "im2col",
+            ldb=height * width if in_place else 0,
+            conv=[] if in_place else [
+                channels, height, width, window_y.output_size, window_x.output_size, kernel_h, kernel_w,
+                window_y.stride, window_x.stride, window_y.dilation, window_x.dilation,
+                window_y.pad_begin, window_x.pad_begin,
+            ],
+            ldc=columns,
+            batch=[v for n in range(batch) for v in (0, n * image, n * result)],
+            clip=clip,
+            scratch=scratch,
+            bias=bias_buffer,
+        )
+    )
+    return True
