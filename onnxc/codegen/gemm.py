@@ -122,7 +122,7 @@ class MatmulPlan:
 class MatmulEmitter:
     """Emits one krnl.matmul into the function `builder` is in, with helper functions in `module`."""
 
-    def __init__(self, module: ir.Module, builder: ir.IRBuilder, plan: MatmulPlan, name: str, declare):
+    def __init__(self, module: ir.Module, builder: ir.IRBuilder, plan: MatmulPlan, name: str, declare, kernels: dict):
         self.module = module
         self.b = builder
         self.p = plan
@@ -130,7 +130,7 @@ class MatmulEmitter:
         self.declare = declare
         self.vector = ir.VectorType(F32, plan.vw)
         self.mask_type = ir.VectorType(I1, plan.vw)
-        self.kernels: dict[tuple[int, bool], ir.Function] = {}
+        self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
         self.packing: ir.Function | None = None
 
     # ------------------------------------------------------------------ helpers
@@ -165,8 +165,8 @@ class MatmulEmitter:
         fn = self.declare(name, ir.VoidType(), [self.vector, PTR, I32, self.mask_type])
         b.call(fn, [value, pointer, ir.Constant(I32, 4), mask])
 
-    def function(self, suffix: str, args: list[ir.Type]) -> tuple[ir.Function, ir.IRBuilder]:
-        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), f"{self.name}.{suffix}")
+    def function(self, name: str, args: list[ir.Type]) -> tuple[ir.Function, ir.IRBuilder]:
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), name)
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
         for arg in fn.args:
@@ -216,7 +216,12 @@ class MatmulEmitter:
             else:
                 b_tile = self.gep(b, b_in, b.add(b.mul(pc, _const(p.ldb)), jr))
             c_tile = self.gep(b, c, b.add(b.mul(ir_, _const(p.ldc)), jr))
-            args = [a_tile, b_tile, c_tile, kc, first, last, valid, ir_]
+            if p.a_panels:
+                a_rows, a_columns = 1, p.mr
+            else:
+                a_rows, a_columns = p.a_strides
+            b_stride = p.nr if p.im2col else p.ldb
+            args = [a_tile, b_tile, c_tile, kc, first, last, valid, ir_, *map(_const, (a_rows, a_columns, b_stride, p.ldc))]
             if bias is not None:
                 args.append(bias)
             full = b.icmp_signed(">=", valid, _const(p.nr))
@@ -229,32 +234,38 @@ class MatmulEmitter:
     # ------------------------------------------------------------- micro-kernel
 
     def micro_kernel(self, rows: int, masked: bool) -> ir.Function:
-        """C tile (rows x nr) = epilogue(init + A tile (rows x kc) * B tile (kc x nr))."""
-        key = (rows, masked)
+        """C tile (rows x nr) = epilogue(init + A tile (rows x kc) * B tile (kc x nr)).
+
+        Strides are arguments, so that one kernel per variant serves every
+        krnl.matmul of the module (compile time grows with distinct kernels).
+        """
+        p = self.p
+        key = (rows, masked, p.im2col, p.has_bias, p.accumulate, p.clip)
         if key in self.kernels:
             return self.kernels[key]
-        p = self.p
-        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64] + ([PTR] if p.has_bias else [])
-        fn, b = self.function(f"tile{rows}{'m' if masked else ''}", args)
+        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
+        suffix = f"r{rows}{'m' if masked else ''}{'p' if p.im2col else ''}{'b' if p.has_bias else ''}"
+        suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
+        fn, b = self.function(f"onnxc.gemm.{suffix}", args)
+        fn.attributes.add("noinline")
         self.kernels[key] = fn
-        a, b_tile, c, kc, first, last, valid, row0, *bias = fn.args
-        b_stride = p.nr if p.im2col else p.ldb
+        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, ldc, *bias = fn.args
         masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(p.nv)] if masked else None
+        a_pointers = [self.gep(b, a, b.mul(a_rows, _const(r))) for r in range(rows)]
 
         def b_vector(bb: ir.IRBuilder, row: ir.Value, v: int) -> ir.Value:
-            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, _const(b_stride)), _const(v * p.vw)))
+            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), _const(v * p.vw)))
             if masked and not p.im2col:  # packed panels are zero-padded, rows are not
                 return self.masked_load(bb, pointer, masks[v])
             return bb.load(pointer, typ=self.vector, align=p.vw * 4 if p.im2col else 4)
 
         def a_scalar(bb: ir.IRBuilder, kk: ir.Value, r: int) -> ir.Value:
-            if p.a_panels:
-                index = bb.add(bb.mul(kk, _const(p.mr)), _const(r))
-            else:
-                index = bb.add(bb.mul(kk, _const(p.a_strides[1])), _const(r * p.a_strides[0]))
-            return bb.load(self.gep(bb, a, index), typ=F32, align=4)
+            return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, a_columns)), typ=F32, align=4)
 
-        c_pointers = [[self.gep(b, c, r * p.ldc + v * p.vw) for v in range(p.nv)] for r in range(rows)]
+        c_pointers = [
+            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(p.nv)]
+            for r in range(rows)
+        ]
         zero = ir.Constant(self.vector, None)
         init = []
         for r in range(rows):
@@ -329,7 +340,7 @@ class MatmulEmitter:
         if self.packing is not None:
             return self.packing
         p = self.p
-        fn, b = self.function("pack", [PTR, PTR, I64, I64, I64])
+        fn, b = self.function(f"{self.name}.pack", [PTR, PTR, I64, I64, I64])
         self.packing = fn
         image, scratch, jc, pc, kc = fn.args
         _, height, width, _, out_w, kh, kw, sh, sw, dh, dw, ph, pw = p.conv

@@ -410,7 +410,7 @@ def _values_from_outside(op: Operation) -> list[SSAValue]:
 def _emit_matmul(t: _FunctionTranslator, op: MatmulOp) -> None:
     plan = MatmulPlan.of(op, t.parent.target)
     name = t.builder.function.name
-    emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare)
+    emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
     optional = [t.get(v) if v is not None else None for v in (op.scratch, op.bias)]
     emitter.emit(t.get(op.a), t.get(op.b), t.get(op.c), *optional)
 
@@ -847,6 +847,7 @@ class _ModuleTranslator:
         self.weights = WeightTable()
         self._weight_offsets: dict[Attribute, int] = {}
         self._weights_symbol: ir.GlobalVariable | None = None
+        self.gemm_kernels: dict = {}  # see gemm.MatmulEmitter.micro_kernel
 
     def declare(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
         """The function `name` of the module, declared on first use."""
