@@ -430,6 +430,13 @@ class EntryPointOp(IRDLOperation):
         )
 
 
+def matmul_scratch_pitch(columns: int, column_block: int) -> int:
+    """Floats per row of krnl.matmul's packed B block: whole 64-float groups (so
+    tiles of any target's width fit and stay aligned) plus 16, so that rows do
+    not all fall in the same cache sets."""
+    return -(-min(columns, column_block) // 64) * 64 + 16
+
+
 MATMUL_A_LAYOUTS = ("panels", "strided")
 MATMUL_B_ACCESS = ("rows", "im2col")
 
@@ -446,7 +453,9 @@ class MatmulOp(IRDLOperation):
     - `b_access = "rows"`: B[k, n] = b[k*ldb + n] (`ldb`), read in place;
       `"im2col"`: B is the im2col matrix of an NCHW image, `conv = [C, H, W,
       OH, OW, KH, KW, SH, SW, DH, DW, PH, PW]` (k = (c, ky, kx), n = (oy, ox),
-      padding reads zero), packed at run time block by block into `scratch`.
+      padding reads zero). With a `scratch` buffer (required for im2col), B is
+      packed at run time block by block into rows of `matmul_scratch_pitch`
+      floats, kc rows per block; without, B rows are read in place.
     - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
 
     Schedule (`tile = [mr, kc, nc]`): columns in blocks of nc, the reduction in
@@ -539,9 +548,12 @@ class MatmulOp(IRDLOperation):
         mr = tile[0]
         if self.a_layout.data == "panels" and list(self.a.type.get_shape()) != [-(-m // mr), k, mr]:
             raise VerifyException("krnl.matmul: packed A must have shape [ceil(M/mr), K, mr]")
-        if self.b_access.data == "im2col":
-            if len(int_values(self.conv)) != 13 or self.scratch is None:
-                raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and a scratch buffer")
+        if self.b_access.data == "im2col" and (len(int_values(self.conv)) != 13 or self.scratch is None):
+            raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and a scratch buffer")
+        if self.scratch is not None:
+            needed = min(tile[1], k) * matmul_scratch_pitch(sizes[1], tile[2])
+            if self.scratch.type.element_count() < needed:
+                raise VerifyException(f"krnl.matmul: scratch needs {needed} floats")
         if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
             raise VerifyException("krnl.matmul: bias must have shape [M]")
 
@@ -563,6 +575,7 @@ __all__ = [
     "GlobalOp",
     "EntryPointOp",
     "MatmulOp",
+    "matmul_scratch_pitch",
     "int_values",
     "nest_order",
     "iv_leaf",

@@ -7,8 +7,8 @@ ppc64le leaves loops scalar), so the kernel is written out in vectors:
       for jc in [0, N) step nc:                 # column block
         for pc in [0, K) step kc:               # reduction block
           im2col only: pack B[pc:pc+kc, jc:jc+nc] into panels of nr columns (scratch)
-          for ir in [0, M) step mr:             # register tile rows (A panel in L1)
-            for jr in [jc, jc+nc) step nr:      # register tile columns (B block in L2)
+          for jr in [jc, jc+nc) step nr:        # register tile columns (kc x nr B tile in L1)
+            for ir in [0, M) step mr:           # register tile rows (A panels stream from L2)
               micro-kernel: mr x nr accumulators in registers over kc steps,
               each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl import MatmulOp, int_values
+from onnxc.dialects.krnl import MatmulOp, int_values, matmul_scratch_pitch
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -38,14 +38,14 @@ PTR = ir.PointerType()
 def vector_shape(target: Target) -> tuple[int, int]:
     """(floats per vector, vectors per tile row) for the target's SIMD unit.
 
-    With mr = 6 tile rows: AVX-512 6 x 4 zmm = 24 of 32 registers, AVX2 6 x 2
-    ymm = 12 of 16, VSX 6 x 8 = 48 of 64, z14 6 x 4 = 24 of 32.
+    With mr = 12 tile rows: AVX-512 12 x 2 zmm = 24 of 32 registers, AVX2
+    12 x 1 ymm = 12 of 16, VSX 12 x 4 = 48 of 64, z14 12 x 2 = 24 of 32.
     """
     if target.arch == "x86_64":
-        return (16, 4) if "+avx512f" in target.features else (8, 2)
+        return (16, 2) if "+avx512f" in target.features else (8, 1)
     if target.arch == "ppc64le":
-        return 4, 8
-    return 4, 4
+        return 4, 4
+    return 4, 2
 
 
 @contextmanager
@@ -93,6 +93,11 @@ class MatmulPlan:
     accumulate: bool
     clip: tuple[float, float]
     has_bias: bool
+    packed: bool
+
+    @property
+    def pitch(self) -> int:
+        return matmul_scratch_pitch(self.n, self.nc)
 
     @property
     def nr(self) -> int:
@@ -116,6 +121,7 @@ class MatmulPlan:
             accumulate=bool(op.accumulate.value.data),
             clip=op.clip_bounds,
             has_bias=op.bias is not None,
+            packed=op.scratch is not None,
         )
 
 
@@ -186,50 +192,49 @@ class MatmulEmitter:
                     kc = b.select(b.icmp_signed("<", remaining, _const(p.kc)), remaining, _const(p.kc))
                     first = b.icmp_signed("==", pc, _const(0))
                     last = b.icmp_signed("==", kc, remaining)
-                    if p.im2col:
+                    if p.packed:
                         b.call(self.packing_function(), [b_base, scratch, jc, pc, kc])
-                    self.row_tiles(a_base, b_base, c_base, scratch, bias, jc, pc, kc, first, last)
+                    self.tiles(a_base, b_base, c_base, scratch, bias, jc, pc, kc, first, last)
 
-    def row_tiles(self, a, b_in, c, scratch, bias, jc, pc, kc, first, last) -> None:
+    def tiles(self, a, b_in, c, scratch, bias, jc, pc, kc, first, last) -> None:
+        """Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
+        while the row panels of A stream through it."""
         p, b = self.p, self.b
-        full_rows = p.m - p.m % p.mr
-        if full_rows:
-            with counted_loop(b, _const(0), _const(full_rows), p.mr, "ir") as ir_:
-                self.column_tiles(p.mr, ir_, a, b_in, c, scratch, bias, jc, pc, kc, first, last)
-        if p.m % p.mr:
-            self.column_tiles(p.m % p.mr, _const(full_rows), a, b_in, c, scratch, bias, jc, pc, kc, first, last)
-
-    def column_tiles(self, rows, ir_, a, b_in, c, scratch, bias, jc, pc, kc, first, last) -> None:
-        p, b = self.p, self.b
-        if p.a_panels:
-            a_tile = self.gep(b, a, b.add(b.mul(b.udiv(ir_, _const(p.mr)), _const(p.k * p.mr)), b.mul(pc, _const(p.mr))))
-        else:
-            row_stride, column_stride = p.a_strides
-            a_tile = self.gep(b, a, b.add(b.mul(ir_, _const(row_stride)), b.mul(pc, _const(column_stride))))
         block_end = b.add(jc, _const(p.nc))
         block_end = b.select(b.icmp_signed("<", block_end, _const(p.n)), block_end, _const(p.n))
         with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
             valid = b.sub(_const(p.n), jr)
-            if p.im2col:
-                panel = b.udiv(b.sub(jr, jc), _const(p.nr))
-                b_tile = self.gep(b, scratch, b.mul(panel, _const(p.kc * p.nr)))
+            if p.packed:
+                b_tile = self.gep(b, scratch, b.sub(jr, jc))
             else:
                 b_tile = self.gep(b, b_in, b.add(b.mul(pc, _const(p.ldb)), jr))
-            c_tile = self.gep(b, c, b.add(b.mul(ir_, _const(p.ldc)), jr))
-            if p.a_panels:
-                a_rows, a_columns = 1, p.mr
-            else:
-                a_rows, a_columns = p.a_strides
-            b_stride = p.nr if p.im2col else p.ldb
-            args = [a_tile, b_tile, c_tile, kc, first, last, valid, ir_, *map(_const, (a_rows, a_columns, b_stride, p.ldc))]
-            if bias is not None:
-                args.append(bias)
             full = b.icmp_signed(">=", valid, _const(p.nr))
             with b.if_else(full) as (then, otherwise):
-                with then:
-                    b.call(self.micro_kernel(rows, masked=False), args)
-                with otherwise:
-                    b.call(self.micro_kernel(rows, masked=True), args)
+                for block, masked in ((then, False), (otherwise, True)):
+                    with block:
+                        self.row_tiles(masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid)
+
+    def row_tiles(self, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid) -> None:
+        p, b = self.p, self.b
+        a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
+        b_stride = p.pitch if p.packed else p.ldb
+        strides = [_const(v) for v in (a_rows, a_columns, b_stride, p.ldc)]
+
+        def call(rows: int, ir_: ir.Value) -> None:
+            if p.a_panels:  # panel ir/mr, column pc
+                a_offset = b.add(b.mul(ir_, _const(p.k)), b.mul(pc, _const(p.mr)))
+            else:
+                a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
+            c_tile = self.gep(b, c, b.add(b.mul(ir_, _const(p.ldc)), jr))
+            args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides]
+            b.call(self.micro_kernel(rows, masked), args + ([bias] if bias is not None else []))
+
+        full_rows = p.m - p.m % p.mr
+        if full_rows:
+            with counted_loop(b, _const(0), _const(full_rows), p.mr, "ir") as ir_:
+                call(p.mr, ir_)
+        if p.m % p.mr:
+            call(p.m % p.mr, _const(full_rows))
 
     # ------------------------------------------------------------- micro-kernel
 
@@ -240,11 +245,11 @@ class MatmulEmitter:
         krnl.matmul of the module (compile time grows with distinct kernels).
         """
         p = self.p
-        key = (rows, masked, p.im2col, p.has_bias, p.accumulate, p.clip)
+        key = (rows, masked, p.packed, p.has_bias, p.accumulate, p.clip)
         if key in self.kernels:
             return self.kernels[key]
         args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
-        suffix = f"r{rows}{'m' if masked else ''}{'p' if p.im2col else ''}{'b' if p.has_bias else ''}"
+        suffix = f"r{rows}{'m' if masked else ''}{'p' if p.packed else ''}{'b' if p.has_bias else ''}"
         suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
         fn, b = self.function(f"onnxc.gemm.{suffix}", args)
         fn.attributes.add("noinline")
@@ -255,9 +260,9 @@ class MatmulEmitter:
 
         def b_vector(bb: ir.IRBuilder, row: ir.Value, v: int) -> ir.Value:
             pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), _const(v * p.vw)))
-            if masked and not p.im2col:  # packed panels are zero-padded, rows are not
+            if masked and not p.packed:  # the scratch block has room past N (lanes never stored)
                 return self.masked_load(bb, pointer, masks[v])
-            return bb.load(pointer, typ=self.vector, align=p.vw * 4 if p.im2col else 4)
+            return bb.load(pointer, typ=self.vector, align=min(p.vw * 4, 64) if p.packed else 4)
 
         def a_scalar(bb: ir.IRBuilder, kk: ir.Value, r: int) -> ir.Value:
             return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, a_columns)), typ=F32, align=4)
@@ -335,52 +340,76 @@ class MatmulEmitter:
     # ------------------------------------------------------------------ packing
 
     def packing_function(self) -> ir.Function:
-        """pack(image, scratch, jc, pc, kc): the im2col block B[pc:pc+kc, jc:jc+nc] as
-        panels [nc/nr][kc][nr], zero where a window reads padding or n >= N."""
+        """pack(b, scratch, jc, pc, kc): B[pc:pc+kc, jc:jc+nc] into scratch rows of
+        `pitch` floats, from a matrix (a row copy) or an image (im2col: per output
+        row, a copy of one input row segment between zero-filled padding).
+
+        The copies are plain scalar loops with unit stride on the destination;
+        LLVM vectorizes them (with stride 1 on the source too where the conv's is).
+        """
         if self.packing is not None:
             return self.packing
         p = self.p
         fn, b = self.function(f"{self.name}.pack", [PTR, PTR, I64, I64, I64])
         self.packing = fn
-        image, scratch, jc, pc, kc = fn.args
-        _, height, width, _, out_w, kh, kw, sh, sw, dh, dw, ph, pw = p.conv
-        i32v = ir.VectorType(I32, p.vw)
-
-        def vconst(value: int) -> ir.Constant:
-            return ir.Constant(i32v, [value] * p.vw)
-
+        source, scratch, jc, pc, kc = fn.args
         block_end = b.add(jc, _const(p.nc))
         block_end = b.select(b.icmp_signed("<", block_end, _const(p.n)), block_end, _const(p.n))
-        with counted_loop(b, jc, block_end, p.nr, "panel") as n0:
-            panel = self.gep(b, scratch, b.mul(b.udiv(b.sub(n0, jc), _const(p.nr)), _const(p.kc * p.nr)))
-            origins = []
-            for v in range(p.nv):
-                first_n = b.add(n0, _const(v * p.vw))
-                columns = b.add(self.splat(b, b.trunc(first_n, I32), i32v), ir.Constant(i32v, list(range(p.vw))))
-                in_range = b.icmp_signed("<", columns, vconst(p.n))
-                oy, ox = b.udiv(columns, vconst(out_w)), b.urem(columns, vconst(out_w))
-                origins.append((in_range, b.sub(b.mul(oy, vconst(sh)), vconst(ph)), b.sub(b.mul(ox, vconst(sw)), vconst(pw))))
-            with counted_loop(b, _const(0), kc, 1, "packk") as k:
-                kk = b.trunc(b.add(pc, k), I32)
-                channel = b.udiv(kk, ir.Constant(I32, kh * kw))
-                offset = b.urem(kk, ir.Constant(I32, kh * kw))
-                ky, kx = b.udiv(offset, ir.Constant(I32, kw)), b.urem(offset, ir.Constant(I32, kw))
-                plane = b.mul(channel, ir.Constant(I32, height * width))
-                for v, (in_range, y0, x0) in enumerate(origins):
-                    y = b.add(y0, self.splat(b, b.mul(ky, ir.Constant(I32, dh)), i32v))
-                    x = b.add(x0, self.splat(b, b.mul(kx, ir.Constant(I32, dw)), i32v))
-                    inside = b.and_(in_range, b.and_(b.icmp_unsigned("<", y, vconst(height)), b.icmp_unsigned("<", x, vconst(width))))
-                    index = b.add(self.splat(b, plane, i32v), b.add(b.mul(y, vconst(width)), x))
-                    safe = b.select(inside, index, vconst(0))
-                    pointers = b.gep(image, [b.sext(safe, ir.VectorType(I64, p.vw))], source_etype=F32)
-                    pointers.type = ir.VectorType(PTR, p.vw)  # llvmlite types a vector GEP as scalar
-                    gather = self.declare(
-                        f"llvm.masked.gather.v{p.vw}f32.v{p.vw}p0",
-                        self.vector,
-                        [ir.VectorType(PTR, p.vw), I32, self.mask_type, self.vector],
-                    )
-                    value = b.call(gather, [pointers, ir.Constant(I32, 4), inside, ir.Constant(self.vector, None)])
-                    destination = self.gep(b, panel, b.add(b.mul(k, _const(p.nr)), _const(v * p.vw)))
-                    b.store(value, destination, align=p.vw * 4)
+        with counted_loop(b, _const(0), kc, 1, "packk") as k:
+            destination = self.gep(b, scratch, b.sub(b.mul(k, _const(p.pitch)), jc))  # [n] for n in the block
+            row = b.add(pc, k)
+            if p.im2col:
+                self.pack_im2col_row(b, source, destination, row, jc, block_end)
+            else:
+                self.copy(b, destination, 1, self.gep(b, source, b.mul(row, _const(p.ldb))), 1, jc, block_end)
         b.ret_void()
         return fn
+
+    def copy(self, b, destination, d_stride: int, source, s_stride: int, start, stop) -> None:
+        """destination[i] = source[i*s_stride] for i in [start, stop) (d_stride 1 only)."""
+        with counted_loop(b, start, stop, 1, "copy") as i:
+            value = b.load(self.gep(b, source, b.mul(i, _const(s_stride)) if s_stride != 1 else i), typ=F32, align=4)
+            b.store(value, self.gep(b, destination, i), align=4)
+
+    def fill_zero(self, b, destination, start, stop) -> None:
+        with counted_loop(b, start, stop, 1, "zero") as i:
+            b.store(ir.Constant(F32, 0.0), self.gep(b, destination, i), align=4)
+
+    def pack_im2col_row(self, b, image, destination, row, jc, block_end) -> None:
+        """One row k = (c, ky, kx) of the im2col block: columns n = (oy, ox) in [jc, block_end)."""
+        _, height, width, _, out_w, kh, kw, sh, sw, dh, dw, ph, pw = self.p.conv
+
+        def smax(x, y):
+            return b.select(b.icmp_signed(">", x, y), x, y)
+
+        def smin(x, y):
+            return b.select(b.icmp_signed("<", x, y), x, y)
+
+        def ceil_div(x, d: int):  # x >= 0
+            return b.sdiv(b.add(x, _const(d - 1)), _const(d))
+
+        channel = b.udiv(row, _const(kh * kw))
+        offset = b.urem(row, _const(kh * kw))
+        ky, kx = b.udiv(offset, _const(kw)), b.urem(offset, _const(kw))
+        plane = self.gep(b, image, b.mul(channel, _const(height * width)))
+        x0 = b.sub(b.mul(kx, _const(dw)), _const(pw))  # input x = ox*sw + x0
+        first_ox = ceil_div(smax(b.sub(_const(0), x0), _const(0)), sw)
+        stop_ox = ceil_div(smax(b.sub(_const(width), x0), _const(0)), sw)
+        first_row, last_row = b.udiv(jc, _const(out_w)), b.udiv(b.sub(block_end, _const(1)), _const(out_w))
+        with counted_loop(b, first_row, b.add(last_row, _const(1)), 1, "oy") as oy:
+            row_start = b.mul(oy, _const(out_w))
+            start = b.sub(smax(jc, row_start), row_start)
+            stop = b.sub(smin(block_end, b.add(row_start, _const(out_w))), row_start)
+            output_row = self.gep(b, destination, row_start)  # [ox]
+            y = b.add(b.sub(b.mul(oy, _const(sh)), _const(ph)), b.mul(ky, _const(dh)))
+            inside = b.icmp_unsigned("<", y, _const(height))
+            with b.if_else(inside) as (then, otherwise):
+                with then:
+                    low = smin(smax(first_ox, start), stop)
+                    high = smax(smin(stop_ox, stop), low)
+                    self.fill_zero(b, output_row, start, low)
+                    source = self.gep(b, plane, b.add(b.mul(y, _const(width)), x0))  # [ox*sw]
+                    self.copy(b, output_row, 1, source, sw, low, high)
+                    self.fill_zero(b, output_row, high, stop)
+                with otherwise:
+                    self.fill_zero(b, output_row, start, stop)

@@ -21,15 +21,15 @@ import numpy as np
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl import GlobalOp, MatmulOp
+from onnxc.dialects.krnl import GlobalOp, MatmulOp, matmul_scratch_pitch
 from onnxc.dialects.onnx import OnnxOp, WeightStore
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
-TILE_ROWS = 6
+TILE_ROWS = 12
 """mr: rows of a register tile (the vectors per row are the target's, see codegen/gemm.py)."""
-REDUCTION_BLOCK = 256
-"""kc: reduction steps per pass over a tile; a kc x nr B tile is 64 KB at most (L2-resident)."""
+REDUCTION_BLOCK = 128
+"""kc: reduction steps per pass over a tile; a kc x nr B tile (16 KB with AVX-512) stays in L1."""
 COLUMN_BLOCK = 512
 """nc: columns per block; the kc x nc B block (512 KB) fits a 1 MB L2. A multiple of every nr."""
 
@@ -143,10 +143,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
     block = min(REDUCTION_BLOCK, reduction)
-    scratch = None
-    if not in_place:
-        padded_columns = -(-min(COLUMN_BLOCK, columns) // 64) * 64
-        scratch = g.top.alloc(MemRefType(f32, [block * padded_columns]))
+    scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(columns, COLUMN_BLOCK)]))
     image, result = channels * height * width, out_channels * columns
     g.top.insert(
         MatmulOp(
