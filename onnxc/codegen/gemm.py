@@ -35,6 +35,10 @@ F32 = ir.FloatType()
 PTR = ir.PointerType()
 
 
+PREFETCH_STEPS = 24
+"""Reduction steps ahead of the current one at which a micro-kernel prefetches A."""
+
+
 def vector_shape(target: Target) -> tuple[int, int]:
     """(floats per vector, vectors per tile row) for the target's SIMD unit.
 
@@ -307,6 +311,10 @@ class MatmulEmitter:
         b.cbranch(b.icmp_signed("<", kk, kc), body, exit_)
         b.position_at_end(body)
         b_vectors = [b_vector(b, kk, v) for v in range(p.nv)]
+        # A streams from L2/L3 (weights are read once per column tile): prefetch ahead.
+        prefetch = self.declare("llvm.prefetch.p0", ir.VoidType(), [PTR, I32, I32, I32])
+        ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), a_columns))
+        b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
         fma = self.declare(f"llvm.fma.v{p.vw}f32", self.vector, [self.vector] * 3)
         for r in range(rows):
             broadcast = self.splat(b, a_scalar(b, kk, r), self.vector)
