@@ -51,12 +51,12 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
-    FloatAttr,
     f64,
     i64,
 )

@@ -114,7 +114,14 @@ class MatmulPlan:
         vw, nv = vector_shape(target)
         offsets = int_values(op.batch)
         return MatmulPlan(
-            m, n, k, mr, min(kc, k), nc, vw, nv,
+            m,
+            n,
+            k,
+            mr,
+            min(kc, k),
+            nc,
+            vw,
+            nv,
             a_panels=op.a_layout.data == "panels",
             a_strides=tuple(int_values(op.a_strides)),
             im2col=op.b_access.data == "im2col",
@@ -272,8 +279,7 @@ class MatmulEmitter:
             return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, a_columns)), typ=F32, align=4)
 
         c_pointers = [
-            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(p.nv)]
-            for r in range(rows)
+            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(p.nv)] for r in range(rows)
         ]
         zero = ir.Constant(self.vector, None)
         init = []

@@ -39,9 +39,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc import dtypes
+from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up
-from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
 from onnxc.dialects.krnl import EntryPointOp, GlobalOp, MatmulOp
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import numpy_dtype_of, onnx_type_of

@@ -155,10 +155,22 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
             a_layout="panels",
             b_access="rows" if in_place else "im2col",
             ldb=height * width if in_place else 0,
-            conv=[] if in_place else [
-                channels, height, width, window_y.output_size, window_x.output_size, kernel_h, kernel_w,
-                window_y.stride, window_x.stride, window_y.dilation, window_x.dilation,
-                window_y.pad_begin, window_x.pad_begin,
+            conv=[]
+            if in_place
+            else [
+                channels,
+                height,
+                width,
+                window_y.output_size,
+                window_x.output_size,
+                kernel_h,
+                kernel_w,
+                window_y.stride,
+                window_x.stride,
+                window_y.dilation,
+                window_x.dilation,
+                window_y.pad_begin,
+                window_x.pad_begin,
             ],
             ldc=columns,
             batch=[v for n in range(batch) for v in (0, n * image, n * result)],
@@ -167,4 +179,104 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
             bias=bias_buffer,
         )
     )
+    return True
+
+
+def _batch_offsets(batch_shape, a_batch, b_batch, a_matrix: int, b_matrix: int, c_matrix: int) -> list[int]:
+    """(a, b, c) element offsets of every matrix product of a broadcast batch:
+    a_batch/b_batch are the operands' batch dims, right-aligned to batch_shape."""
+
+    def strides(dims):
+        dims = [1] * (len(batch_shape) - len(dims)) + list(dims)
+        step, result = 1, [0] * len(dims)
+        for axis in reversed(range(len(dims))):
+            result[axis] = 0 if dims[axis] == 1 else step
+            step *= dims[axis]
+        return result
+
+    a_strides, b_strides = strides(a_batch), strides(b_batch)
+    offsets = []
+    for position, index in enumerate(np.ndindex(*batch_shape) if batch_shape else [()]):
+        a_index = sum(i * s for i, s in zip(index, a_strides))
+        b_index = sum(i * s for i, s in zip(index, b_strides))
+        offsets += [a_index * a_matrix, b_index * b_matrix, position * c_matrix]
+    return offsets
+
+
+def emit_matrix_product(
+    g: GraphLowering,
+    a: SSAValue,
+    b: SSAValue,
+    out: SSAValue,
+    sizes: tuple[int, int, int],
+    a_strides: tuple[int, int],
+    batch: list[int],
+    *,
+    accumulate: bool = False,
+) -> None:
+    """krnl.matmul for out[m, n] (+)= sum_k a[m*s0 + k*s1] * b[k*N + n], per batch triple.
+    B is packed into scratch when several row tiles reuse it, else read in place."""
+    m, n, k = sizes
+    block = min(REDUCTION_BLOCK, k)
+    scratch = None
+    if m > TILE_ROWS:
+        scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
+    g.top.insert(
+        MatmulOp(
+            a,
+            b,
+            out,
+            sizes=sizes,
+            tile=[TILE_ROWS, block, COLUMN_BLOCK],
+            a_layout="strided",
+            a_strides=a_strides,
+            b_access="rows",
+            ldb=n,
+            ldc=n,
+            batch=batch,
+            accumulate=accumulate,
+            scratch=scratch,
+        )
+    )
+
+
+def is_f32(*values: SSAValue) -> bool:
+    return all(isinstance(v.type.get_element_type(), Float32Type) for v in values)
+
+
+def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank: int) -> bool:
+    """MatMul (numpy semantics, shapes already checked) on float32 into `out` as krnl.matmul."""
+    if not is_f32(op.input(0), op.input(1)):
+        return False
+    a, b = g.input(op, 0), g.input(op, 1)
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    out_shape = shape_of(out)
+    m = a_shape[-2] if len(a_shape) > 1 else 1
+    k = a_shape[-1]
+    n = b_shape[-1] if len(b_shape) > 1 else 1
+    batch = _batch_offsets(out_shape[:batch_rank], a_shape[:-2], b_shape[:-2], m * k, k * n, m * n)
+    emit_matrix_product(g, a, b, out, (m, n, k), (k, 1), batch)
+    return True
+
+
+def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: bool) -> bool:
+    """Gemm's alpha * A' @ B' on float32 as krnl.matmul, accumulating into `out`
+    (already holding beta * C) when `accumulate`. B' must be a row-major [K, N]
+    buffer: a transposed or scaled B must be constant (transposed and scaled at
+    compile time); a runtime A is read with the strides of A or A^T."""
+    if not is_f32(op.input(0), op.input(1)):
+        return False
+    alpha, transpose_a, transpose_b = op.attr("alpha", 1.0), op.attr("transA", 0), op.attr("transB", 0)
+    a, b = g.input(op, 0), g.input(op, 1)
+    a_shape = shape_of(a)
+    rows, reduction = reversed(a_shape) if transpose_a else a_shape
+    if transpose_b or alpha != 1.0:
+        weights = constant_array(op.input(1))
+        if weights is None:
+            return False
+        weights = (weights.T if transpose_b else weights) * np.float32(alpha)
+        b = _global(g, op, weights, f"{op.node_name or 'gemm'}_b")
+    columns = shape_of(out)[1]
+    a_strides = (1, rows) if transpose_a else (reduction, 1)
+    emit_matrix_product(g, a, b, out, (rows, columns, reduction), a_strides, [0, 0, 0], accumulate=accumulate)
     return True
