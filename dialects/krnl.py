@@ -447,8 +447,10 @@ class MatmulOp(IRDLOperation):
 
     Operands are whole buffers; `batch` lists (a, b, c) element offsets, one
     product per triple. Layouts:
-    - `a_layout = "panels"`: A was packed at compile time as [ceil(M/mr), K, mr]
-      (zero rows pad the last panel); `"strided"`: A[m, k] = a[m*s0 + k*s1]
+    - `a_layout = "panels"`: A was packed at compile time, reduction block by
+      reduction block (kc rows of K, the last one shorter), each block as
+      [ceil(M/mr), kc, mr] (zero rows pad the last panel): the micro-kernels of
+      one block read A as one sequential stream. Its shape is [ceil(M/mr), K, mr]; `"strided"`: A[m, k] = a[m*s0 + k*s1]
       with `a_strides = [s0, s1]`.
     - `b_access = "rows"`: B[k, n] = b[k*ldb + n] (`ldb`), read in place;
       `"im2col"`: B is the im2col matrix of an NCHW image, `conv = [C, H, W,

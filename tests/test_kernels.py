@@ -196,3 +196,29 @@ def test_cross_targets_build_the_kernel(spelling):
     for name in ("shape-inference", "convert-onnx-to-krnl", "convert-krnl-to-loops"):
         get_pass(name)().apply(make_context(), module)
     assert len(emit_object(module, resolve_target(spelling))) > 0
+
+
+def residual_model(shortcut_used_later: bool):
+    """x -> conv1 (1x1) -> r; r -> conv2 -> Add(r) -> Relu: conv2 can accumulate into
+    r's buffer, unless r is read again after conv2 (then it must not)."""
+    x = rand(1, 4, 6, 6)
+    initializers = {"w1": rand(8, 4, 1, 1), "w2": rand(8, 8, 3, 3) * 0.3, "b2": rand(8)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["r"]),
+        helper.make_node("Conv", ["r", "w2", "b2"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c", "r"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    output = "y"
+    if shortcut_used_later:
+        nodes.append(helper.make_node("Mul", ["y", "r"], ["z"]))
+        output = "z"
+    return model_of(nodes, {"x": x}, initializers, output, (1, 8, 6, 6)), x
+
+
+@pytest.mark.parametrize("shortcut_used_later", [False, True])
+def test_conv_residual_fusion(tmp_path, shortcut_used_later):
+    model, x = residual_model(shortcut_used_later)
+    text = krnl_text(model)
+    assert text.count("accumulate = 1") == (0 if shortcut_used_later else 1)
+    check(model, {"x": x}, tmp_path)

@@ -232,8 +232,9 @@ class MatmulEmitter:
         strides = [_const(v) for v in (a_rows, a_columns, b_stride, p.ldc)]
 
         def call(rows: int, ir_: ir.Value) -> None:
-            if p.a_panels:  # panel ir/mr, column pc
-                a_offset = b.add(b.mul(ir_, _const(p.k)), b.mul(pc, _const(p.mr)))
+            if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
+                padded_rows = -(-p.m // p.mr) * p.mr
+                a_offset = b.add(b.mul(pc, _const(padded_rows)), b.mul(ir_, kc))
             else:
                 a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
             c_tile = self.gep(b, c, b.add(b.mul(ir_, _const(p.ldc)), jr))
@@ -256,17 +257,19 @@ class MatmulEmitter:
         krnl.matmul of the module (compile time grows with distinct kernels).
         """
         p = self.p
-        key = (rows, masked, p.packed, p.has_bias, p.accumulate, p.clip)
+        # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
+        vectors = -(-(p.n % p.nr) // p.vw) if masked else p.nv
+        key = (rows, masked, vectors, p.packed, p.has_bias, p.accumulate, p.clip)
         if key in self.kernels:
             return self.kernels[key]
         args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
-        suffix = f"r{rows}{'m' if masked else ''}{'p' if p.packed else ''}{'b' if p.has_bias else ''}"
+        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'p' if p.packed else ''}{'b' if p.has_bias else ''}"
         suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
         fn, b = self.function(f"onnxc.gemm.{suffix}", args)
         fn.attributes.add("noinline")
         self.kernels[key] = fn
         a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, ldc, *bias = fn.args
-        masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(p.nv)] if masked else None
+        masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
         a_pointers = [self.gep(b, a, b.mul(a_rows, _const(r))) for r in range(rows)]
 
         def b_vector(bb: ir.IRBuilder, row: ir.Value, v: int) -> ir.Value:
@@ -279,7 +282,7 @@ class MatmulEmitter:
             return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, a_columns)), typ=F32, align=4)
 
         c_pointers = [
-            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(p.nv)] for r in range(rows)
+            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(vectors)] for r in range(rows)
         ]
         zero = ir.Constant(self.vector, None)
         init = []
@@ -289,7 +292,7 @@ class MatmulEmitter:
                 row_bias = b.load(self.gep(b, bias[0], b.add(row0, _const(r))), typ=F32, align=4)
                 start = self.splat(b, row_bias, self.vector)
             row = []
-            for v in range(p.nv):
+            for v in range(vectors):
                 if masked:
                     loaded = self.masked_load(b, c_pointers[r][v], masks[v])
                 else:
@@ -309,14 +312,14 @@ class MatmulEmitter:
         accumulators = []
         for r in range(rows):
             row = []
-            for v in range(p.nv):
+            for v in range(vectors):
                 phi = b.phi(self.vector)
                 phi.add_incoming(init[r][v], entry)
                 row.append(phi)
             accumulators.append(row)
         b.cbranch(b.icmp_signed("<", kk, kc), body, exit_)
         b.position_at_end(body)
-        b_vectors = [b_vector(b, kk, v) for v in range(p.nv)]
+        b_vectors = [b_vector(b, kk, v) for v in range(vectors)]
         # A streams from L2/L3 (weights are read once per column tile): prefetch ahead.
         prefetch = self.declare("llvm.prefetch.p0", ir.VoidType(), [PTR, I32, I32, I32])
         ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), a_columns))
@@ -324,7 +327,7 @@ class MatmulEmitter:
         fma = self.declare(f"llvm.fma.v{p.vw}f32", self.vector, [self.vector] * 3)
         for r in range(rows):
             broadcast = self.splat(b, a_scalar(b, kk, r), self.vector)
-            for v in range(p.nv):
+            for v in range(vectors):
                 updated = b.call(fma, [broadcast, b_vectors[v], accumulators[r][v]])
                 accumulators[r][v].add_incoming(updated, body)
         kk.add_incoming(b.add(kk, _const(1), flags=["nsw"]), body)
@@ -333,7 +336,7 @@ class MatmulEmitter:
         b.position_at_end(exit_)
         low, high = p.clip
         for r in range(rows):
-            for v in range(p.nv):
+            for v in range(vectors):
                 value = accumulators[r][v]
                 clamped = value
                 if low != float("-inf"):

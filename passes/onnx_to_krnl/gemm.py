@@ -2,22 +2,27 @@
 
 Conv (2-D, one group, constant weights) is C[M, OH*OW] = W[M, C*KH*KW] x
 im2col(X) per image: its weights are packed at compile time into the
-kernel's row panels [ceil(M/mr), K, mr], and a 1x1 stride-1 unpadded conv
+kernel's row panels (see krnl.MatmulOp, a_layout "panels"), and a 1x1 stride-1 unpadded conv
 reads the image in place as the matrix [C, H*W].
 
-Epilogue fusion, decided here and nowhere else: when the Conv's result has a
-single use and that user is a BatchNormalization with constant statistics
-(inference), its scale and shift are folded into the packed weights and the
-bias; then, when the (folded) result's single user is a Relu or a Clip with
-constant bounds, the clamp goes into the kernel's store. Fused ops are added
-to `GraphLowering.fused` (their lowering is skipped) and the kernel writes
-the last fused op's result buffer. A value with one use is not a graph output
-(returning it would be a second use), so no intermediate is lost.
+Epilogue fusion, decided here and nowhere else, along a chain of single uses
+(a value with one use is not a graph output: returning it would be a second
+use, so no intermediate is lost):
+1. a BatchNormalization with constant statistics (inference): its scale and
+   shift are folded into the packed weights and the bias;
+2. a residual Add/Sum of two values, the other one `r` computed already: the
+   kernel accumulates into r's buffer (C starts as r), which is legal when r
+   is a scratch buffer (not an input, constant or output) and every other use
+   of r, or of any value sharing its buffer, comes before the Conv;
+3. a Relu or a Clip with constant bounds: the clamp of the kernel's store.
+Fused ops are added to `GraphLowering.fused` (their lowering is skipped) and
+the kernel writes the last fused op's result buffer.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
@@ -76,6 +81,31 @@ def _clip_bounds(g: GraphLowering, op: OnnxOp) -> tuple[float, float] | None:
     return bounds[0], bounds[1]
 
 
+def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> SSAValue | None:
+    """The buffer of the other addend of `add` (an Add/Sum of `value` and r) if the
+    kernel of `conv` may accumulate into it in place (see the module docstring)."""
+    operands = list(add.operands)
+    if add.OP_TYPE not in ("Add", "Sum") or len(operands) != 2 or operands.count(value) != 1:
+        return None
+    (other,) = [v for v in operands if v is not value]
+    buffer = g.buffers.get(other)
+    if (
+        buffer is None
+        or not isinstance(buffer.owner, memref.AllocOp)
+        or other.type != value.type
+        or add.results[0] in g.destinations
+    ):
+        return None
+    block = conv.parent_block()
+    position = block.get_operation_index(conv)
+    for shared in [v for v, b in g.buffers.items() if b is buffer]:  # r and values aliasing its buffer
+        for use in shared.uses:
+            user = use.operation
+            if user is not add and (user.parent_block() is not block or block.get_operation_index(user) > position):
+                return None
+    return buffer
+
+
 def _global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str) -> SSAValue:
     """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
     array = np.ascontiguousarray(array, dtype=np.float32)
@@ -119,6 +149,12 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
             scale, offset = folded
             matrix, shift = matrix * scale[:, None], shift * scale + offset
             last, fused = user, [user]
+    residual = None
+    user = _single_user(last.results[0])
+    if user is not None:
+        residual = _residual(g, op, user, last.results[0])
+        if residual is not None:
+            last, fused = user, [*fused, user]
     clip = (float("-inf"), float("inf"))
     user = _single_user(last.results[0])
     if user is not None and user.input(0) is last.results[0]:
@@ -131,10 +167,16 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     tiles = -(-out_channels // TILE_ROWS)
     padded = np.zeros((tiles * TILE_ROWS, reduction))
     padded[:out_channels] = matrix
-    panels = padded.reshape(tiles, TILE_ROWS, reduction).transpose(0, 2, 1)
-    a = _global(g, op, panels, f"{op.node_name or 'conv'}_panels")
+    panels = padded.reshape(tiles, TILE_ROWS, reduction).transpose(0, 2, 1)  # [tile, k, row]
+    block = min(REDUCTION_BLOCK, reduction)
+    blocked = np.concatenate([panels[:, k : k + block].reshape(-1) for k in range(0, reduction, block)])
+    a = _global(g, op, blocked.reshape(panels.shape), f"{op.node_name or 'conv'}_panels")
     bias_buffer = _global(g, op, shift, f"{op.node_name or 'conv'}_bias")
-    out = g.result(last)
+    if residual is None:
+        out = g.result(last)
+    else:
+        out = residual
+        g.alias(last.results[0], out)
     for value in (op.results[0], *(f.results[0] for f in fused)):
         g.alias(value, out)
 
@@ -142,7 +184,6 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
-    block = min(REDUCTION_BLOCK, reduction)
     scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(columns, COLUMN_BLOCK)]))
     image, result = channels * height * width, out_channels * columns
     g.top.insert(
@@ -174,6 +215,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
             ],
             ldc=columns,
             batch=[v for n in range(batch) for v in (0, n * image, n * result)],
+            accumulate=residual is not None,
             clip=clip,
             scratch=scratch,
             bias=bias_buffer,
