@@ -35,7 +35,7 @@ def run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> di
     except ImportError:
         from onnx.reference import ReferenceEvaluator
 
-        results = ReferenceEvaluator(model).run(None, dict(feeds))
+        results = ReferenceEvaluator(model, new_ops=[_inference_batch_norm()]).run(None, dict(feeds))
     else:
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -57,6 +57,29 @@ def _ort_session(onnxruntime, model: onnx.ModelProto, options):
     older.CopyFrom(model)
     older.ir_version = helper.find_min_ir_version_for(list(model.opset_import), ignore_unknown=True)
     return onnxruntime.InferenceSession(older.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _inference_batch_norm() -> type:
+    """onnx.reference's BatchNormalization for opsets 9-13 mixes the batch's own statistics
+    into the running ones whenever `momentum` is set, and the schema default always sets
+    it (onnx 1.23). In those opsets a node with one output is inference: normalize with
+    the given mean and variance. Training mode (opset 14's `training_mode`) runs as onnx
+    does."""
+    from onnx.reference.op_run import OpRun
+    from onnx.reference.ops.op_batch_normalization import BatchNormalization_14
+
+    class BatchNormalization(OpRun):
+        op_domain = ""
+
+        def _run(self, x, scale, bias, mean, var, epsilon=None, momentum=None, training_mode=None):
+            if training_mode:
+                return BatchNormalization_14._run(self, x, scale, bias, mean, var, epsilon, momentum, training_mode)
+            shape = (-1,) + (1,) * (x.ndim - 2)
+            epsilon = 1e-5 if epsilon is None else epsilon
+            scale, bias, mean, var = (a.reshape(shape) for a in (scale, bias, mean, var))
+            return ((scale * (x - mean) / np.sqrt(var + epsilon) + bias).astype(x.dtype),)
+
+    return BatchNormalization
 
 
 def topological_nodes(graph: onnx.GraphProto) -> list[onnx.NodeProto]:

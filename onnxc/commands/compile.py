@@ -7,7 +7,7 @@ import sys
 import time
 
 
-def _parse_shape(text: str) -> tuple[str, list[int]]:
+def parse_shape(text: str) -> tuple[str, list[int]]:
     name, sep, dims = text.rpartition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=D0,D1,..., got '{text}'")
@@ -38,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--shape",
         action="append",
-        type=_parse_shape,
+        type=parse_shape,
         default=[],
         metavar="NAME=DIMS",
         help="pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)",

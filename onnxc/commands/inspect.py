@@ -15,7 +15,7 @@ import onnx
 import onnx.shape_inference
 from onnx import helper
 
-from onnxc.commands.compile import _parse_shape
+from onnxc.commands.compile import parse_shape
 from onnxc.errors import ShapeError
 from onnxc.flops import COUNTING_RULE, node_flops
 from onnxc.importer import load_model, model_opset
@@ -33,7 +33,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--shape",
         action="append",
-        type=_parse_shape,
+        type=parse_shape,
         default=[],
         metavar="NAME=DIMS",
         help="pin an input's symbolic dims to count FLOPs, e.g. --shape input=1,3,224,224 (repeatable)",

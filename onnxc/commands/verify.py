@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from onnxc.commands.compile import _parse_shape
+from onnxc.commands.compile import parse_shape
 from onnxc.errors import InputError
 
 
@@ -34,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--shape",
         action="append",
-        type=_parse_shape,
+        type=parse_shape,
         default=[],
         metavar="NAME=DIMS",
         help="pin an input's symbolic dims, e.g. --shape input=1,3,224,224 (inputs given as files are pinned "
