@@ -40,6 +40,7 @@ def run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> di
         options = onnxruntime.SessionOptions()
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
         options.intra_op_num_threads = 1
+        options.log_severity_level = 3  # errors only: no warnings about unused initializers
         session = _ort_session(onnxruntime, model, options)
         results = session.run(names, dict(feeds))
     return {name: np.asarray(value) for name, value in zip(names, results)}

@@ -245,8 +245,13 @@ def _attribute_text(attr: onnx.AttributeProto) -> object:
         tensor = attr.t
         return f"tensor {onnx.TensorProto.DataType.Name(tensor.data_type).lower()}{list(tensor.dims)}"
     value = helper.get_attribute_value(attr)
+    return [_plain(v) for v in value] if isinstance(value, list) else _plain(value)
+
+
+def _plain(value: object) -> object:
+    """Strings decoded; floats (float32 in ONNX) shown with the digits float32 has."""
     if isinstance(value, bytes):
         return value.decode(errors="replace")
-    if isinstance(value, list):
-        return [v.decode(errors="replace") if isinstance(v, bytes) else v for v in value]
+    if isinstance(value, float):
+        return float(f"{value:.7g}")
     return value
