@@ -13,6 +13,8 @@ import onnx
 import onnx.shape_inference
 from onnx import helper
 
+from onnxc.errors import OnnxcError
+
 
 def reference_name() -> str:
     """Which reference `run_reference` uses, with its version."""
@@ -31,19 +33,24 @@ def run_reference(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> di
     """
     names = [vi.name for vi in model.graph.output]
     try:
+        results = _run(model, names, feeds)
+    except Exception as exc:  # each reference fails in its own exception types
+        raise OnnxcError(f"the reference ({reference_name()}) cannot run the model: {exc}") from None
+    return {name: np.asarray(value) for name, value in zip(names, results)}
+
+
+def _run(model: onnx.ModelProto, names: list[str], feeds: Mapping[str, np.ndarray]) -> list:
+    try:
         import onnxruntime
     except ImportError:
         from onnx.reference import ReferenceEvaluator
 
-        results = ReferenceEvaluator(model, new_ops=[_inference_batch_norm()]).run(None, dict(feeds))
-    else:
-        options = onnxruntime.SessionOptions()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-        options.intra_op_num_threads = 1
-        options.log_severity_level = 3  # errors only: no warnings about unused initializers
-        session = _ort_session(onnxruntime, model, options)
-        results = session.run(names, dict(feeds))
-    return {name: np.asarray(value) for name, value in zip(names, results)}
+        return ReferenceEvaluator(model, new_ops=[_inference_batch_norm()]).run(None, dict(feeds))
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3  # errors only: no warnings about unused initializers
+    return _ort_session(onnxruntime, model, options).run(names, dict(feeds))
 
 
 def _ort_session(onnxruntime, model: onnx.ModelProto, options):

@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from onnxc.errors import InputError, InvalidModelError
+from onnxc.errors import InputError, InvalidModelError, OnnxcError
 from onnxc.reference import (
     exposable_values,
     node_output_types,
@@ -82,6 +82,7 @@ class VerifyReport:
     outputs: list[Comparison]
     divergence: NodeDivergence | None = None
     located: bool = False  # whether the node-by-node search ran
+    locate_error: str | None = None  # why the search could not run
     inputs: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
@@ -155,8 +156,11 @@ def verify(
             inputs=feeds,
         )
         if not report.passed and locate:
-            report.located = True
-            report.divergence = _first_divergent_node(proto, reference_proto, feeds, shapes, rtol, atol, work)
+            try:
+                report.divergence = _first_divergent_node(proto, reference_proto, feeds, shapes, rtol, atol, work)
+                report.located = True
+            except OnnxcError as exc:
+                report.locate_error = str(exc)
     return report
 
 

@@ -153,6 +153,36 @@ def test_verify_rejects_unknown_inputs(tmp_path, capsys):
     assert "unknown inputs ['nope']" in capsys.readouterr().err
 
 
+def test_verify_reports_why_the_search_could_not_run(monkeypatch):
+    """A debug build that fails to compile still leaves the output comparison to report."""
+    import onnxc.compiler
+    from onnxc.commands.verify import format_report
+    from onnxc.errors import UnsupportedOpError
+
+    real_compile = onnxc.compiler.compile
+
+    def compile_all_but_debug(model, output_path, **options):
+        if str(output_path).endswith("debug.so"):
+            raise UnsupportedOpError("no debug build today", node="x", op_type="Y")
+        return real_compile(model, output_path, **options)
+
+    monkeypatch.setattr(onnxc.compiler, "compile", compile_all_but_debug)
+    model = build_mnist_cnn()
+    report = verify(model, reference_model=with_node_changed(model, "relu1", op_type="Abs"))
+    assert not report.passed and report.divergence is None and not report.located
+    assert "could not search for the divergent node: node 'x' (Y): no debug build today" in format_report(report)
+
+
+def test_reference_failure_is_one_typed_error():
+    from onnxc.errors import OnnxcError
+
+    model = small_conv_net()
+    model.graph.node[-1].domain = "com.example"
+    model.opset_import.append(helper.make_opsetid("com.example", 1))
+    with pytest.raises(OnnxcError, match=r"the reference \(onnxruntime .*\) cannot run the model"):
+        run_reference(model, {"x": np.zeros((1, 3, 8, 8), np.float32)})
+
+
 def test_reference_falls_back_to_onnx_reference(monkeypatch):
     model = small_conv_net()
     feeds = {"x": np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)}

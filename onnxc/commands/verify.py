@@ -102,6 +102,8 @@ def format_report(report) -> str:
         for name, shape in divergence.input_shapes:
             lines.append(f"  input  {name}: {list(shape) if shape is not None else '?'}")
         lines.append(f"  output {c.name}: {_details(c)}")
+    elif report.locate_error:
+        lines.append(f"could not search for the divergent node: {report.locate_error}")
     elif report.located:
         lines.append(
             "every intermediate value of the -O0 debug build agrees with the reference: the difference comes "
