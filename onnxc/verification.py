@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,9 @@ from onnxc.reference import (
 
 DEBUG_OPT_LEVEL = 0
 """The debug build runs no graph optimizations, so every node's value exists as the model defines it."""
+
+Progress = Callable[[str], None]
+"""Told a line about each step of `verify` as it ends (`onnxc verify -v`)."""
 
 RANDOM_INT_RANGE = (0, 3)
 """Random integer inputs are drawn from [0, 3): valid as indices, counts and axes of small tensors."""
@@ -128,12 +132,14 @@ def verify(
     seed: int = 0,
     locate: bool = True,
     reference_model: onnx.ModelProto | None = None,
+    progress: Progress | None = None,
 ) -> VerifyReport:
     """Compile `model`, run it on `inputs` (missing ones random, seeded) and compare
     every output with the reference run of `reference_model` (default: the model).
 
     On a mismatch and with `locate`, also find the first divergent node. Inputs
     whose declared shape has symbolic dims are pinned to the given arrays' shapes.
+    `progress` is told each step (and each compile stage) as it ends.
     """
     from onnxc.compiler import compile
     from onnxc.runtime import Session
@@ -143,11 +149,11 @@ def verify(
     inputs = dict(inputs or {})
     shapes = {**_pins_from_inputs(proto, inputs), **dict(shapes or {})}
     with tempfile.TemporaryDirectory(prefix="onnxc-verify-") as work:
-        library = compile(proto, Path(work) / "model.so", opt_level=opt_level, shapes=shapes)
+        library = compile(proto, Path(work) / "model.so", opt_level=opt_level, shapes=shapes, log=_log(progress))
         session = Session(str(library))
         feeds = _feeds(session, inputs, seed)
         actual = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
-        expected = run_reference(reference_proto, feeds)
+        expected = _timed(progress, "reference run", run_reference, reference_proto, feeds)
         report = VerifyReport(
             reference_name(),
             rtol,
@@ -157,7 +163,9 @@ def verify(
         )
         if not report.passed and locate:
             try:
-                report.divergence = _first_divergent_node(proto, reference_proto, feeds, shapes, rtol, atol, work)
+                report.divergence = _first_divergent_node(
+                    proto, reference_proto, feeds, shapes, rtol, atol, work, progress
+                )
                 report.located = True
             except OnnxcError as exc:
                 report.locate_error = str(exc)
@@ -172,6 +180,7 @@ def _first_divergent_node(
     rtol: float,
     atol: float,
     work: str,
+    progress: Progress | None,
 ) -> NodeDivergence | None:
     """Compare every node output of a -O0 debug build with the reference's; the first
     node (topological order) with an output outside tolerance, or None."""
@@ -182,10 +191,13 @@ def _first_divergent_node(
     reference_types = node_output_types(reference_proto)
     names = [n for n in exposable_values(proto, types) if n in reference_types]
     debug = with_outputs(proto, names, types)
-    library = compile(debug, Path(work) / "debug.so", opt_level=DEBUG_OPT_LEVEL, shapes=shapes)
+    if progress:
+        progress(f"searching node by node: a -O{DEBUG_OPT_LEVEL} build returning {len(names)} intermediate values")
+    library = compile(debug, Path(work) / "debug.so", opt_level=DEBUG_OPT_LEVEL, shapes=shapes, log=_log(progress))
     session = Session(str(library))
     actual = dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
-    expected = run_reference(with_outputs(reference_proto, names, reference_types), feeds)
+    exposed_reference = with_outputs(reference_proto, names, reference_types)
+    expected = _timed(progress, "reference run", run_reference, exposed_reference, feeds)
     shapes_by_name = value_shapes(proto, {**feeds, **expected})
     nodes = topological_nodes(proto.graph)
     for position, node in enumerate(nodes, 1):
@@ -197,6 +209,23 @@ def _first_divergent_node(
                 input_shapes = [(name, shapes_by_name.get(name)) for name in node.input if name]
                 return NodeDivergence(node, position, len(nodes), comparison, input_shapes)
     return None
+
+
+def _log(progress: Progress | None):
+    """A compile log that reports each compile stage to `progress`."""
+    from onnxc.compiler import CompileLog
+
+    if progress is None:
+        return None
+    return CompileLog(on_stage=lambda stage, seconds: progress(f"{stage:<24} {seconds * 1000:9.1f} ms"))
+
+
+def _timed(progress: Progress | None, step: str, function, *args):
+    start = time.perf_counter()
+    result = function(*args)
+    if progress:
+        progress(f"{step:<24} {(time.perf_counter() - start) * 1000:9.1f} ms")
+    return result
 
 
 def _load(model: onnx.ModelProto | str | os.PathLike) -> onnx.ModelProto:

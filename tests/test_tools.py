@@ -128,8 +128,10 @@ def test_verify_cli_reports_the_node_and_fails(tmp_path, capsys, monkeypatch):
             with_node_changed(model, "conv2", dilations=[1, 1], group=1, pads=[2, 2, 0, 0]), feeds
         ),
     )
-    assert cli.main(["verify", str(path), "--rtol", "1e-4", "--atol", "1e-5"]) == 1
-    out = capsys.readouterr().out
+    assert cli.main(["verify", str(path), "--rtol", "1e-4", "--atol", "1e-5", "-v"]) == 1
+    out, err = capsys.readouterr()
+    assert err.count("  LLVM optimize ") == 2 and err.count("  reference run ") == 2  # the model, the debug copy
+    assert "searching node by node: a -O0 build returning 10 intermediate values" in err
     assert "FAIL" in out
     assert "first divergent node (4 of 10 in topological order): 'conv2' (Conv)" in out
     assert "'kernel_shape': [3, 3]" in out and "'pads': [1, 1, 1, 1]" in out

@@ -4,6 +4,7 @@ onnx.reference) and, on a mismatch, name the first node that goes wrong."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from onnxc.commands.compile import parse_shape
 from onnxc.errors import InputError
@@ -46,6 +47,7 @@ def parser() -> argparse.ArgumentParser:
         parser.add_argument(f"-O{level}", dest="opt_level", action="store_const", const=level)
     parser.set_defaults(opt_level=3)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each step with its elapsed time")
     parser.add_argument("--no-locate", action="store_true", help="on FAIL, do not search for the divergent node")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser
@@ -75,9 +77,14 @@ def main(argv: list[str]) -> int:
         opt_level=args.opt_level,
         seed=args.seed,
         locate=not args.no_locate,
+        progress=_print_step if args.verbose else None,
     )
     print(format_report(report))
     return 0 if report.passed else 1
+
+
+def _print_step(line: str) -> None:
+    print(f"  {line}", file=sys.stderr, flush=True)
 
 
 def format_report(report) -> str:
