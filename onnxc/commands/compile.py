@@ -26,7 +26,8 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="onnxc",
         description="Compile an ONNX model to a native shared library. "
-        "Also: 'onnxc run LIB.so ...' runs a compiled library.",
+        "Also: 'onnxc run LIB.so ...' runs a compiled library, 'onnxc verify MODEL.onnx' checks a compiled "
+        "model against onnxruntime, 'onnxc inspect MODEL.onnx' summarizes a model (each has --help).",
     )
     parser.add_argument("model", help="the .onnx model file")
     parser.add_argument("-o", "--output", required=True, help="output file (.so, or IR text with --emit)")
