@@ -18,6 +18,7 @@ import importlib.metadata
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,7 @@ class Emulator:
     elf_machine: int
     byte_order: str  # "little" or "big"
     qemu: str
+    qemu_cpu: str  # the newest CPU qemu emulates: a library built with any --mcpu runs on it
     sysroot: Path  # the target's C library, as installed by `libc_package`
     libc_package: str
 
@@ -69,7 +71,7 @@ class Emulator:
             )
 
     def run(self, *args: str) -> subprocess.CompletedProcess:
-        command = [self.qemu, "-L", str(self.sysroot), str(harness_for(self)), *args]
+        command = [self.qemu, "-cpu", self.qemu_cpu, "-L", str(self.sysroot), str(harness_for(self)), *args]
         return subprocess.run(command, capture_output=True, text=True)
 
 
@@ -79,6 +81,7 @@ EMULATORS = (
         elf_machine=22,
         byte_order="big",
         qemu="qemu-s390x",
+        qemu_cpu="max",
         sysroot=Path("/usr/s390x-linux-gnu"),
         libc_package="libc6-s390x-cross",
     ),
@@ -87,6 +90,7 @@ EMULATORS = (
         elf_machine=21,
         byte_order="little",
         qemu="qemu-ppc64le",
+        qemu_cpu="power10",
         sysroot=Path("/usr/powerpc64le-linux-gnu"),
         libc_package="libc6-ppc64el-cross",
     ),
@@ -185,10 +189,10 @@ class EmulatedSession(Session):
         if result.returncode == _HARNESS_RUN_FAILED:
             raise RuntimeFailure(f"under {self.emulator.qemu}: {result.stderr.strip()}", model=self.path)
         if result.returncode != 0:
+            code = result.returncode
+            how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"failed (exit status {code})"
             raise RuntimeFailure(
-                f"the harness under {self.emulator.qemu} failed (exit status {result.returncode}): "
-                f"{result.stderr.strip()}",
-                model=self.path,
+                f"the harness under {self.emulator.qemu} {how}: {result.stderr.strip()}", model=self.path
             )
         return result
 

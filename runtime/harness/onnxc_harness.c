@@ -108,12 +108,12 @@ static int run(void *library, const char *manifest_path) {
   while (fgets(line, sizeof line, manifest)) {
     if (strncmp(line, "repeat ", 7) == 0) {
       repeat = strtol(line + 7, NULL, 10);
-    } else if ((num_inputs == MAX_TENSORS || num_outputs == MAX_TENSORS) && line[0] != '\n') {
-      return fail("too many tensors in the manifest", NULL);
     } else if (strncmp(line, "input ", 6) == 0) {
+      if (num_inputs == MAX_TENSORS) return fail("too many inputs", NULL);
       if (parse_tensor(line + 6, &inputs[num_inputs])) return fail("bad manifest line", line);
       if (read_input(&inputs[num_inputs++])) return 2;
     } else if (strncmp(line, "output ", 7) == 0) {
+      if (num_outputs == MAX_TENSORS) return fail("too many outputs", NULL);
       if (parse_tensor(line + 7, &outputs[num_outputs++])) return fail("bad manifest line", line);
     } else if (line[0] != '\n') {
       return fail("bad manifest line", line);
