@@ -98,8 +98,14 @@ EMULATORS = (
 
 
 def needs_emulation(path: str | os.PathLike) -> bool:
-    """True if the ELF file at `path` is for another machine than this process's."""
-    library = runtime_library.read_elf_identity(os.fspath(path))
+    """True if the ELF file at `path` is for another machine than this process's.
+
+    False for anything else, unreadable files included: Session reports those.
+    """
+    try:
+        library = runtime_library.read_elf_identity(os.fspath(path))
+    except OSError:
+        return False
     host = runtime_library.read_elf_identity("/proc/self/exe")
     return library is not None and host is not None and not library.runs_on(host)
 

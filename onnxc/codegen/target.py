@@ -4,6 +4,7 @@ A target is chosen by the user's spelling (`x86_64`, `ppc64le`, `s390x` or a
 full triple such as `s390x-ibm-linux`); the default is the host. Native x86
 builds use the host CPU's name and features; foreign targets get a fixed CPU
 that still has vector units (z14 is the first s390x CPU with vector float).
+`--mcpu` replaces either with any CPU LLVM knows for the target.
 """
 
 from __future__ import annotations
