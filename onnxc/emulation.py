@@ -192,8 +192,12 @@ class EmulatedSession(Session):
 
     def _harness(self, *args: str) -> subprocess.CompletedProcess:
         result = self.emulator.run(self.path, *args)
-        if result.returncode == _HARNESS_RUN_FAILED:
-            raise RuntimeFailure(f"under {self.emulator.qemu}: {result.stderr.strip()}", model=self.path)
+        if result.returncode == _HARNESS_RUN_FAILED:  # stderr: "run_main_graph returned S"
+            status = int(result.stderr.split()[-1])
+            raise RuntimeFailure(
+                f"run_main_graph returned {runtime_library.describe_status(status)} under {self.emulator.qemu}",
+                model=self.path,
+            )
         if result.returncode != 0:
             code = result.returncode
             how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"failed (exit status {code})"

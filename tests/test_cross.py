@@ -444,6 +444,16 @@ def test_emulated_session_checks_inputs_like_session(build_dir):
         session.run(None, {})
 
 
+def test_status_from_the_emulated_library_is_reported(build_dir):
+    """A nonzero run_main_graph status crosses the harness as Session reports it natively."""
+    require_emulator("s390x")
+    model, _, _ = _host_run("mnist", build_dir)
+    session = EmulatedSession(onnxc.compile(model, os.path.join(build_dir, "status-s390x.so"), target="s390x"))
+    wrong_shape = [(np.zeros((1, 1, 28, 27), np.float32), dtypes.FLOAT)]  # bypasses Session's own checks
+    with pytest.raises(onnxc.errors.RuntimeFailure, match=r"returned 5 \(ONNXC_ERR_SHAPE.*under qemu-s390x"):
+        session._invoke(wrong_shape, [(np.empty((1, 10), np.float32), dtypes.FLOAT)])
+
+
 def test_missing_qemu_names_the_packages(build_dir, monkeypatch, tmp_path):
     model, _, _ = _host_run("constant_int8", build_dir)
     library = onnxc.compile(model, tmp_path / "int8-s390x.so", target="s390x")
