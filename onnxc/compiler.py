@@ -33,7 +33,8 @@ EMIT_KINDS = ("onnx-basic", "onnx", "krnl", "loops", "llvm", "obj", "lib")
 
 @dataclass
 class CompileLog:
-    """Elapsed seconds per stage, reported by `onnxc -v`."""
+    """Elapsed seconds per stage (import, each pass, each code generation step),
+    reported as they end by `onnxc -v` and as a table by `onnxc --time-passes`."""
 
     timings: list[tuple[str, float]] = field(default_factory=list)
     on_stage: Callable[[str, float], None] | None = None
@@ -42,6 +43,20 @@ class CompileLog:
         self.timings.append((stage, seconds))
         if self.on_stage:
             self.on_stage(stage, seconds)
+
+    def table(self) -> str:
+        """Time per stage, a stage run several times summed, with its share of the total."""
+        totals: dict[str, float] = {}
+        for stage, seconds in self.timings:
+            totals[stage] = totals.get(stage, 0.0) + seconds
+        total = sum(totals.values())
+        width = max([len("stage"), *map(len, totals)])
+        lines = [f"{'stage':<{width}}  {'ms':>10}  {'%':>6}"]
+        for stage, seconds in totals.items():
+            share = 100.0 * seconds / total if total else 0.0
+            lines.append(f"{stage:<{width}}  {seconds * 1000:10.1f}  {share:6.1f}")
+        lines.append(f"{'total':<{width}}  {total * 1000:10.1f}  {100.0 if total else 0.0:6.1f}")
+        return "\n".join(lines)
 
 
 def pipeline(opt_level: int) -> list[str]:
@@ -105,14 +120,16 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
 
     resolved = codegen.resolve_target(target)
     stem = _stem(model_name)
-    start = time.perf_counter()
     if emit == "llvm":
+        start = time.perf_counter()
         _write_text(output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level, model_name=stem))
+        log.record("LLVM IR", time.perf_counter() - start)
     elif emit == "obj":
-        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem))
+        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem, on_stage=log.record))
     else:
-        codegen.emit_library(module, output_path, target=resolved, opt_level=opt_level, model_name=stem)
-    log.record("codegen + link", time.perf_counter() - start)
+        codegen.emit_library(
+            module, output_path, target=resolved, opt_level=opt_level, model_name=stem, on_stage=log.record
+        )
     return output_path
 
 

@@ -219,6 +219,9 @@ class KernelBuilder:
         """Ceiling division of a non-negative index by a positive constant."""
         return self.div(self.add(numerator, denominator - 1), denominator)
 
+    def square(self, value: SSAValue) -> SSAValue:
+        return self.mul(value, value)
+
     def neg(self, value: SSAValue) -> SSAValue:
         if is_float(value.type):
             return self.insert(arith.NegfOp(value)).result

@@ -28,6 +28,10 @@ from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, attribut
 from onnxc.dialects.types import dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
 from onnxc.errors import ShapeError, UnsupportedOpError
 
+# Ops whose ONNX schema (in some opsets) infers no shape, though the output has
+# the shape of input 0 (GroupNormalization-18 infers only the element type).
+SHAPE_OF_FIRST_INPUT = frozenset({"GroupNormalization"})
+
 # Constant inputs up to this many elements are handed to the inference functions
 # (shape-like operands); big weights never are, to avoid copying them.
 MAX_INFERENCE_DATA = 4096
@@ -109,7 +113,12 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         proto = inferred.get(name)
         if proto is None or not proto.HasField("tensor_type"):
             raise UnsupportedOpError("no type could be inferred for its output (sequence/map or unknown)", **where)
-        _set_type(result, _tensor_type(proto.tensor_type, where))
+        inferred_type = _tensor_type(proto.tensor_type, where)
+        first = op.input(0)
+        if isinstance(inferred_type, UnrankedTensorType) and op.OP_TYPE in SHAPE_OF_FIRST_INPUT and first is not None:
+            if isinstance(first.type, TensorType):
+                inferred_type = TensorType(inferred_type.element_type, first.type.get_shape(), first.type.encoding)
+        _set_type(result, inferred_type)
 
 
 def _set_type(value: SSAValue, new_type: Attribute) -> None:

@@ -7,7 +7,7 @@ import sys
 import time
 
 
-def _parse_shape(text: str) -> tuple[str, list[int]]:
+def parse_shape(text: str) -> tuple[str, list[int]]:
     name, sep, dims = text.rpartition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=D0,D1,..., got '{text}'")
@@ -26,7 +26,8 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="onnxc",
         description="Compile an ONNX model to a native shared library. "
-        "Also: 'onnxc run LIB.so ...' runs a compiled library.",
+        "Also: 'onnxc run LIB.so ...' runs a compiled library, 'onnxc verify MODEL.onnx' checks a compiled "
+        "model against onnxruntime, 'onnxc inspect MODEL.onnx' summarizes a model (each has --help).",
     )
     parser.add_argument("model", help="the .onnx model file")
     parser.add_argument("-o", "--output", required=True, help="output file (.so, or IR text with --emit)")
@@ -41,13 +42,22 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--shape",
         action="append",
-        type=_parse_shape,
+        type=parse_shape,
         default=[],
         metavar="NAME=DIMS",
         help="pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)",
     )
     parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print each stage with its elapsed time")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print each stage (import, each pass, LLVM optimize, object emission, weights object, link) "
+        "with its elapsed time as it ends",
+    )
+    parser.add_argument(
+        "--time-passes", action="store_true", help="print a table of the time per stage (ms, %% of total) at the end"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser
 
@@ -58,11 +68,7 @@ def main(argv: list[str]) -> int:
 
     if args.print_pipeline:
         print(",".join(pipeline(args.opt_level)))
-    log = CompileLog(
-        on_stage=(lambda stage, s: print(f"  {stage:<24} {s * 1000:9.1f} ms", file=sys.stderr))
-        if args.verbose
-        else None
-    )
+    log = CompileLog(on_stage=_print_stage if args.verbose else None)
     start = time.perf_counter()
     out = compile(
         args.model,
@@ -76,6 +82,12 @@ def main(argv: list[str]) -> int:
     )
     if args.verbose:
         print(f"  {'total':<24} {(time.perf_counter() - start) * 1000:9.1f} ms", file=sys.stderr)
+    if args.time_passes:
+        print(log.table(), file=sys.stderr)
     if str(out) != "-":
         print(f"wrote {out}")
     return 0
+
+
+def _print_stage(stage: str, seconds: float) -> None:
+    print(f"  {stage:<24} {seconds * 1000:9.1f} ms", file=sys.stderr, flush=True)
