@@ -69,6 +69,7 @@ def compile(
     output_path: str | os.PathLike,
     *,
     target: str | None = None,
+    cpu: str | None = None,
     opt_level: int = 3,
     shapes: Mapping[str, Sequence[int]] | None = None,
     emit: str = "lib",
@@ -78,7 +79,9 @@ def compile(
 
     `emit` selects what is written: "lib" (shared library, default), "obj",
     "llvm" (LLVM IR text), or the IR text of level "onnx-basic" (as imported),
-    "onnx" (after graph passes), "krnl" or "loops".
+    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, ppc64le,
+    s390x or a triple (default: the host); `cpu` an LLVM CPU name for it
+    (default: the host's for a native build, pwr9 for ppc64le, z14 for s390x).
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
@@ -88,7 +91,11 @@ def compile(
     output_path = Path(output_path)
     model_name = (model.graph.name or "model") if isinstance(model, onnx.ModelProto) else Path(model).name
     try:
-        return _compile(model, output_path, target, opt_level, shapes, emit, log, model_name)
+        from onnxc.codegen import resolve_target
+
+        # Resolved first, so that a mistyped target or CPU fails before any work is done.
+        resolved = resolve_target(target, cpu=cpu)
+        return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name)
     except OnnxcError as exc:
         raise exc.with_model(model_name) from None
 

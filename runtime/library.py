@@ -115,7 +115,7 @@ def _check_elf_header(path: str) -> None:
     if host is not None and not library.runs_on(host):
         raise InvalidModelError(
             f"the library was built for {library}, but this machine is {host}: "
-            f"compile the model for this machine's target",
+            f"compile the model for this machine's target (`onnxc run` runs it under qemu-user)",
             model=path,
         )
 

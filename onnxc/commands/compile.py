@@ -37,6 +37,9 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--emit", choices=EMIT_KINDS, default="lib", help="what to write (default: lib)")
     parser.add_argument("--target", help="x86_64 (default: host), ppc64le, s390x, or an LLVM triple")
     parser.add_argument(
+        "--mcpu", help="LLVM CPU name (default: the host's for native builds, pwr9 for ppc64le, z14 for s390x)"
+    )
+    parser.add_argument(
         "--shape",
         action="append",
         type=parse_shape,
@@ -71,6 +74,7 @@ def main(argv: list[str]) -> int:
         args.model,
         args.output,
         target=args.target,
+        cpu=args.mcpu,
         opt_level=args.opt_level,
         shapes=dict(args.shape),
         emit=args.emit,
