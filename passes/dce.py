@@ -1,0 +1,23 @@
+"""dce: erase onnx ops none of whose results is used (onnx ops have no side effects)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from onnxc.passes.graph import onnx_functions, onnx_ops
+
+
+@dataclass(frozen=True)
+class DCEPass(ModulePass):
+    name = "dce"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in onnx_functions(op):
+            for node in reversed(onnx_ops(function)):  # users before producers
+                if all(r.first_use is None for r in node.results):
+                    Rewriter.erase_op(node)
