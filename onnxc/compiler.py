@@ -23,10 +23,10 @@ from onnxc.importer import import_model
 from onnxc.passes import get_pass
 
 # The passes to each IR level. -O0 runs what correctness needs: types for every value,
-# decomposition of ops without a kernel, and folding of shape arithmetic (lowering needs
-# static shapes). -O1 and up add the graph optimizations.
-GRAPH_PASSES_O0 = ("shape-inference", "decompose", "fold-shapes")
-GRAPH_PASSES_O1 = ("shape-inference", "decompose", "constprop", "simplify", "fuse-gemm", "cse", "dce")
+# folding of shape arithmetic (lowering and context-dependent decompositions need static
+# shapes) and decomposition of ops without a kernel. -O1 and up add the graph optimizations.
+GRAPH_PASSES_O0 = ("shape-inference", "fold-shapes", "decompose", "fold-shapes")
+GRAPH_PASSES_O1 = ("shape-inference", "constprop", "decompose", "constprop", "simplify", "fuse-gemm", "cse", "dce")
 
 
 def stages(opt_level: int) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -137,6 +137,10 @@ class _Folder:
 
     def evaluate(self, op: OnnxOp, args: list[np.ndarray | None]) -> list[np.ndarray] | None:
         """The op's results computed from constant inputs (None if ONNX cannot evaluate it)."""
+        fast = _NUMPY_FOLDERS.get(op.OP_TYPE)
+        if fast is not None and len(op.results) == 1:
+            shape, dtype = static_shape(op.results[0]), result_dtype(op.results[0])
+            return [np.asarray(fast(op, args, shape, dtype)).astype(dtype, copy=False).reshape(shape)]
         node = node_proto(op)
         feeds = {name: value for name, value in zip(node.input, args) if name}
         try:
@@ -166,8 +170,11 @@ class _Folder:
             x, c1 = c1, x
         if not is_constant(c1) or is_constant(x) or not isinstance(op.results[0].type, TensorType):
             return False
-        combined_array = constant_array(c1) + constant_array(outer_const) if op.OP_TYPE == "Add" else (
-            constant_array(c1) * constant_array(outer_const))
+        combined_array = (
+            constant_array(c1) + constant_array(outer_const)
+            if op.OP_TYPE == "Add"
+            else (constant_array(c1) * constant_array(outer_const))
+        )
         combined = make_constant(op, combined_array.astype(constant_array(c1).dtype), f"{op.node_name}.folded")
         new = make_op(op.OP_TYPE, [x, combined.results[0]], name=op.node_name)
         insert_before(op, [combined, new])
@@ -187,3 +194,32 @@ class _Folder:
         for constant in constants:
             self.changed.add(constant.results[0])
         replace_results(op, [c.results[0] for c in constants])
+
+
+def _constant_of_shape(op: OnnxOp, args, shape, dtype) -> np.ndarray:
+    value = op.attr("value")
+    return np.full(shape, 0 if value is None else np.asarray(value).reshape(-1)[0], dtype=dtype)
+
+
+def _gather(op: OnnxOp, args, shape, dtype) -> np.ndarray:
+    data, indices = args
+    axis = op.attr("axis", 0)
+    return np.take(data, np.where(indices < 0, indices + data.shape[axis], indices), axis=axis)
+
+
+# Cheap ops numpy computes exactly as ONNX defines them; the result's inferred
+# shape and dtype (already known) finish the job, e.g. for the reshape family.
+_NUMPY_FOLDERS = {
+    "ConstantOfShape": _constant_of_shape,
+    "Gather": _gather,
+    "Add": lambda op, args, shape, dtype: args[0] + args[1],
+    "Sub": lambda op, args, shape, dtype: args[0] - args[1],
+    "Mul": lambda op, args, shape, dtype: args[0] * args[1],
+    "Concat": lambda op, args, shape, dtype: np.concatenate(args, axis=op.attr("axis")),
+    "Cast": lambda op, args, shape, dtype: args[0].astype(dtype),
+    "Reshape": lambda op, args, shape, dtype: args[0],
+    "Flatten": lambda op, args, shape, dtype: args[0],
+    "Squeeze": lambda op, args, shape, dtype: args[0],
+    "Unsqueeze": lambda op, args, shape, dtype: args[0],
+    "Identity": lambda op, args, shape, dtype: args[0],
+}

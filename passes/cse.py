@@ -20,7 +20,14 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.graph import constant_array, onnx_functions, onnx_ops
 
 MAX_CONSTANT_KEY = 4096
-NONDETERMINISTIC = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
+NONDETERMINISTIC = {
+    "RandomNormal",
+    "RandomUniform",
+    "RandomNormalLike",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,8 @@
-"""dce: erase onnx ops none of whose results is used (onnx ops have no side effects)."""
+"""dce: erase onnx ops none of whose results is used (onnx ops have no side effects).
+
+Weights no op refers to any more (inputs of folded constants, pre-fusion Conv
+weights) are dropped from the module's WeightStore, freeing their memory.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from onnxc.dialects.onnx import WeightAttr, WeightStore
 from onnxc.passes.graph import onnx_functions, onnx_ops
 
 
@@ -21,3 +26,9 @@ class DCEPass(ModulePass):
             for node in reversed(onnx_ops(function)):  # users before producers
                 if all(r.first_use is None for r in node.results):
                     Rewriter.erase_op(node)
+        store = WeightStore.of(op)
+        live = {
+            attr.ref.data for node in op.walk() for attr in node.attributes.values() if isinstance(attr, WeightAttr)
+        }
+        for name in [name for name in store.arrays if name not in live]:
+            del store.arrays[name]

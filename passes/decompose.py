@@ -84,9 +84,11 @@ def decompose(op: OnnxOp, opset: int) -> list[OnnxOp]:
         new_ops, result = _inline(op, body)
         if new_ops is None:
             return []
+    # Inference gives results new SSA values: keep (producer, index) to find them after it.
+    positions = [None if v is None else (v.owner, v.index) for v in result]
     insert_before(op, new_ops)
     infer_new_ops(new_ops, opset)
-    replace_results(op, result)
+    replace_results(op, [None if p is None else p[0].results[p[1]] for p in positions])
     return new_ops
 
 

@@ -240,4 +240,3 @@ def result_dtype(value: SSAValue) -> np.dtype | None:
         except (KeyError, ValueError, TypeError):
             return None
     return None
-

@@ -5,6 +5,9 @@
 - `BatchNormalization` in inference mode after a `Conv` whose result it alone
   uses, with constant weights and statistics, is folded into the Conv:
   `W' = W·s`, `B' = (B − mean)·s + bias` with `s = scale / sqrt(var + eps)`.
+- `Cast` to the type its input already has is removed; a chain of reshapes
+  (`Reshape`/`Flatten`/`Squeeze`/`Unsqueeze` of one) becomes one `Reshape` of
+  the first input to the final static shape, or nothing if shapes match.
 - `Transpose(Transpose(x, p1), p2)` becomes one Transpose with perm
   `p1[p2[d]]`, or `x` itself when that is the identity.
 
@@ -34,6 +37,7 @@ from onnxc.passes.graph import (
     python_attribute,
     replace_results,
     single_use,
+    static_shape,
     update_function_types,
 )
 
@@ -69,6 +73,30 @@ def remove_dropout(op: OnnxOp, opset: int) -> None:
         return
     if op.results[0].type == op.input(0).type:
         replace_results(op, [op.input(0)] + [None] * (len(op.results) - 1))
+
+
+def remove_noop_cast(op: OnnxOp, opset: int) -> None:
+    if op.results[0].type == op.input(0).type:
+        replace_results(op, [op.input(0)])
+
+
+RESHAPES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+
+
+def collapse_reshapes(op: OnnxOp, opset: int) -> None:
+    source, shape = op.input(0), static_shape(op.results[0])
+    if shape is None:
+        return
+    while isinstance(source.owner, OnnxOp) and source.owner.OP_TYPE in RESHAPES:
+        source = source.owner.input(0)
+    if source.type == op.results[0].type:
+        replace_results(op, [source])
+    elif source is not op.input(0):
+        target = make_constant(op, np.array(shape, dtype=np.int64), f"{op.node_name}.shape")
+        reshape = make_op("Reshape", [source, target.results[0]], {}, op.node_name)
+        insert_before(op, [target, reshape])
+        infer_new_ops([reshape], opset)
+        replace_results(op, [reshape.results[0]])
 
 
 def fold_batchnorm_into_conv(op: OnnxOp, opset: int) -> None:
@@ -119,6 +147,8 @@ def compose_transposes(op: OnnxOp, opset: int) -> None:
 
 _REWRITES = {
     "Identity": remove_identity,
+    "Cast": remove_noop_cast,
+    **{op_type: collapse_reshapes for op_type in RESHAPES},
     "Dropout": remove_dropout,
     "BatchNormalization": fold_batchnorm_into_conv,
     "Transpose": compose_transposes,
