@@ -9,6 +9,7 @@ never merged.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -17,7 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.graph import constant_array, onnx_functions, onnx_ops
+from onnxc.passes.graph import constant_array, onnx_functions, onnx_ops, static_shape
 
 MAX_CONSTANT_KEY = 4096
 NONDETERMINISTIC = {
@@ -53,8 +54,9 @@ def _key(op: OnnxOp) -> tuple | None:
     if op.OP_TYPE in NONDETERMINISTIC:
         return None
     if op.OP_TYPE == "Constant":
-        value = constant_array(op.results[0])
-        if value is None or value.size > MAX_CONSTANT_KEY:
+        shape = static_shape(op.results[0])
+        value = constant_array(op.results[0]) if shape is not None and math.prod(shape) <= MAX_CONSTANT_KEY else None
+        if value is None:
             return None
         return ("Constant", value.dtype.str, value.shape, value.tobytes())
     attributes = tuple(sorted((k, v) for k, v in op.attributes.items()))
