@@ -98,7 +98,7 @@ def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
     except onnx.defs.SchemaError:
         return None
     if schema.has_function:
-        data = schema.get_function_with_opset_version(opset)
+        data = schema.get_function_with_opset_version(_body_version(schema.function_opset_versions, opset))
     elif schema.has_context_dependent_function:
         values = [v for v in onnx_inputs(op)]
         if any(v is not None and not hasattr(v.type, "get_shape") for v in values):
@@ -107,9 +107,14 @@ def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
             b"" if v is None else type_proto(v, {"node": op.node_name, "op_type": op.OP_TYPE}).SerializeToString()
             for v in values
         ]
-        data = schema.get_context_dependent_function_with_opset_version(
-            opset, node_proto(op).SerializeToString(), types
-        )
+        try:
+            data = schema.get_context_dependent_function_with_opset_version(
+                _body_version(schema.context_dependent_function_opset_versions, opset),
+                node_proto(op).SerializeToString(),
+                types,
+            )
+        except Exception:  # noqa: BLE001  onnx refuses to build a body for these inputs
+            return None
     else:
         return None
     if not data:
@@ -117,6 +122,13 @@ def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
     body = onnx.FunctionProto()
     body.ParseFromString(data)
     return body
+
+
+def _body_version(versions: list[int], opset: int) -> int:
+    """The body written for the newest opset up to ours; else the oldest one (a schema's bodies
+    all describe that schema's semantics; body ops carry their own opset as since_version)."""
+    older = [v for v in versions if v <= opset]
+    return max(older) if older else min(versions)
 
 
 def _inline(op: OnnxOp, body: onnx.FunctionProto) -> tuple[list[OnnxOp] | None, list]:

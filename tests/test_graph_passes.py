@@ -104,6 +104,16 @@ def test_pipeline_per_level():
     assert "decompose" in pipeline(3) and pipeline(3)[-2:] == ["convert-onnx-to-krnl", "convert-krnl-to-loops"]
 
 
+def test_O0_folds_shape_arithmetic_only():
+    """Lowering needs static shapes, so -O0 folds the integer shape sub-graphs, nothing else."""
+    module = optimized(MODELS / "bert_tiny.onnx", BERT_SHAPES, opt_level=0)
+    counts = collections.Counter(op.OP_TYPE for op in onnx_ops(module))
+    assert counts["Shape"] == counts["Concat"] == counts["LayerNormalization"] == 0
+    assert counts["Identity"] > 0 and counts["Transpose"] > 8  # no simplification, weight transposes kept
+    for op in onnx_ops(module):
+        assert all(d >= 0 for d in op.results[0].type.get_shape()), f"{op.node_name} not statically shaped"
+
+
 def test_decomposed_nodes_keep_the_original_name():
     module = optimized(MODELS / "bert_tiny.onnx", BERT_SHAPES)
     names = [op.node_name for op in onnx_ops(module) if op.OP_TYPE == "ReduceMean"]
@@ -125,6 +135,51 @@ def assert_same_at_O0_and_O3(model: onnx.ModelProto, tmp_path: Path) -> None:
 
 def test_mnist_numerics_unchanged_by_optimizer(tmp_path):
     assert_same_at_O0_and_O3(build_mnist_cnn(seed=4), tmp_path)
+
+
+def conv_bn_chain_model() -> onnx.ModelProto:
+    """Conv → BatchNorm → (+c1) → (+c2) → Relu → Transpose → Transpose, MatMul → Add."""
+    rng = np.random.default_rng(2)
+    weights = {
+        "w": rng.standard_normal((4, 3, 3, 3)),
+        "b": rng.standard_normal(4),
+        "scale": rng.random(4) + 0.5,
+        "shift": rng.standard_normal(4),
+        "mean": rng.standard_normal(4) * 0.1,
+        "var": rng.random(4) + 0.5,
+        "c1": rng.standard_normal((4, 1, 1)),
+        "c2": rng.standard_normal((1, 6, 1)),
+        "m": rng.standard_normal((6, 5)),
+        "bias": rng.standard_normal(5),
+    }
+    h = onnx.helper
+    nodes = [
+        h.make_node("Conv", ["x", "w", "b"], ["conv"], name="conv", pads=[1, 1, 1, 1]),
+        h.make_node("BatchNormalization", ["conv", "scale", "shift", "mean", "var"], ["bn"], name="bn", epsilon=1e-3),
+        h.make_node("Add", ["bn", "c1"], ["add1"], name="add1"),
+        h.make_node("Add", ["add1", "c2"], ["add2"], name="add2"),
+        h.make_node("Relu", ["add2"], ["relu"], name="relu"),
+        h.make_node("Transpose", ["relu"], ["t1"], name="t1", perm=[0, 2, 3, 1]),
+        h.make_node("Transpose", ["t1"], ["t2"], name="t2", perm=[0, 3, 1, 2]),
+        h.make_node("Identity", ["t2"], ["y"], name="identity"),
+        h.make_node("Reshape", ["x", "shape"], ["flat"], name="flat"),
+        h.make_node("MatMul", ["flat", "m"], ["mm"], name="mm"),
+        h.make_node("Add", ["mm", "bias"], ["z"], name="fc"),
+    ]
+    initializers = [onnx.numpy_helper.from_array(v.astype(np.float32), k) for k, v in weights.items()]
+    initializers.append(onnx.numpy_helper.from_array(np.array([18, 6], np.int64), "shape"))
+    graph = h.make_graph(
+        nodes, "chain", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 3, 6, 6])],
+        [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None) for n in ("y", "z")], initializers,
+    )  # fmt: skip
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+
+
+def test_rewrites_keep_numerics(tmp_path):
+    model = conv_bn_chain_model()
+    counts = collections.Counter(op.OP_TYPE for op in onnx_ops(optimized(model)))
+    assert counts == {"Constant": counts["Constant"], "Conv": 1, "Add": 1, "Relu": 1, "Reshape": 1, "Gemm": 1}
+    assert_same_at_O0_and_O3(model, tmp_path)
 
 
 def _pre_softmax(model: onnx.ModelProto) -> onnx.ModelProto:
