@@ -22,12 +22,22 @@ from onnxc.errors import CompileError, OnnxcError
 from onnxc.importer import import_model
 from onnxc.passes import get_pass
 
-# The pass pipeline to each IR level; later issues add optimizations per -O level.
-STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("onnx", ("shape-inference",)),
-    ("krnl", ("convert-onnx-to-krnl",)),
-    ("loops", ("convert-krnl-to-loops",)),
-)
+# The passes to each IR level. -O0 runs what correctness needs: types for every value,
+# folding of shape arithmetic (lowering and context-dependent decompositions need static
+# shapes) and decomposition of ops without a kernel. -O1 and up add the graph optimizations.
+GRAPH_PASSES_O0 = ("shape-inference", "fold-shapes", "decompose", "fold-shapes")
+GRAPH_PASSES_O1 = ("shape-inference", "constprop", "decompose", "constprop", "simplify", "fuse-gemm", "cse", "dce")
+
+
+def stages(opt_level: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(IR level, passes that produce it) in pipeline order, at this -O level."""
+    return (
+        ("onnx", GRAPH_PASSES_O0 if opt_level == 0 else GRAPH_PASSES_O1),
+        ("krnl", ("convert-onnx-to-krnl",)),
+        ("loops", ("convert-krnl-to-loops",)),
+    )
+
+
 EMIT_KINDS = ("onnx-basic", "onnx", "krnl", "loops", "llvm", "obj", "lib")
 
 
@@ -61,7 +71,7 @@ class CompileLog:
 
 def pipeline(opt_level: int) -> list[str]:
     """Pass names run before code generation at this -O level."""
-    return [name for _, passes in STAGES for name in passes]
+    return [name for _, passes in stages(opt_level) for name in passes]
 
 
 def compile(
@@ -110,7 +120,7 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
         return _write_text(output_path, module_text(module))
 
     ctx = make_context()
-    for level, passes in STAGES:
+    for level, passes in stages(opt_level):
         for name in passes:
             start = time.perf_counter()
             get_pass(name)().apply(ctx, module)

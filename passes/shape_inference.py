@@ -85,7 +85,7 @@ def infer_op(op: OnnxOp, opset: int) -> None:
             continue
         name = f"in{index}"
         node.input.append(name)
-        input_types[name] = _type_proto(value, where)
+        input_types[name] = type_proto(value, where)
         constant = _small_constant(value)
         if constant is not None:
             input_data[name] = onnx.numpy_helper.from_array(constant, name)
@@ -95,7 +95,7 @@ def infer_op(op: OnnxOp, opset: int) -> None:
     node.output.extend(output_names)
     for attr_name, attr in op.attributes.items():
         if attr_name in op.ATTR_TYPES:
-            node.attribute.append(_attribute_proto(op, attr_name, attr))
+            node.attribute.append(attribute_proto(op, attr_name, attr))
 
     try:
         inferred = onnx.shape_inference.infer_node_outputs(
@@ -126,7 +126,7 @@ def _set_type(value: SSAValue, new_type: Attribute) -> None:
         Rewriter.replace_value_with_new_type(value, new_type)
 
 
-def _type_proto(value: SSAValue, where: dict) -> onnx.TypeProto:
+def type_proto(value: SSAValue, where: dict) -> onnx.TypeProto:
     ttype = value.type
     if not isinstance(ttype, TensorType):
         raise ShapeError(f"an input has unknown type {ttype} (is an earlier node unsupported?)", **where)
@@ -165,7 +165,7 @@ def _small_constant(value: SSAValue) -> np.ndarray | None:
     return tensor_value(producer, attr)
 
 
-def _attribute_proto(op: OnnxOp, name: str, attr: Attribute) -> onnx.AttributeProto:
+def attribute_proto(op: OnnxOp, name: str, attr: Attribute) -> onnx.AttributeProto:
     """Back from xDSL to protobuf, typed by the schema (so [] keeps its INTS/FLOATS type)."""
     attr_type = op.ATTR_TYPES[name]
     kind = onnx.AttributeProto
