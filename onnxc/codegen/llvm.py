@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc import dtypes
+from onnxc.codegen import vector_math
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up
 from onnxc.dialects.krnl import EntryPointOp, GlobalOp
@@ -610,6 +611,18 @@ _LIBM_OPS = {
 }
 
 
+# Float32 functions with inlinable, vectorizable definitions (vector_math.py).
+_VECTOR_MATH_OPS = {math.ExpOp: "exp", math.LogOp: "log", math.TanhOp: "tanh", math.ErfOp: "erf"}
+
+
+def _widen(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return b.fpext(x, ir.FloatType()) if x.type == ir.HalfType() else x
+
+
+def _narrow(b: ir.IRBuilder, x: ir.Value, ty: ir.Type) -> ir.Value:
+    return b.fptrunc(x, ty) if ty != x.type else x
+
+
 def _result(op: Operation) -> SSAValue:
     (result,) = op.results
     return result
@@ -666,6 +679,22 @@ def _register_table_emitters() -> None:
         _EMITTERS[op_class] = intrinsic(base, (ir.Constant(I1, 0),))
     for op_class, name in _LIBM_OPS.items():
         _EMITTERS[op_class] = libm(name)
+
+    def vectorizable(name: str, wide: Emitter) -> Emitter:
+        """Float types up to f32 through vector_math's inlined polynomial, f64 through `wide`."""
+
+        def emit(t: _FunctionTranslator, op: Operation) -> None:
+            (x,) = (t.get(v) for v in op.operands)
+            if x.type == ir.DoubleType():
+                return wide(t, op)
+            b = t.builder
+            value = b.call(vector_math.float32_function(t.parent.module, name), [_widen(b, x)])
+            t.set(_result(op), t.round_if_bfloat16(_narrow(b, value, x.type), _result(op).type))
+
+        return emit
+
+    for op_class, name in _VECTOR_MATH_OPS.items():
+        _EMITTERS[op_class] = vectorizable(name, _EMITTERS[op_class])
 
 
 _register_table_emitters()
