@@ -24,7 +24,7 @@ from xdsl.ir import Operation, SSAValue
 
 PARALLEL_FOR = "onnxc_parallel_for"
 # Estimated operations (see _work) below which a nest stays on one thread: waking the pool costs a few µs.
-MIN_PARALLEL_WORK = 1 << 16
+MIN_PARALLEL_WORK = 1 << 18
 
 
 @dataclass(frozen=True)

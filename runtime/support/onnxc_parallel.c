@@ -1,11 +1,18 @@
 /* onnxc_parallel.c: the thread pool linked into every library onnxc builds.
  *
  * Generated code calls onnxc_parallel_for(fn, ctx, begin, end) for a loop
- * nest whose outer iterations are independent; the range is cut into one
- * contiguous slice per thread, the calling thread runs the first slice and
- * the pool's workers the others. Workers are started on first use, spin for
- * a few tens of microseconds after each job (the next nest usually follows
- * at once) and then sleep on a condition variable.
+ * nest whose outer iterations are independent. The range is cut into one
+ * contiguous slice per thread; the calling thread and the pool's workers
+ * claim slices until none is left, so a worker the OS has not scheduled yet
+ * (a busy machine) costs no waiting: the caller runs its slice instead.
+ * Workers are started on first use, spin for a while after each job (the
+ * next nest usually follows at once) and then sleep on a condition variable.
+ *
+ * A slice is claimed by a compare-and-swap on `ticket`, which holds the job's
+ * number, its slice count and the next slice: a worker still holding an old
+ * job number can never claim a slice of a newer job, and the caller returns
+ * only when every slice of its job has finished, so the job's fields, written
+ * before the ticket names the job, stay valid while they are used.
  *
  * One job runs at a time: a thread that finds the pool busy (another thread
  * running the model concurrently) runs its whole range itself, so concurrent
@@ -29,20 +36,19 @@
 
 typedef void (*onnxc_range_fn)(void *ctx, int64_t begin, int64_t end);
 
-/* Held by the thread whose job the workers run, and while the pool changes. */
+/* Held by the thread whose job the pool runs, and while the pool changes. */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
 
-static atomic_int num_threads;      /* 0 until chosen */
-static int num_workers;             /* started workers (pool_lock) */
-static unsigned long born_at[MAX_THREADS]; /* generation when worker i was started */
-static atomic_ulong generation;     /* bumped once per job */
-static atomic_int pending;          /* workers yet to finish the current job */
+static atomic_int num_threads;     /* 0 until chosen */
+static int num_workers;            /* started workers (pool_lock) */
+static atomic_uint_fast64_t ticket; /* job number << 32 | slices << 16 | next slice to claim */
+static atomic_int finished;        /* slices of the current job that have run */
 
-/* The current job: written by its caller before `generation` moves, read by workers after. */
+/* The current job: written by its caller before `ticket` names it. */
 static onnxc_range_fn job_fn;
 static void *job_ctx;
 static int64_t job_begin, job_end;
@@ -79,31 +85,42 @@ static int current_threads(void) {
   return n;
 }
 
-/* Slice `slice` of `slices` equal parts of [begin, end). */
-static void run_slice(int slice) {
+/* Run slice `slice` of the current job: the slice-th of job_slices equal parts of [begin, end). */
+static void run_slice(int64_t slice) {
   int64_t count = job_end - job_begin;
   int64_t first = job_begin + count * slice / job_slices;
   int64_t last = job_begin + count * (slice + 1) / job_slices;
   if (first < last) job_fn(job_ctx, first, last);
+  if (atomic_fetch_add(&finished, 1) + 1 == job_slices) {
+    pthread_mutex_lock(&done_lock);
+    pthread_cond_signal(&done_cond);
+    pthread_mutex_unlock(&done_lock);
+  }
 }
 
-static void *worker_main(void *argument) {
-  int slice = (int)(intptr_t)argument;
-  unsigned long seen = born_at[slice];
+/* Claim and run slices of job `job` until none is left or another job began. */
+static void run_slices_of(uint64_t job) {
+  uint_fast64_t current = atomic_load(&ticket);
+  while ((current >> 32) == job && (current & 0xFFFF) < ((current >> 16) & 0xFFFF)) {
+    if (atomic_compare_exchange_weak(&ticket, &current, current + 1)) {
+      run_slice((int64_t)(current & 0xFFFF));
+      current = atomic_load(&ticket);
+    }
+  }
+}
+
+static void *worker_main(void *unused) {
+  (void)unused;
+  uint64_t seen = 0;  /* the last job this worker looked at */
   for (;;) {
-    for (int i = 0; i < SPIN_ROUNDS && atomic_load(&generation) == seen; ++i) relax();
-    if (atomic_load(&generation) == seen) {
+    for (int i = 0; i < SPIN_ROUNDS && (atomic_load(&ticket) >> 32) == seen; ++i) relax();
+    if ((atomic_load(&ticket) >> 32) == seen) {
       pthread_mutex_lock(&wake_lock);
-      while (atomic_load(&generation) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
+      while ((atomic_load(&ticket) >> 32) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
       pthread_mutex_unlock(&wake_lock);
     }
-    seen = atomic_load(&generation);
-    if (slice < job_slices) run_slice(slice);
-    if (atomic_fetch_sub(&pending, 1) == 1) {
-      pthread_mutex_lock(&done_lock);
-      pthread_cond_signal(&done_cond);
-      pthread_mutex_unlock(&done_lock);
-    }
+    seen = atomic_load(&ticket) >> 32;
+    run_slices_of(seen);
   }
   return NULL;
 }
@@ -115,8 +132,7 @@ static void start_workers(int wanted) {
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
   while (num_workers < wanted) {
     pthread_t thread;
-    born_at[num_workers + 1] = atomic_load(&generation);
-    if (pthread_create(&thread, &attributes, worker_main, (void *)(intptr_t)(num_workers + 1)) != 0) break;
+    if (pthread_create(&thread, &attributes, worker_main, NULL) != 0) break;
     ++num_workers;
   }
   pthread_attr_destroy(&attributes);
@@ -136,17 +152,18 @@ HIDDEN void onnxc_parallel_for(onnxc_range_fn fn, void *ctx, int64_t begin, int6
   job_begin = begin;
   job_end = end;
   job_slices = threads;
-  atomic_store(&pending, num_workers);
+  atomic_store(&finished, 0);
+  uint64_t job = (atomic_load(&ticket) >> 32) + 1;
   pthread_mutex_lock(&wake_lock);
-  atomic_fetch_add(&generation, 1);
+  atomic_store(&ticket, job << 32 | (uint64_t)threads << 16);
   pthread_cond_broadcast(&wake_cond);
   pthread_mutex_unlock(&wake_lock);
 
-  run_slice(0);
-  for (int i = 0; i < SPIN_ROUNDS && atomic_load(&pending) > 0; ++i) relax();
-  if (atomic_load(&pending) > 0) {
+  run_slices_of(job);
+  for (int i = 0; i < SPIN_ROUNDS && atomic_load(&finished) < threads; ++i) relax();
+  if (atomic_load(&finished) < threads) {
     pthread_mutex_lock(&done_lock);
-    while (atomic_load(&pending) > 0) pthread_cond_wait(&done_cond, &done_lock);
+    while (atomic_load(&finished) < threads) pthread_cond_wait(&done_cond, &done_lock);
     pthread_mutex_unlock(&done_lock);
   }
   pthread_mutex_unlock(&pool_lock);
