@@ -34,12 +34,12 @@ def _model() -> onnx.ModelProto:
         helper.make_node("Reshape", ["r", "rows"], ["m"]),
         helper.make_node("Softmax", ["m"], ["y"], axis=1),
     ]
-    rows = numpy_helper.from_array(np.array([16, 32 * 32], np.int64), "rows")
+    rows = numpy_helper.from_array(np.array([16, 64 * 64], np.int64), "rows")
     graph = helper.make_graph(
         nodes,
         "threads",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 32, 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 32 * 32])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64 * 64])],
         [weight, rows],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
@@ -56,7 +56,7 @@ def library(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def inputs():
-    return {"x": np.random.default_rng(1).standard_normal((1, 8, 32, 32)).astype(np.float32)}
+    return {"x": np.random.default_rng(1).standard_normal((1, 8, 64, 64)).astype(np.float32)}
 
 
 def test_nests_call_the_pool(library):
@@ -82,7 +82,7 @@ def test_concurrent_runs_of_one_session(library):
     path, _ = library
     session = Session(path, threads=2)
     rng = np.random.default_rng(2)
-    feeds = [{"x": rng.standard_normal((1, 8, 32, 32)).astype(np.float32)} for _ in range(6)]
+    feeds = [{"x": rng.standard_normal((1, 8, 64, 64)).astype(np.float32)} for _ in range(6)]
     expected = [Session(path, threads=1).run(None, feed)[0] for feed in feeds]
     Session(path, threads=2)
     results: dict[int, list[np.ndarray]] = {}
@@ -167,7 +167,7 @@ def test_small_nest_is_not_split():
     body = """
             %z = arith.constant 0.0 : f32
             memref.store %z, %A[%i, %j] : memref<{0}x{0}xf32>"""
-    assert parallel_loop(_nest(body.format(256))) is not None
+    assert parallel_loop(_nest(body.format(512), rows=512, columns=512)) is not None
     assert 8 * 8 * 2 < MIN_PARALLEL_WORK
     assert parallel_loop(_nest(body.format(8), rows=8, columns=8)) is None
 
