@@ -142,6 +142,9 @@ class ModelLibrary:
     signature_json: str
     signature: dict
     run_main_graph: ctypes._CFuncPtr
+    # int32_t onnxc_set_num_threads(int32_t) / onnxc_get_num_threads(void); None in libraries without a pool.
+    set_num_threads: ctypes._CFuncPtr | None
+    get_num_threads: ctypes._CFuncPtr | None
 
 
 def _symbol(library: ctypes.CDLL, name: str, restype, argtypes: list, path: str):
@@ -186,4 +189,8 @@ def open_model_library(path: str | os.PathLike) -> ModelLibrary:
     run_main_graph = _symbol(
         library, "run_main_graph", ctypes.c_int32, [tensors, ctypes.c_int64, tensors, ctypes.c_int64], path
     )
-    return ModelLibrary(path, signature_json, signature, run_main_graph)
+    thread_functions = [
+        _symbol(library, name, ctypes.c_int32, argtypes, path) if hasattr(library, name) else None
+        for name, argtypes in (("onnxc_set_num_threads", [ctypes.c_int32]), ("onnxc_get_num_threads", []))
+    ]
+    return ModelLibrary(path, signature_json, signature, run_main_graph, *thread_functions)

@@ -88,8 +88,10 @@ class Session:
     `run` may be called from many threads at once: a session holds no per-call
     state, and the native call releases the GIL.
 
-    `threads` is stored for the coming intra-op thread pool but not used yet:
-    every run executes on the calling thread.
+    `threads` sets the size of the library's thread pool (onnxc_set_num_threads
+    of onnxc.h); None keeps the current one: the last size set for this library
+    file in this process, else $ONNXC_NUM_THREADS, else the number of CPUs.
+    The pool belongs to the loaded library, so sessions of one file share it.
     """
 
     def __init__(self, path: str | os.PathLike, threads: int | None = None):
@@ -98,6 +100,10 @@ class Session:
         self.threads = threads
         self._library = open_model_library(path)
         self.path = self._library.path
+        if threads is not None:
+            if self._library.set_num_threads is None:
+                raise InvalidModelError("the library has no thread pool: recompile it to set threads", model=self.path)
+            self._library.set_num_threads(threads)
         signature = self._library.signature
         try:
             self._inputs = _node_args(signature["inputs"])
@@ -106,6 +112,12 @@ class Session:
             raise InvalidModelError(f"malformed signature inputs or outputs: {error}", model=self.path) from None
         self._input_names = {arg.name for arg in self._inputs}
         self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}
+
+    @property
+    def num_threads(self) -> int:
+        """Threads the library's parallel loops currently use (1 for a library without a pool)."""
+        get = self._library.get_num_threads
+        return 1 if get is None else get()
 
     @property
     def signature(self) -> dict:
