@@ -282,8 +282,13 @@ def _external_model(folder: Path, weight: np.ndarray) -> Path:
         [numpy_helper.from_array(weight, "w")],
     )
     folder.mkdir(parents=True, exist_ok=True)
-    onnx.save(helper.make_model(graph, **OPSET), folder / "m.onnx", save_as_external_data=True,
-              location="m.data", size_threshold=0)
+    onnx.save(
+        helper.make_model(graph, **OPSET),
+        folder / "m.onnx",
+        save_as_external_data=True,
+        location="m.data",
+        size_threshold=0,
+    )
     return folder / "m.onnx"
 
 
