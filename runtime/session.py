@@ -130,7 +130,10 @@ class Session:
         """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`."""
         selected = self._output_positions(output_names)
         inputs = self._conform_inputs(input_feed)
-        outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+        try:
+            outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+        except MemoryError as error:
+            raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
         self._invoke(
             [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
             [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
