@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
@@ -98,6 +99,7 @@ class _GraphImporter:
         self.declared_types.update({vi.name: vi.type for vi in self.graph.output})
 
     def build(self) -> ModuleOp:
+        _check_text(self.model, "the model")
         if self.opset == 0:
             raise UnsupportedOpError("the model imports no ai.onnx opset")
         module = ModuleOp([])
@@ -455,6 +457,23 @@ class _GraphImporter:
                 f"Constant with attribute '{attr.name}' is not supported", node=node.name, op_type="Constant"
             )
         return forms[attr.name]()
+
+
+def _check_text(message, where: str) -> None:
+    """Every string field of `message`, recursively, must be valid UTF-8 as ONNX requires.
+
+    protobuf hands invalid UTF-8 in a proto2 `string` field back as `bytes`,
+    which would otherwise break name handling far from the cause.
+    """
+    for field, value in message.ListFields():
+        if field.type == FieldDescriptor.TYPE_STRING:
+            for text in value if field.is_repeated else [value]:
+                if not isinstance(text, str):
+                    raise InvalidModelError(f"{where}: field '{field.name}' is not valid UTF-8: {text[:40]!r}")
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            items = value if field.is_repeated else [value]
+            for index, item in enumerate(items):
+                _check_text(item, f"{where}, {field.name} #{index}" if field.is_repeated else f"{where}, {field.name}")
 
 
 def _strings(values) -> ArrayAttr:

@@ -519,3 +519,15 @@ def test_model_over_two_gigabytes_compiles_and_runs(big_model):
     )
     with Session(library) as session:
         np.testing.assert_array_equal(session.run(None, {"x": x})[0], expected)
+
+
+def test_names_that_are_not_utf8_are_refused(tmp_path):
+    """protobuf returns invalid UTF-8 in a string field as bytes; the importer refuses it by field."""
+    from onnxc.examples.mnist import build_mnist_cnn
+
+    data = bytearray(build_mnist_cnn().SerializeToString())
+    data[data.find(b"relu1") + 4] = 0xE4
+    path = tmp_path / "bad_name.onnx"
+    path.write_bytes(data)
+    with pytest.raises(InvalidModelError, match=re.escape("node #1: field 'name' is not valid UTF-8: b'relu\\xe4'")):
+        onnxc.compile(path, tmp_path / "bad_name.so")
