@@ -332,3 +332,38 @@ def iter_onnx_ops(module: ModuleOp) -> Iterator[OnnxOp]:
 
 
 ONNX = Dialect("onnx", list(OPS.values()), [WeightAttr, WeightStoreAttr])
+
+
+_REDUCTIONS = ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
+
+SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
+    "AffineGrid": (1,),
+    "BlackmanWindow": (0,),
+    "CenterCropPad": (1,),
+    "Col2Im": (1, 2),
+    "ConstantOfShape": (0,),
+    "CumSum": (1,),
+    "DFT": (1, 2),
+    "Expand": (1,),
+    "HammingWindow": (0,),
+    "HannWindow": (0,),
+    "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "OneHot": (1,),
+    "Pad": (1, 3),
+    "Range": (0, 1, 2),
+    "Reshape": (1,),
+    "Resize": (1, 2, 3),
+    "Slice": (1, 2, 3, 4),
+    "Split": (1,),
+    "Squeeze": (1,),
+    "STFT": (1, 3),
+    "Tile": (1,),
+    "TopK": (1,),
+    "Unsqueeze": (1,),
+    "Upsample": (1,),
+    **{f"Reduce{kind}": (1,) for kind in _REDUCTIONS},
+}
+"""Input positions (newest schema) whose values an op needs at compile time: they
+decide the output's shape (Reshape's shape, Slice's starts, TopK's K) or which
+axes it works on. onnxc compiles for static shapes, so these must be constants
+(after constant propagation) by the time the op is lowered."""

@@ -1,0 +1,202 @@
+"""onnxc as an ONNX backend (`onnx.backend.base.Backend`), so that the ONNX
+backend test machinery and tools built on it can drive the compiler.
+
+onnxc compiles ahead of time for static shapes. `prepare` therefore only
+validates the model; the first `run` compiles it for the shapes of the inputs
+it is given, and a run with other shapes compiles (and caches) another library.
+Inputs that an op needs at compile time to know its output shape (Reshape's
+`shape`, Slice's `starts`, TopK's `K`, ... see `SHAPE_OPERANDS`) are bound as
+constants by value, so a library is specialized on those values too, and a run
+with other values compiles again: results are always those of the model, never
+of a stale specialization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from onnx.backend.base import Backend, BackendRep
+
+from onnxc.dialects.onnx import SHAPE_OPERANDS
+from onnxc.errors import InputError
+
+CACHE_ENV = "ONNXC_BACKEND_CACHE"
+"""Directory for compiled libraries; default: a temporary directory per process."""
+
+
+def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
+    """Graph inputs consumed where an op needs a compile-time value."""
+    inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
+    needed = set()
+    for node in model.graph.node:
+        if node.domain not in ("", "ai.onnx"):
+            continue
+        for index in SHAPE_OPERANDS.get(node.op_type, ()):
+            if index < len(node.input) and node.input[index] in inputs:
+                needed.add(node.input[index])
+    return needed
+
+
+def bind_inputs(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
+    """A copy of `model` whose named graph inputs are initializers holding `values`."""
+    bound = onnx.ModelProto()
+    bound.CopyFrom(model)
+    kept = [vi for vi in bound.graph.input if vi.name not in values]
+    del bound.graph.input[:]
+    bound.graph.input.extend(kept)
+    bound.graph.initializer.extend(numpy_helper.from_array(np.asarray(v), name) for name, v in values.items())
+    return bound
+
+
+class OnnxcRep(BackendRep):
+    """A prepared model: compiles on first use per input signature, then runs natively."""
+
+    def __init__(self, model: onnx.ModelProto, opt_level: int = 3, cache_dir: str | os.PathLike | None = None):
+        self.model = model
+        self.opt_level = opt_level
+        self.cache_dir = Path(cache_dir or os.environ.get(CACHE_ENV) or _process_cache())
+        initializers = {t.name for t in model.graph.initializer}
+        self.input_names = [vi.name for vi in model.graph.input if vi.name not in initializers]
+        self.output_names = [vi.name for vi in model.graph.output]
+        self.bound_names = shape_operand_inputs(model)
+        self._model_hash = hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
+        self._sessions: dict[str, object] = {}
+
+    def run(self, inputs, **kwargs) -> tuple[np.ndarray, ...]:
+        feeds = self._feeds(inputs)
+        bound = {name: feeds.pop(name) for name in self.bound_names}
+        session = self._session(feeds, bound)
+        outputs = session.run(None, {arg.name: _to_runtime(arg, feeds[arg.name]) for arg in session.get_inputs()})
+        return tuple(_from_runtime(arg, value) for arg, value in zip(session.get_outputs(), outputs))
+
+    def _feeds(self, inputs) -> dict[str, np.ndarray]:
+        if isinstance(inputs, Mapping):
+            feeds = dict(inputs)
+        else:
+            values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+            if len(values) != len(self.input_names):
+                raise InputError(f"the model takes {len(self.input_names)} inputs, got {len(values)}")
+            feeds = dict(zip(self.input_names, values))
+        missing = set(self.input_names) - set(feeds)
+        if missing:
+            raise InputError(f"missing inputs {sorted(missing)}")
+        return {name: as_array(value) for name, value in feeds.items()}
+
+    def _session(self, feeds: Mapping[str, np.ndarray], bound: Mapping[str, np.ndarray]):
+        from onnxc.compiler import compile
+        from onnxc.runtime import Session
+
+        key = _signature_key(self._model_hash, self.opt_level, feeds, bound)
+        session = self._sessions.get(key)
+        if session is None:
+            library = self.cache_dir / f"{key}.so"
+            if not library.exists():
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                model = bind_inputs(self.model, bound) if bound else self.model
+                shapes = {name: list(value.shape) for name, value in feeds.items()}
+                partial = library.with_suffix(f".{os.getpid()}.tmp.so")
+                compile(model, partial, opt_level=self.opt_level, shapes=shapes)
+                partial.replace(library)  # atomic: parallel runners never load half a file
+            session = self._sessions[key] = Session(library)
+        return session
+
+
+class OnnxcBackend(Backend):
+    """`onnx.backend.base.Backend` for onnxc (CPU of the host)."""
+
+    @classmethod
+    def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs) -> bool:
+        return cls.supports_device(device)
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs) -> OnnxcRep:
+        super().prepare(model, device, **kwargs)  # checks the model
+        return OnnxcRep(model, **kwargs)
+
+    @classmethod
+    def run_model(cls, model: onnx.ModelProto, inputs, device: str = "CPU", **kwargs):
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(cls, node: onnx.NodeProto, inputs, device: str = "CPU", outputs_info=None, **kwargs):
+        raise NotImplementedError("onnxc compiles whole models; wrap the node in a model and use run_model")
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device.upper() == "CPU"
+
+
+prepare = OnnxcBackend.prepare
+run_model = OnnxcBackend.run_model
+supports_device = OnnxcBackend.supports_device
+
+
+def as_array(value) -> np.ndarray:
+    """An input or expected output as an array (the node tests give some as TensorProto)."""
+    return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
+
+
+def _signature_key(model_hash: str, opt_level: int, feeds: Mapping[str, np.ndarray], bound) -> str:
+    digest = hashlib.sha256(f"{_compiler_fingerprint()}:{model_hash}:O{opt_level}".encode())
+    for name in sorted(feeds):
+        digest.update(f"{name}:{feeds[name].dtype}:{feeds[name].shape}".encode())
+    for name in sorted(bound):
+        value = np.ascontiguousarray(bound[name])
+        digest.update(f"{name}={value.dtype}{value.shape}".encode() + value.tobytes())
+    return digest.hexdigest()[:32]
+
+
+_FINGERPRINT: str | None = None
+
+
+def _compiler_fingerprint() -> str:
+    """A hash of the compiler's source, so that a cache never serves a library an
+    older compiler built."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        import onnxc.codegen
+        import onnxc.dialects
+        import onnxc.passes
+
+        digest = hashlib.sha256()
+        for package in (onnxc, onnxc.codegen, onnxc.dialects, onnxc.passes):
+            root = Path(package.__file__).parent
+            for path in sorted(root.rglob("*.py")):
+                digest.update(path.read_bytes())
+        _FINGERPRINT = digest.hexdigest()[:16]
+    return _FINGERPRINT
+
+
+_PROCESS_CACHE: tempfile.TemporaryDirectory | None = None
+
+
+def _process_cache() -> str:
+    global _PROCESS_CACHE
+    if _PROCESS_CACHE is None:
+        _PROCESS_CACHE = tempfile.TemporaryDirectory(prefix="onnxc-backend-")
+    return _PROCESS_CACHE.name
+
+
+def _to_runtime(arg, value: np.ndarray) -> np.ndarray:
+    """bfloat16 travels as its uint16 bit patterns (the runtime needs no ml_dtypes)."""
+    if arg.element_type == "bfloat16" and value.dtype.name == "bfloat16":
+        return value.view(np.uint16)
+    return value
+
+
+def _from_runtime(arg, value: np.ndarray) -> np.ndarray:
+    if arg.element_type == "bfloat16":
+        import ml_dtypes
+
+        return value.view(ml_dtypes.bfloat16)
+    return value
+
+
+__all__ = ["OnnxcBackend", "OnnxcRep", "bind_inputs", "prepare", "run_model", "supports_device"]

@@ -1,0 +1,67 @@
+"""onnxc.backend: the ONNX backend API over the compiler (prepare, run, run_model)."""
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper
+
+from onnxc import backend
+from onnxc.errors import InputError
+
+
+def _model(nodes, inputs, outputs, opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _reshape_model():
+    """Reshape whose target shape is a graph input, as in the ONNX node tests."""
+    return _model(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["a", "b"]),
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["c", "d"])],
+    )
+
+
+def test_backend_api(tmp_path):
+    model = _model(
+        [helper.make_node("Add", ["a", "b"], ["c"])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in "ab"],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 3])],
+    )
+    assert backend.supports_device("CPU") and not backend.supports_device("CUDA")
+    a, b = np.ones((2, 3), np.float32), np.arange(6, dtype=np.float32).reshape(2, 3)
+    rep = backend.prepare(model, cache_dir=tmp_path)
+    (c,) = rep.run([a, b])
+    np.testing.assert_array_equal(c, a + b)
+    (c,) = backend.run_model(model, {"a": a, "b": b})
+    np.testing.assert_array_equal(c, a + b)
+
+
+def test_shape_operands_are_bound_per_value_and_dims_per_shape(tmp_path):
+    """Each new shape or shape-operand value compiles its own library: never a stale answer."""
+    rep = backend.prepare(_reshape_model(), cache_dir=tmp_path)
+    assert rep.bound_names == {"shape"}
+    x = np.arange(-6, 6, dtype=np.float32).reshape(3, 4)
+    for shape in ([4, 3], [2, 6], [6, -1]):
+        (z,) = rep.run([x, np.array(shape, np.int64)])
+        np.testing.assert_array_equal(z, np.maximum(x.reshape(shape), 0))
+    (z,) = rep.run([x[:2], np.array([8, 1], np.int64)])
+    assert z.shape == (8, 1)
+    assert len(list(tmp_path.glob("*.so"))) == 4
+
+
+def test_library_cache_is_reused_across_reps(tmp_path):
+    x, shape = np.ones((2, 2), np.float32), np.array([4], np.int64)
+    backend.prepare(_reshape_model(), cache_dir=tmp_path).run([x, shape])
+    built = {p: p.stat().st_mtime_ns for p in tmp_path.glob("*.so")}
+    backend.prepare(_reshape_model(), cache_dir=tmp_path).run([x, shape])
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("*.so")} == built
+
+
+def test_wrong_input_count_is_an_input_error(tmp_path):
+    rep = backend.prepare(_reshape_model(), cache_dir=tmp_path)
+    with pytest.raises(InputError, match="takes 2 inputs, got 1"):
+        rep.run([np.ones((2, 2), np.float32)])
