@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -464,7 +465,8 @@ def _big_weight_rows(start: int, stop: int) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def big_model(tmp_path_factory) -> Path:
+def big_model(tmp_path_factory) -> Iterator[Path]:
+    """The model in a folder of its own, deleted afterwards (it holds gigabytes)."""
     folder = tmp_path_factory.mktemp("big")
     free = shutil.disk_usage(folder).free
     if free < 8 << 30:
@@ -485,7 +487,8 @@ def big_model(tmp_path_factory) -> Path:
         [weight],
     )
     onnx.save(helper.make_model(graph, **OPSET), folder / "big.onnx")
-    return folder / "big.onnx"
+    yield folder / "big.onnx"
+    shutil.rmtree(folder)
 
 
 def _peak_rss_of_compile(model: Path, output: Path, emit: str) -> int:
