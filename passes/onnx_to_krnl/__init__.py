@@ -2,4 +2,14 @@
 onnx-mlir's Conversion/ONNXToKrnl). Importing the package registers them all
 in `common.LOWERINGS`."""
 
-from onnxc.passes.onnx_to_krnl import conv, elementwise, matmul, normalization, pooling, reduction, slice_pad, tensor  # noqa: F401
+from onnxc.passes.onnx_to_krnl import (  # noqa: F401
+    conv,
+    elementwise,
+    gather_scatter,
+    matmul,
+    normalization,
+    pooling,
+    reduction,
+    slice_pad,
+    tensor,
+)
