@@ -268,6 +268,18 @@ class KernelBuilder:
             value = self.insert(arith.FPToSIOp(value, i64)).result
         return self.insert(arith.IndexCastOp(value, IndexType())).result
 
+    def from_index(self, value: Bound, element_type: Attribute) -> SSAValue:
+        """An index as a signless integer of `element_type`."""
+        return self.insert(arith.IndexCastOp(self.index(value), element_type)).result
+
+    def as_signless(self, value: SSAValue) -> SSAValue:
+        """An unsigned integer reinterpreted as the signless integer of its width
+        (what arith ops take); other values unchanged."""
+        t = value.type
+        if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
+            return self.insert(UnrealizedConversionCastOp.get([value], [IntegerType(t.width.data)])).results[0]
+        return value
+
     def if_then(self, condition: SSAValue) -> KernelBuilder:
         """An scf.if without results; returns a builder in its then-block."""
         then_block = Block()

@@ -12,4 +12,5 @@ from onnxc.passes.onnx_to_krnl import (  # noqa: F401
     reduction,
     slice_pad,
     tensor,
+    topk,
 )
