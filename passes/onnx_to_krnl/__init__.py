@@ -10,6 +10,7 @@ from onnxc.passes.onnx_to_krnl import (  # noqa: F401
     normalization,
     pooling,
     reduction,
+    resize,
     slice_pad,
     tensor,
     topk,
