@@ -1,5 +1,5 @@
 """Indexed data movement: Gather, GatherElements, GatherND, ScatterElements,
-ScatterND, OneHot and ReverseSequence.
+ScatterND, OneHot, ReverseSequence, and the scatters MaxUnpool and Col2Im.
 
 Indices are data (read in the loop body), negative ones count from the end of
 their dim. Scatters copy `data` to the output, then apply the updates in the
@@ -9,6 +9,7 @@ wins (reduction "none") or all are combined, as in the reference.
 
 from __future__ import annotations
 
+import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.ir import SSAValue
@@ -19,6 +20,8 @@ from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     constant_array,
     copy_reshaped,
+    delinearize,
+    fill,
     load_index,
     lowers,
     normalized_axis,
@@ -158,3 +161,53 @@ def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
     source = list(ivs)
     source[time_axis] = b.select(b.compare("slt", time, length), reversed_time, time)
     b.store(b.load(src, source), out, ivs)
+
+
+@lowers("MaxUnpool")
+def lower_max_unpool(g: GraphLowering, op: OnnxOp) -> None:
+    """Zeros, with each input value stored at its index (a row-major offset into
+    the whole output, as MaxPool's Indices give)."""
+    x, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    fill(g.top, out, g.top.element_constant(0, out.type.get_element_type()))
+    ivs, b = g.top.loop_nest(shape_of(x))
+    offset = b.to_index(b.load(indices, ivs))
+    b.store(b.load(x, ivs), out, delinearize(b, offset, shape_of(out)))
+
+
+@lowers("Col2Im")
+def lower_col2im(g: GraphLowering, op: OnnxOp) -> None:
+    """The inverse of im2col: input (N, C * prod(block), L) holds one column per
+    block position; every element is added to the image pixel it came from
+    (block position * stride - pad + kernel offset * dilation), if inside."""
+    columns, out = g.input(op, 0), g.result(op)
+    block = constant_array(op.input(2))
+    if block is None or constant_array(op.input(1)) is None:
+        raise g.unsupported(op, "Col2Im with an image or block shape that is not a constant")
+    block = block.reshape(-1).tolist()
+    image = shape_of(out)[2:]
+    spatial = len(image)
+    strides = op.attr("strides") or [1] * spatial
+    dilations = op.attr("dilations") or [1] * spatial
+    pads = op.attr("pads") or [0] * (2 * spatial)
+    blocks = [
+        (size + pads[d] + pads[spatial + d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+        for d, size in enumerate(image)
+    ]
+    if pymath.prod(blocks) != shape_of(columns)[2]:
+        raise g.shape_error(op, f"{shape_of(columns)[2]} columns for {blocks} block positions")
+    g.element_type(op, op.results[0])
+    fill(g.top, out, g.top.constant(0, out.type.get_element_type()))
+    ivs, b = g.top.loop_nest(shape_of(columns))
+    n, channel_offset, column = ivs
+    kernel = delinearize(b, b.rem(channel_offset, pymath.prod(block)), block)
+    position = delinearize(b, column, blocks)
+    pixel, inside = [], None
+    for d in range(spatial):
+        start = b.sub(b.mul(position[d], strides[d]), pads[d])
+        at = b.index(b.add(start, b.mul(kernel[d], dilations[d])))
+        within = b.and_(b.compare("sge", at, 0), b.compare("slt", at, image[d]))
+        inside = within if inside is None else b.and_(inside, within)
+        pixel.append(at)
+    add = b.if_then(inside)
+    target = [n, add.div(channel_offset, pymath.prod(block)), *pixel]
+    add.store(add.add(add.load(out, target), add.load(columns, ivs)), out, target)
