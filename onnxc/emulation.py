@@ -176,7 +176,7 @@ class EmulatedSession(Session):
             self._outputs = _node_args(signature["outputs"])
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
             raise InvalidModelError(f"malformed signature: {error}", model=self.path) from None
-        self._library = runtime_library.ModelLibrary(self.path, signature_json, signature, None)
+        self._library = runtime_library.ModelLibrary(self.path, signature_json, signature, None, 0, None, None)
         self._input_names = {arg.name for arg in self._inputs}
         self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}
 
@@ -205,6 +205,9 @@ class EmulatedSession(Session):
                 f"the harness under {self.emulator.qemu} {how}: {result.stderr.strip()}", model=self.path
             )
         return result
+
+    def close(self) -> None:
+        """Nothing to unload: the library runs in the emulator's process, not in this one."""
 
     def _invoke(self, inputs: Sequence[TypedArray], outputs: Sequence[TypedArray]) -> None:
         """Write the inputs in the target's byte order, run the harness, read the outputs back."""

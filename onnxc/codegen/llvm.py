@@ -654,7 +654,7 @@ _INTRINSIC_OPS = {
     math.CeilOp: "ceil",
     math.TruncOp: "trunc",
     math.RoundOp: "round",
-    math.RoundEvenOp: "roundeven",
+    math.RoundEvenOp: "rint",  # nearest, ties to even in the default FP environment; roundeven is a libm call glibc < 2.25 lacks
     math.SinOp: "sin",
     math.CosOp: "cos",
     math.CtPopOp: "ctpop",

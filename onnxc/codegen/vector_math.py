@@ -5,7 +5,7 @@ Tanh loop calling them stays scalar (a vector library option had no effect
 with llvmlite). Each function here is an internal `alwaysinline` function whose
 body is straight-line code: arithmetic, `fma`, bit casts, integer shifts,
 `select` and intrinsics LLVM vectorizes (fabs, copysign, minnum, maxnum,
-roundeven). Once inlined into a loop it vectorizes like any other arithmetic.
+rint). Once inlined into a loop it vectorizes like any other arithmetic.
 
 Accuracy is a few ulp against correctly rounded results over the whole float
 range (tests/test_vector_math.py), with IEEE behaviour at the edges: NaN in,
@@ -115,7 +115,7 @@ def _exp(e: _Emitter, x: ir.Value) -> ir.Value:
     """e^x = 2^k e^r with k = round(x / ln2), |r| <= ln2 / 2; 2^k applied in two halves so subnormals round once."""
     b = e.b
     clamped = e.intrinsic("minnum", e.intrinsic("maxnum", x, e.c(-104.0)), e.c(89.0))
-    n = e.intrinsic("roundeven", b.fmul(clamped, e.c(1 / math.log(2))))
+    n = e.intrinsic("rint", b.fmul(clamped, e.c(1 / math.log(2))))
     r = e.fma(n, e.c(-_LN2_HI), clamped)
     r = e.fma(n, e.c(-_LN2_LO), r)
     p = e.horner(r, _EXP_TAYLOR)
