@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, i1
+from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, f32, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -19,7 +19,7 @@ from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
 from onnxc.dialects.types import is_float, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
-from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int
+from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 
 GRAPH_NAME = "main_graph"
 
@@ -64,11 +64,13 @@ class GraphLowering:
         self.destinations = self._output_destinations()
         entry = self.function.body.block
         self.top = KernelBuilder(InsertPoint.at_end(entry), ConstantPool(entry))
+        self.fused: set[Operation] = set()
+        """Ops a lowering has computed as part of another's kernel (an epilogue): skipped."""
 
     def run(self) -> func.FuncOp:
         """Lower every op in order, then fill the output arguments not yet written."""
         for op in self.graph.body.block.ops:
-            if isinstance(op, func.ReturnOp):
+            if isinstance(op, func.ReturnOp) or op in self.fused:
                 continue
             if not isinstance(op, OnnxOp):
                 raise UnsupportedOpError(f"cannot lower '{op.name}' in @{GRAPH_NAME}")
@@ -172,9 +174,10 @@ class GraphLowering:
 
     def element_type(self, op: OnnxOp, value: SSAValue, *, ints: bool = True, bools: bool = False) -> Attribute:
         """The element type of a tensor, if the op supports it: floats, and on request
-        signless integers and bool (unsigned types have no arith ops)."""
+        signed and unsigned integers and bool."""
         element = value.type.get_element_type()
-        if is_float(element) or (ints and is_signless_int(element)) or (bools and element == i1):
+        integer = is_signless_int(element) or is_unsigned(element)
+        if is_float(element) or (ints and integer) or (bools and element == i1):
             return element
         raise self.unsupported(op, f"element type {element} is not supported")
 
@@ -412,8 +415,26 @@ def broadcast_inputs(g: GraphLowering, op: OnnxOp, out_shape: Sequence[int]) -> 
     return operands
 
 
-def lower_elementwise(g: GraphLowering, op: OnnxOp, compute: ScalarFunction, *, ints: bool) -> None:
-    """Lower an op whose output is a function of its broadcast inputs, element by element."""
-    g.same_element_type(op, [*(v for v in onnx_inputs(op) if v is not None), op.results[0]], ints=ints)
+def lower_elementwise(
+    g: GraphLowering, op: OnnxOp, compute: ScalarFunction, *, ints: bool, bools: bool = False, same_result: bool = True
+) -> None:
+    """Lower an op whose output is a function of its broadcast inputs, element by element.
+    The inputs share one element type, and so does the result unless `same_result`
+    is False (comparisons give bool). 16-bit floats are computed in f32 and rounded
+    once, as the reference implementations do."""
+    inputs = [v for v in onnx_inputs(op) if v is not None]
+    element = g.same_element_type(op, [*inputs, op.results[0]] if same_result else inputs, ints=ints, bools=bools)
     out = g.result(op)
+    if is_float(element) and element.bitwidth == 16 and same_result:
+        compute = widened_to_f32(compute)
     elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), compute)
+
+
+def widened_to_f32(compute: ScalarFunction) -> ScalarFunction:
+    """`compute` on 16-bit floats done in f32, the result rounded back to the operands' type."""
+
+    def widened(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+        narrow = xs[0].type
+        return b.convert(compute(b, [b.convert(x, f32) for x in xs]), narrow)
+
+    return widened
