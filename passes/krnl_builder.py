@@ -186,7 +186,10 @@ class KernelBuilder:
         return self.constant(value, IndexType())
 
     def constant(self, value: float | int | bool, element_type: Attribute) -> SSAValue:
-        """A scalar constant of an element type (float, integer, bool or index)."""
+        """A scalar constant of an element type (float, integer, bool or index); arith
+        constants are signless, so an unsigned one is a signless constant reinterpreted."""
+        if is_unsigned(element_type):
+            return self.reinterpret(self.constant(value, signless(element_type)), element_type)
         if is_float(element_type):
             attr = FloatAttr(float(value), element_type)
         else:

@@ -11,7 +11,16 @@ from dataclasses import dataclass
 import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, f32, i1
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    f32,
+    i1,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 

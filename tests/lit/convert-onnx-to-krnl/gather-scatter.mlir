@@ -40,3 +40,36 @@ builtin.module attributes {onnx.opset = 18 : i64} {
 // CHECK-NEXT:      %[[OLD:.+]] = memref.load %y[%[[i]], %[[K]]] : memref<3x3xf32>
 // CHECK-NEXT:      %[[NEW:.+]] = arith.addf %[[OLD]], %[[U]] : f32
 // CHECK-NEXT:      memref.store %[[NEW]], %y[%[[i]], %[[K]]] : memref<3x3xf32>
+
+// -----
+
+// OneHot compares each (wrapped) index with the position along the new axis;
+// Col2Im adds every column element to its pixel when that is inside the image.
+builtin.module attributes {onnx.opset = 18 : i64} {
+  func.func @main_graph(%i: tensor<3xi64>, %v: tensor<2xf32>, %cols: tensor<1x4x4xf32>) -> (tensor<3x5xf32>, tensor<1x1x3x3xf32>) {
+    %depth = "onnx.Constant"() {value = dense<5.0> : tensor<f32>} : () -> tensor<f32>
+    %y = "onnx.OneHot"(%i, %depth, %v) {axis = -1 : i64} : (tensor<3xi64>, tensor<f32>, tensor<2xf32>) -> tensor<3x5xf32>
+    %image = "onnx.Constant"() {value = dense<[3, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %block = "onnx.Constant"() {value = dense<[2, 2]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %im = "onnx.Col2Im"(%cols, %image, %block) : (tensor<1x4x4xf32>, tensor<2xi64>, tensor<2xi64>) -> tensor<1x1x3x3xf32>
+    func.return %y, %im : tensor<3x5xf32>, tensor<1x1x3x3xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[OFF:.+]] = memref.load %v[%{{.+}}] : memref<2xf32>
+// CHECK-NEXT:    %[[ON:.+]] = memref.load %v[%{{.+}}] : memref<2xf32>
+// CHECK:         ^bb0(%[[r:.+]]: index, %[[k:.+]]: index):
+// CHECK:           %[[I:.+]] = arith.select {{.*}} : index
+// CHECK-NEXT:      %[[HIT:.+]] = arith.cmpi eq, %[[I]], %[[k]] : index
+// CHECK-NEXT:      %[[V:.+]] = arith.select %[[HIT]], %[[ON]], %[[OFF]] : f32
+// CHECK-NEXT:      memref.store %[[V]], %y[%[[r]], %[[k]]] : memref<3x5xf32>
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [1, 1, 3, 3] {
+// CHECK:           memref.store {{.*}}, %im[
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0] to [1, 4, 4] {
+// CHECK-COUNT-3:   arith.andi {{.*}} : i1
+// CHECK-NEXT:      scf.if %{{.+}} {
+// CHECK:             %[[OLD:.+]] = memref.load %im[
+// CHECK-NEXT:        %[[X:.+]] = memref.load %cols[
+// CHECK-NEXT:        %[[S:.+]] = arith.addf %[[OLD]], %[[X]] : f32
+// CHECK-NEXT:        memref.store %[[S]], %im[

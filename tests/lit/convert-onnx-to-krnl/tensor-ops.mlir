@@ -46,3 +46,44 @@ builtin.module attributes {onnx.opset = 18 : i64} {
 // CHECK-NEXT:      memref.store %[[R]], %t[%[[i]], %[[j]]] : memref<3x4xui16>
 // CHECK:         %[[SHAPE:.+]] = krnl.global {value = dense<[3, 4]> : tensor<2xi64>} : memref<2xi64>
 // CHECK:           memref.load %[[SHAPE]]
+
+// -----
+
+// DepthToSpace (CRD) reads channel c * 4 + (h % 2) * 2 + w % 2 at (h / 2, w / 2);
+// Tile reads modulo the input dim; Compress with a constant condition gathers
+// the kept positions through a constant table.
+builtin.module attributes {onnx.opset = 18 : i64} {
+  func.func @main_graph(%x: tensor<1x4x2x3xf32>, %t: tensor<2x3xi32>) -> (tensor<1x1x4x6xf32>, tensor<4x3xi32>, tensor<2x2xi32>) {
+    %d = "onnx.DepthToSpace"(%x) {blocksize = 2 : i64, mode = "CRD"} : (tensor<1x4x2x3xf32>) -> tensor<1x1x4x6xf32>
+    %r = "onnx.Constant"() {value = dense<[2, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %tiled = "onnx.Tile"(%t, %r) : (tensor<2x3xi32>, tensor<2xi64>) -> tensor<4x3xi32>
+    %cond = "onnx.Constant"() {value = dense<[true, false, true]> : tensor<3xi1>} : () -> tensor<3xi1>
+    %c = "onnx.Compress"(%t, %cond) {axis = 1 : i64} : (tensor<2x3xi32>, tensor<3xi1>) -> tensor<2x2xi32>
+    func.return %d, %tiled, %c : tensor<1x1x4x6xf32>, tensor<4x3xi32>, tensor<2x2xi32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[h:.+]]: index, %[[w:.+]]: index):
+// CHECK-NEXT:      %[[BH:.+]] = arith.remsi %[[h]], %[[C2]] : index
+// CHECK-NEXT:      %[[BW:.+]] = arith.remsi %[[w]], %[[C2]] : index
+// CHECK-NEXT:      %[[H:.+]] = arith.divsi %[[h]], %[[C2]] : index
+// CHECK-NEXT:      %[[W:.+]] = arith.divsi %[[w]], %[[C2]] : index
+// CHECK-NEXT:      %[[T:.+]] = arith.muli %[[BH]], %[[C2]] : index
+// CHECK-NEXT:      %[[B:.+]] = arith.addi %[[T]], %[[BW]] : index
+// CHECK-NEXT:      %[[CC:.+]] = arith.muli %[[c]], %[[C4]] : index
+// CHECK-NEXT:      %[[CH:.+]] = arith.addi %[[CC]], %[[B]] : index
+// CHECK-NEXT:      %[[V:.+]] = memref.load %x[%[[n]], %[[CH]], %[[H]], %[[W]]] : memref<1x4x2x3xf32>
+// CHECK-NEXT:      memref.store %[[V]], %d[%[[n]], %[[c]], %[[h]], %[[w]]] : memref<1x1x4x6xf32>
+// CHECK:         ^bb0(%[[i:.+]]: index, %[[j:.+]]: index):
+// CHECK-NEXT:      %[[I:.+]] = arith.remsi %[[i]], %[[C2]] : index
+// CHECK-NEXT:      %[[V:.+]] = memref.load %t[%[[I]], %[[j]]] : memref<2x3xi32>
+// CHECK-NEXT:      memref.store %[[V]], %tiled[%[[i]], %[[j]]] : memref<4x3xi32>
+// CHECK:         %[[KEPT:.+]] = krnl.global {value = dense<[0, 2]> : tensor<2xi64>} : memref<2xi64>
+// CHECK:         ^bb0(%[[i:.+]]: index, %[[j:.+]]: index):
+// CHECK-NEXT:      %[[K:.+]] = memref.load %[[KEPT]][%[[j]]] : memref<2xi64>
+// CHECK-NEXT:      %[[J:.+]] = arith.index_cast %[[K]] : i64 to index
+// CHECK-NEXT:      %[[V:.+]] = memref.load %t[%[[i]], %[[J]]] : memref<2x3xi32>
+// CHECK-NEXT:      memref.store %[[V]], %c[%[[i]], %[[j]]] : memref<2x2xi32>
