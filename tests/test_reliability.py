@@ -350,15 +350,16 @@ def test_onnxc_opt_prints_one_line_on_onnxc_errors(tmp_path):
     source = tmp_path / "bad.mlir"
     source.write_text(
         "builtin.module attributes {onnx.opset = 17 : i64} {\n"
-        "  func.func @main_graph(%a: tensor<2x3xui8>) -> tensor<2x3xui8> {\n"
-        '    %y = "onnx.Relu"(%a) : (tensor<2x3xui8>) -> tensor<2x3xui8> loc("relu0")\n'
-        "    func.return %y : tensor<2x3xui8>\n  }\n}\n"
+        "  func.func @main_graph(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {\n"
+        '    %y = "onnx.RandomUniformLike"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32> loc("random0")\n'
+        "    func.return %y : tensor<2x3xf32>\n  }\n}\n"
     )
     command = [sys.executable, "-m", "onnxc.opt", str(source), "-p", "convert-onnx-to-krnl"]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        "onnxc-opt: error: UnsupportedOpError: node 'relu0' (Relu): element type ui8 is not supported (opset 17)"
+        "onnxc-opt: error: UnsupportedOpError: node 'random0' (RandomUniformLike): "
+        "op RandomUniformLike has no lowering (opset 17)"
     ]
     debug = subprocess.run([*command, "--debug"], capture_output=True, text=True)
     assert debug.returncode != 0 and "Traceback" in debug.stderr

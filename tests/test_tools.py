@@ -263,7 +263,7 @@ def test_inspect_resnet50_flops(tmp_path):
 
 def test_inspect_table_symbolic_dims_unsupported_ops_and_external_data(tmp_path):
     model = small_conv_net(batch="N")
-    model.graph.node.append(helper.make_node("Erf", ["probs"], ["e"], name="erf"))
+    model.graph.node.append(helper.make_node("RandomUniformLike", ["probs"], ["e"], name="random"))
     model.graph.node.append(helper.make_node("Gelu2", ["e"], ["out"], name="custom", domain="com.example"))
     model.graph.output.append(helper.make_tensor_value_info("out", TensorProto.FLOAT, None))
     model.opset_import.append(helper.make_opsetid("com.example", 1))
@@ -273,11 +273,11 @@ def test_inspect_table_symbolic_dims_unsupported_ops_and_external_data(tmp_path)
     table = _run_cli(["inspect", str(path)])
     assert "x: float32 [N, 3, 8, 8]" in table
     assert "probs: float32 [N, 5]" in table
-    assert "Erf " in table and "no lowering registered in convert-onnx-to-krnl" in table
+    assert "RandomUniformLike " in table and "no lowering registered in convert-onnx-to-krnl" in table
     assert "com.example.Gelu2" in table and "operator domain 'com.example' is not supported" in table
     assert "pin symbolic dims with --shape" in table
     assert "m.weights: 9 tensors, 3.5 KB" in table
-    assert "not supported: Erf, Gelu2" in table
+    assert "not supported: Gelu2, RandomUniformLike" in table
 
     pinned = json.loads(_run_cli(["inspect", str(path), "--json", "--shape", "x=2,3,8,8"]))
     conv = next(row for row in pinned["ops"] if row["op_type"] == "Conv")
@@ -304,7 +304,7 @@ def test_node_flops_rules():
 def test_op_support():
     assert op_support("Conv", "", 13).supported
     assert op_support("Conv", "", 13).reason == "lowered by onnx_to_krnl/conv.py"
-    assert not op_support("Erf", "", 13).supported
+    assert not op_support("RandomUniformLike", "", 13).supported
     assert op_support("Gelu", "", 13).reason == "not an operator of ai.onnx opset 13"
     assert not op_support("Conv", "com.microsoft", 1).supported
 
