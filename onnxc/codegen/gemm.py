@@ -282,7 +282,8 @@ class MatmulEmitter:
             return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, a_columns)), typ=F32, align=4)
 
         c_pointers = [
-            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(vectors)] for r in range(rows)
+            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(vectors)]
+            for r in range(rows)
         ]
         zero = ir.Constant(self.vector, None)
         init = []
