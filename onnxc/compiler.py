@@ -22,12 +22,22 @@ from onnxc.errors import CompileError, OnnxcError
 from onnxc.importer import import_model
 from onnxc.passes import get_pass
 
-# The pass pipeline to each IR level; later issues add optimizations per -O level.
-STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("onnx", ("shape-inference",)),
-    ("krnl", ("convert-onnx-to-krnl",)),
-    ("loops", ("convert-krnl-to-loops",)),
-)
+# The passes to each IR level. -O0 runs what correctness needs: types for every value,
+# folding of shape arithmetic (lowering and context-dependent decompositions need static
+# shapes) and decomposition of ops without a kernel. -O1 and up add the graph optimizations.
+GRAPH_PASSES_O0 = ("shape-inference", "fold-shapes", "decompose", "fold-shapes")
+GRAPH_PASSES_O1 = ("shape-inference", "constprop", "decompose", "constprop", "simplify", "fuse-gemm", "cse", "dce")
+
+
+def stages(opt_level: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(IR level, passes that produce it) in pipeline order, at this -O level."""
+    return (
+        ("onnx", GRAPH_PASSES_O0 if opt_level == 0 else GRAPH_PASSES_O1),
+        ("krnl", ("convert-onnx-to-krnl",)),
+        ("loops", ("convert-krnl-to-loops",)),
+    )
+
+
 EMIT_KINDS = ("onnx-basic", "onnx", "krnl", "loops", "llvm", "obj", "lib")
 
 
@@ -61,7 +71,7 @@ class CompileLog:
 
 def pipeline(opt_level: int) -> list[str]:
     """Pass names run before code generation at this -O level."""
-    return [name for _, passes in STAGES for name in passes]
+    return [name for _, passes in stages(opt_level) for name in passes]
 
 
 def compile(
@@ -69,6 +79,7 @@ def compile(
     output_path: str | os.PathLike,
     *,
     target: str | None = None,
+    cpu: str | None = None,
     opt_level: int = 3,
     shapes: Mapping[str, Sequence[int]] | None = None,
     emit: str = "lib",
@@ -78,7 +89,9 @@ def compile(
 
     `emit` selects what is written: "lib" (shared library, default), "obj",
     "llvm" (LLVM IR text), or the IR text of level "onnx-basic" (as imported),
-    "onnx" (after graph passes), "krnl" or "loops".
+    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, ppc64le,
+    s390x or a triple (default: the host); `cpu` an LLVM CPU name for it
+    (default: the host's for a native build, pwr9 for ppc64le, z14 for s390x).
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
@@ -88,7 +101,11 @@ def compile(
     output_path = Path(output_path)
     model_name = (model.graph.name or "model") if isinstance(model, onnx.ModelProto) else Path(model).name
     try:
-        return _compile(model, output_path, target, opt_level, shapes, emit, log, model_name)
+        from onnxc.codegen import resolve_target
+
+        # Resolved first, so that a mistyped target or CPU fails before any work is done.
+        resolved = resolve_target(target, cpu=cpu)
+        return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name)
     except OnnxcError as exc:
         raise exc.with_model(model_name) from None
 
@@ -103,7 +120,7 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
         return _write_text(output_path, module_text(module))
 
     ctx = make_context()
-    for level, passes in STAGES:
+    for level, passes in stages(opt_level):
         for name in passes:
             start = time.perf_counter()
             get_pass(name)().apply(ctx, module)

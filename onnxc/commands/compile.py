@@ -21,21 +21,33 @@ def parse_shape(text: str) -> tuple[str, list[int]]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from onnxc.compiler import EMIT_KINDS
+    from onnxc.compiler import EMIT_KINDS, pipeline
 
     parser = argparse.ArgumentParser(
         prog="onnxc",
         description="Compile an ONNX model to a native shared library. "
         "Also: 'onnxc run LIB.so ...' runs a compiled library, 'onnxc verify MODEL.onnx' checks a compiled "
         "model against onnxruntime, 'onnxc inspect MODEL.onnx' summarizes a model (each has --help).",
+        epilog=f"passes at -O0: {', '.join(pipeline(0))}; at -O1..-O3: {', '.join(pipeline(3))}",
     )
     parser.add_argument("model", help="the .onnx model file")
     parser.add_argument("-o", "--output", required=True, help="output file (.so, or IR text with --emit)")
     for level in range(4):
-        parser.add_argument(f"-O{level}", dest="opt_level", action="store_const", const=level)
+        parser.add_argument(
+            f"-O{level}",
+            dest="opt_level",
+            action="store_const",
+            const=level,
+            help="only the graph passes correctness needs (see --print-pipeline)"
+            if level == 0
+            else f"graph optimizations, LLVM -O{level}" + (" (default)" if level == 3 else ""),
+        )
     parser.set_defaults(opt_level=3)
     parser.add_argument("--emit", choices=EMIT_KINDS, default="lib", help="what to write (default: lib)")
     parser.add_argument("--target", help="x86_64 (default: host), ppc64le, s390x, or an LLVM triple")
+    parser.add_argument(
+        "--mcpu", help="LLVM CPU name (default: the host's for native builds, pwr9 for ppc64le, z14 for s390x)"
+    )
     parser.add_argument(
         "--shape",
         action="append",
@@ -71,6 +83,7 @@ def main(argv: list[str]) -> int:
         args.model,
         args.output,
         target=args.target,
+        cpu=args.mcpu,
         opt_level=args.opt_level,
         shapes=dict(args.shape),
         emit=args.emit,
