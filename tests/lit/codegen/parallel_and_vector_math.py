@@ -2,7 +2,8 @@
 # RUN: onnxc %t.onnx --emit llvm -o - | filecheck %s
 # RUN: onnxc %t.onnx --emit llvm -o - | filecheck %s --check-prefix=NOLIBM
 
-# A Conv + Tanh model. The Conv nest has independent output channels and
+# A grouped Conv + Tanh model (a grouped conv keeps its loop nest; others are
+# krnl.matmul kernels, single-threaded for now). The Conv nest has independent output channels and
 # enough work: it becomes a kernel taking an iteration range, called by the
 # thread pool through a `.slice` trampoline that unpacks a context struct.
 # Tanh calls the inlinable polynomial instead of libm's tanhf.
@@ -21,9 +22,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-weight = numpy_helper.from_array(np.ones((16, 8, 3, 3), np.float32), "w")
+weight = numpy_helper.from_array(np.ones((16, 4, 3, 3), np.float32), "w")
 graph = helper.make_graph(
-    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Tanh", ["c"], ["y"])],
+    [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], group=2), helper.make_node("Tanh", ["c"], ["y"])],
     "parallel",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 32, 32])],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 32, 32])],
