@@ -222,3 +222,12 @@ def test_conv_residual_fusion(tmp_path, shortcut_used_later):
     text = krnl_text(model)
     assert text.count("accumulate = 1") == (0 if shortcut_used_later else 1)
     check(model, {"x": x}, tmp_path)
+
+
+def test_empty_reduction_keeps_the_loop_nest(tmp_path):
+    """K = 0: the product is all zeros; the kernel (which needs K >= 1) is not used."""
+    a, b = np.zeros((3, 0), np.float32), np.zeros((0, 4), np.float32)
+    model = model_of([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": a, "b": b}, {}, "y", (3, 4))
+    assert "krnl.matmul" not in krnl_text(model)
+    (actual,) = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, {"a": a, "b": b})
+    np.testing.assert_array_equal(actual, np.zeros((3, 4), np.float32))

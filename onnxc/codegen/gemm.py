@@ -282,23 +282,42 @@ class MatmulEmitter:
             return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, a_columns)), typ=F32, align=4)
 
         c_pointers = [
-            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(vectors)] for r in range(rows)
+            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(vectors)]
+            for r in range(rows)
         ]
-        zero = ir.Constant(self.vector, None)
-        init = []
+
+        def load_c(bb: ir.IRBuilder, r: int, v: int) -> ir.Value:
+            if masked:
+                return self.masked_load(bb, c_pointers[r][v], masks[v])
+            return bb.load(c_pointers[r][v], typ=self.vector, align=4)
+
+        # The first reduction block starts from the bias (plus C when accumulating),
+        # later ones from C: a branch, so that a fresh C is not read at all.
+        starts = []
         for r in range(rows):
-            start = zero
+            start = ir.Constant(self.vector, None)
             if p.has_bias:
                 row_bias = b.load(self.gep(b, bias[0], b.add(row0, _const(r))), typ=F32, align=4)
                 start = self.splat(b, row_bias, self.vector)
+            starts.append(start)
+        with b.if_else(first) as (then, otherwise):
+            with then:
+                fresh = [
+                    [b.fadd(load_c(b, r, v), starts[r]) if p.accumulate else starts[r] for v in range(vectors)]
+                    for r in range(rows)
+                ]
+                fresh_block = b.block
+            with otherwise:
+                partial = [[load_c(b, r, v) for v in range(vectors)] for r in range(rows)]
+                partial_block = b.block
+        init = []
+        for r in range(rows):
             row = []
             for v in range(vectors):
-                if masked:
-                    loaded = self.masked_load(b, c_pointers[r][v], masks[v])
-                else:
-                    loaded = b.load(c_pointers[r][v], typ=self.vector, align=4)
-                fresh = b.fadd(loaded, start) if p.accumulate else start
-                row.append(b.select(first, fresh, loaded))
+                phi = b.phi(self.vector)
+                phi.add_incoming(fresh[r][v], fresh_block)
+                phi.add_incoming(partial[r][v], partial_block)
+                row.append(phi)
             init.append(row)
 
         entry = b.block

@@ -132,6 +132,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         or out_shape[:2] != (x_shape[0], weights.shape[0])
         or op.attr("kernel_shape") not in (None, list(weights.shape[2:]))
         or bias.size not in (0, weights.shape[0])
+        or 0 in (*x_shape, *weights.shape, *out_shape)
     ):
         return False
     batch, channels, height, width = x_shape
@@ -296,6 +297,8 @@ def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank
     m = a_shape[-2] if len(a_shape) > 1 else 1
     k = a_shape[-1]
     n = b_shape[-1] if len(b_shape) > 1 else 1
+    if 0 in (m, n, k) or 0 in out_shape:
+        return False  # an empty product: the loop nest's zero fill is all there is to do
     batch = _batch_offsets(out_shape[:batch_rank], a_shape[:-2], b_shape[:-2], m * k, k * n, m * n)
     emit_matrix_product(g, a, b, out, (m, n, k), (k, 1), batch)
     return True
@@ -312,13 +315,15 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     a, b = g.input(op, 0), g.input(op, 1)
     a_shape = shape_of(a)
     rows, reduction = reversed(a_shape) if transpose_a else a_shape
+    columns = shape_of(out)[1]
+    if 0 in (rows, columns, reduction):
+        return False
     if transpose_b or alpha != 1.0:
         weights = constant_array(op.input(1))
         if weights is None:
             return False
         weights = (weights.T if transpose_b else weights) * np.float32(alpha)
         b = _global(g, op, weights, f"{op.node_name or 'gemm'}_b")
-    columns = shape_of(out)[1]
     a_strides = (1, rows) if transpose_a else (reduction, 1)
     emit_matrix_product(g, a, b, out, (rows, columns, reduction), a_strides, [0, 0, 0], accumulate=accumulate)
     return True
