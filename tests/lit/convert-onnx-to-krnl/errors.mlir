@@ -4,10 +4,10 @@
 // op, the reason and the opset; nothing is lowered silently.
 
 builtin.module attributes {onnx.opset = 17 : i64} {
-  func.func @main_graph(%a: tensor<2x3xui8>, %b: tensor<2x3xui8>) -> tensor<2x3xui8> {
-    %y = "onnx.Add"(%a, %b) : (tensor<2x3xui8>, tensor<2x3xui8>) -> tensor<2x3xui8> loc("add0")
-    func.return %y : tensor<2x3xui8>
+  func.func @main_graph(%a: tensor<2x3xf32>, %axes: tensor<1xi64>) -> tensor<2x1xf32> {
+    %y = "onnx.ReduceSum"(%a, %axes) <{operandSegmentSizes = array<i32: 1, 1>}> : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<2x1xf32> loc("sum0")
+    func.return %y : tensor<2x1xf32>
   }
 }
 
-// CHECK: UnsupportedOpError: node 'add0' (Add): element type ui8 is not supported (opset 17)
+// CHECK: UnsupportedOpError: node 'sum0' (ReduceSum): axes computed at run time (opset 17)
