@@ -215,10 +215,10 @@ def read_expectations(path: Path = EXPECTATIONS) -> dict[str, Result]:
 
 def write_expectations(results: Iterable[Result], path: Path = EXPECTATIONS) -> None:
     results = sorted(results, key=lambda r: r.name)
-    passed = sum(r.status == PASS for r in results)
+    # No totals in the header: branches that each update their own ops' lines then merge cleanly.
     header = (
         "# ONNX backend node tests under onnxc: name<TAB>status<TAB>reason.\n"
-        f"# {passed} of {len(results)} pass. Regenerate with `python -m onnxc.conformance --update`.\n"
+        "# Regenerate with `python -m onnxc.conformance --update`; the totals are in docs/supported-ops.md.\n"
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(header + "".join(r.line() + "\n" for r in results))

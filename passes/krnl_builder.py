@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.krnl import BlockOp, DefineLoopsOp, IterateOp, PermuteOp, YieldOp
@@ -195,6 +195,14 @@ class KernelBuilder:
             return self._constants.get(attr)
         return self.insert(arith.ConstantOp(attr)).result
 
+    def element_constant(self, value: float | int | bool, element_type: Attribute) -> SSAValue:
+        """A constant of any element type, unsigned integers included (arith has
+        signless constants only: an unsigned one is a signless constant cast)."""
+        if isinstance(element_type, IntegerType) and element_type.signedness.data == Signedness.UNSIGNED:
+            signless = self.constant(value, IntegerType(element_type.width.data))
+            return self.insert(UnrealizedConversionCastOp.get([signless], [element_type])).results[0]
+        return self.constant(value, element_type)
+
     def lowest(self, element_type: Attribute) -> SSAValue:
         """The identity of max: -inf for floats, the minimum of an integer type."""
         if is_float(element_type):
@@ -281,19 +289,26 @@ class KernelBuilder:
         """Ceiling division of a non-negative index by a positive constant."""
         return self.div(self.add(numerator, denominator - 1), denominator)
 
+    def square(self, value: SSAValue) -> SSAValue:
+        return self.mul(value, value)
+
     def neg(self, value: SSAValue) -> SSAValue:
         if is_float(value.type):
             return self.insert(arith.NegfOp(value)).result
         return self.sub(self.constant(0, value.type), value)
 
-    def compare(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """lhs <kind> rhs as i1, kind in eq/ne/lt/le/gt/ge; ordered for floats
-        (false if either is NaN) except ne; unsigned integers compare unsigned."""
-        float_predicate, signed_predicate, unsigned_predicate = _COMPARISONS[kind]
+    def compare(self, predicate: str, lhs: Bound, rhs: Bound) -> SSAValue:
+        """lhs <predicate> rhs as i1. eq/ne/lt/le/gt/ge pick the form for the operands'
+        type: ordered for floats (false if either is NaN) except ne, unsigned for
+        unsigned integers. An arith.cmpi predicate (slt, uge...) is used as is on
+        integers and indices. A Python int operand becomes an index constant."""
+        lhs, rhs = (self.index(v) if isinstance(v, int) else v for v in (lhs, rhs))
         element = lhs.type
-        if is_float(element):
-            return self.insert(arith.CmpfOp(lhs, rhs, float_predicate)).result
-        predicate = unsigned_predicate if is_unsigned(element) else signed_predicate
+        if predicate in _COMPARISONS:
+            float_predicate, signed_predicate, unsigned_predicate = _COMPARISONS[predicate]
+            if is_float(element):
+                return self.insert(arith.CmpfOp(lhs, rhs, float_predicate)).result
+            predicate = unsigned_predicate if is_unsigned(element) else signed_predicate
         arith_type = signless(element)
         lhs, rhs = self.reinterpret(lhs, arith_type), self.reinterpret(rhs, arith_type)
         return self.insert(arith.CmpiOp(lhs, rhs, predicate)).result
@@ -312,6 +327,41 @@ class KernelBuilder:
         if is_float(value.type):
             return self.insert(math.AbsFOp(value)).result
         return self.select(self.less_than(value, self.constant(0, value.type)), self.neg(value), value)
+
+    def and_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self.insert(arith.AndIOp(lhs, rhs)).result
+
+    def select_index(self, condition: SSAValue, if_true: Bound, if_false: Bound) -> SSAValue:
+        """`select` of two indices (Python ints become constants)."""
+        return self.select(condition, self.index(if_true), self.index(if_false))
+
+    def to_index(self, value: SSAValue) -> SSAValue:
+        """A signless integer (or float, truncated toward zero) scalar as an index."""
+        if isinstance(value.type, IndexType):
+            return value
+        if is_float(value.type):
+            value = self.insert(arith.FPToSIOp(value, i64)).result
+        return self.insert(arith.IndexCastOp(value, IndexType())).result
+
+    def from_index(self, value: Bound, element_type: Attribute) -> SSAValue:
+        """An index as a signless integer of `element_type`."""
+        return self.insert(arith.IndexCastOp(self.index(value), element_type)).result
+
+    def as_signless(self, value: SSAValue) -> SSAValue:
+        """An unsigned integer reinterpreted as the signless integer of its width
+        (what arith ops take); other values unchanged."""
+        t = value.type
+        if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
+            return self.insert(UnrealizedConversionCastOp.get([value], [IntegerType(t.width.data)])).results[0]
+        return value
+
+    def if_then(self, condition: SSAValue) -> KernelBuilder:
+        """An scf.if without results; returns a builder in its then-block."""
+        then_block = Block()
+        terminator = scf.YieldOp()
+        then_block.add_op(terminator)
+        self.insert(scf.IfOp(condition, [], Region(then_block)))
+        return self.before(terminator)
 
     def math(self, op_class: type[Operation], *operands: SSAValue) -> SSAValue:
         """A `math` dialect op (exp, log, sqrt, tanh, powf...) on float operands."""

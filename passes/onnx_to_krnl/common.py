@@ -11,10 +11,20 @@ from dataclasses import dataclass
 import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, f32, i1
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    TensorType,
+    f32,
+    i1,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
 from onnxc.dialects.types import is_float, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
@@ -37,6 +47,7 @@ class GraphLowering:
         opset = module.attributes.get(OPSET_ATTR)
         # Hand-written IR may leave the opset out: it then means the newest.
         self.opset = opset.value.data if isinstance(opset, IntegerAttr) else onnx.defs.onnx_opset_version()
+        self._refuse_data_dependent_shapes()
         terminator = graph.body.block.last_op
         assert isinstance(terminator, func.ReturnOp)
         self.outputs: list[SSAValue] = list(terminator.arguments)
@@ -62,11 +73,13 @@ class GraphLowering:
         self.destinations = self._output_destinations()
         entry = self.function.body.block
         self.top = KernelBuilder(InsertPoint.at_end(entry), ConstantPool(entry))
+        self.fused: set[Operation] = set()
+        """Ops a lowering has computed as part of another's kernel (an epilogue): skipped."""
 
     def run(self) -> func.FuncOp:
         """Lower every op in order, then fill the output arguments not yet written."""
         for op in self.graph.body.block.ops:
-            if isinstance(op, func.ReturnOp):
+            if isinstance(op, func.ReturnOp) or op in self.fused:
                 continue
             if not isinstance(op, OnnxOp):
                 raise UnsupportedOpError(f"cannot lower '{op.name}' in @{GRAPH_NAME}")
@@ -81,6 +94,18 @@ class GraphLowering:
                 copy_reshaped(self.top, self.buffers[value], arg)
         self.top.insert(func.ReturnOp())
         return self.function
+
+    def _refuse_data_dependent_shapes(self) -> None:
+        """Refuse, by name, an op whose used result has no static shape although its
+        inputs have: the shape depends on input values (NonZero, Unique, Compress
+        with a condition input...), which a library compiled for static shapes
+        cannot hold. Without this, the error would name some later value."""
+        for op in self.graph.body.block.ops:
+            if not isinstance(op, OnnxOp) or not all(_has_static_shape(v) for v in op.operands):
+                continue
+            dynamic = [k for k, r in enumerate(op.results) if r.uses and not _has_static_shape(r)]
+            if dynamic:
+                raise self.unsupported(op, f"the shape of result {dynamic[0]} depends on input values")
 
     def _locate_emitted(self, last_before: Operation | None, location: Attribute) -> None:
         """Give the ops emitted for a node the node's location (its name), for
@@ -171,6 +196,10 @@ class GraphLowering:
         if len(elements) != 1:
             raise self.unsupported(op, f"mixed element types {sorted(map(str, elements))}")
         return self.element_type(op, values[0], **kinds)
+
+
+def _has_static_shape(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and static_shape(value.type.get_shape())
 
 
 def memref_type_of(value: SSAValue, op: OnnxOp | None = None, *, name: str = "a value") -> MemRefType:
@@ -336,6 +365,39 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant" and "value" in owner.attributes:
         return tensor_value(owner, owner.attributes["value"])
     return None
+
+
+def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:
+    """An element of an integer (or float) index tensor as an index into a dim of
+    `size`, a negative one counting from the end (as in Gather, Scatter, OneHot)."""
+    index = builder.to_index(builder.load(buffer, indices))
+    return builder.select(builder.compare("slt", index, 0), builder.index(builder.add(index, size)), index)
+
+
+def strided_copy(
+    builder: KernelBuilder, src: SSAValue, out: SSAValue, starts: Sequence[Bound], steps: Sequence[int]
+) -> None:
+    """out[i...] = src[starts + i * steps ...] over the whole of `out` (Slice, Split)."""
+    ivs, body = builder.loop_nest(shape_of(out))
+    index = [body.add(start, body.mul(iv, step)) for iv, start, step in zip(ivs, starts, steps)]
+    body.store(body.load(src, index), out, ivs)
+
+
+def constant_buffer(builder: KernelBuilder, array: np.ndarray, element: Attribute) -> SSAValue:
+    """A krnl.global holding `array` (values known at compile time) as `element`s."""
+    array = np.asarray(array)
+    memref_type = MemRefType(element, array.shape)
+    tensor_type = TensorType(element, array.shape)
+    value = DenseIntOrFPElementsAttr.from_list(tensor_type, array.reshape(-1).tolist())
+    return builder.insert(GlobalOp(value, memref_type)).result
+
+
+def constant_result(g: GraphLowering, op: OnnxOp, array: np.ndarray, index: int = 0) -> None:
+    """Let result `index` of `op` be a krnl.global holding `array` (a value known at
+    compile time, such as a Shape), in the result's element type."""
+    result_type = memref_type_of(op.results[index], op, name=f"result {index}")
+    array = np.asarray(array).reshape(result_type.get_shape())
+    g.alias(op.results[index], constant_buffer(g.top, array, result_type.get_element_type()))
 
 
 def normalized_axis(g: GraphLowering, op: OnnxOp, axis: int, rank: int) -> int:
