@@ -195,14 +195,6 @@ class KernelBuilder:
             return self._constants.get(attr)
         return self.insert(arith.ConstantOp(attr)).result
 
-    def element_constant(self, value: float | int | bool, element_type: Attribute) -> SSAValue:
-        """A constant of any element type, unsigned integers included (arith has
-        signless constants only: an unsigned one is a signless constant cast)."""
-        if isinstance(element_type, IntegerType) and element_type.signedness.data == Signedness.UNSIGNED:
-            signless = self.constant(value, IntegerType(element_type.width.data))
-            return self.insert(UnrealizedConversionCastOp.get([signless], [element_type])).results[0]
-        return self.constant(value, element_type)
-
     def lowest(self, element_type: Attribute) -> SSAValue:
         """The identity of max: -inf for floats, the minimum of an integer type."""
         if is_float(element_type):
@@ -297,18 +289,14 @@ class KernelBuilder:
             return self.insert(arith.NegfOp(value)).result
         return self.sub(self.constant(0, value.type), value)
 
-    def compare(self, predicate: str, lhs: Bound, rhs: Bound) -> SSAValue:
-        """lhs <predicate> rhs as i1. eq/ne/lt/le/gt/ge pick the form for the operands'
-        type: ordered for floats (false if either is NaN) except ne, unsigned for
-        unsigned integers. An arith.cmpi predicate (slt, uge...) is used as is on
-        integers and indices. A Python int operand becomes an index constant."""
-        lhs, rhs = (self.index(v) if isinstance(v, int) else v for v in (lhs, rhs))
+    def compare(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """lhs <kind> rhs as i1, kind in eq/ne/lt/le/gt/ge; ordered for floats
+        (false if either is NaN) except ne; unsigned integers compare unsigned."""
+        float_predicate, signed_predicate, unsigned_predicate = _COMPARISONS[kind]
         element = lhs.type
-        if predicate in _COMPARISONS:
-            float_predicate, signed_predicate, unsigned_predicate = _COMPARISONS[predicate]
-            if is_float(element):
-                return self.insert(arith.CmpfOp(lhs, rhs, float_predicate)).result
-            predicate = unsigned_predicate if is_unsigned(element) else signed_predicate
+        if is_float(element):
+            return self.insert(arith.CmpfOp(lhs, rhs, float_predicate)).result
+        predicate = unsigned_predicate if is_unsigned(element) else signed_predicate
         arith_type = signless(element)
         lhs, rhs = self.reinterpret(lhs, arith_type), self.reinterpret(rhs, arith_type)
         return self.insert(arith.CmpiOp(lhs, rhs, predicate)).result
@@ -327,6 +315,12 @@ class KernelBuilder:
         if is_float(value.type):
             return self.insert(math.AbsFOp(value)).result
         return self.select(self.less_than(value, self.constant(0, value.type)), self.neg(value), value)
+
+    def compare_index(self, predicate: str, lhs: Bound, rhs: Bound) -> SSAValue:
+        """An arith.cmpi (eq, ne, slt, sle, sgt, sge, ult...) of integers or indices as
+        i1; a Python int operand becomes an index constant."""
+        lhs, rhs = (self.index(v) if isinstance(v, int) else v for v in (lhs, rhs))
+        return self.insert(arith.CmpiOp(lhs, rhs, predicate)).result
 
     def and_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         return self.insert(arith.AndIOp(lhs, rhs)).result
@@ -350,10 +344,7 @@ class KernelBuilder:
     def as_signless(self, value: SSAValue) -> SSAValue:
         """An unsigned integer reinterpreted as the signless integer of its width
         (what arith ops take); other values unchanged."""
-        t = value.type
-        if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
-            return self.insert(UnrealizedConversionCastOp.get([value], [IntegerType(t.width.data)])).results[0]
-        return value
+        return self.reinterpret(value, signless(value.type))
 
     def if_then(self, condition: SSAValue) -> KernelBuilder:
         """An scf.if without results; returns a builder in its then-block."""
