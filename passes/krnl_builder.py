@@ -187,9 +187,10 @@ class KernelBuilder:
 
     def constant(self, value: float | int | bool, element_type: Attribute) -> SSAValue:
         """A scalar constant of an element type (float, integer, bool or index); arith
-        constants are signless, so an unsigned one is a signless constant reinterpreted."""
+        constants are signless, so an unsigned one is the signless bits, cast."""
         if is_unsigned(element_type):
-            return self.reinterpret(self.constant(value, signless(element_type)), element_type)
+            bits = int(value) % 2**element_type.width.data
+            return self.reinterpret(self.constant(bits, signless(element_type)), element_type)
         if is_float(element_type):
             attr = FloatAttr(float(value), element_type)
         else:

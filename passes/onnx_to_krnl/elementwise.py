@@ -126,7 +126,8 @@ def _thresholded_relu(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue
 
 
 def _leaky_relu(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
-    return b.select(b.less_than(x, b.constant(0, x.type)), b.mul(x, a("alpha")), x)
+    scaled = b.mul(x, a("alpha"))
+    return b.select(b.less_than(x, b.constant(0, x.type)), scaled, x)
 
 
 def _swish(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:

@@ -125,3 +125,29 @@ builtin.module attributes {onnx.opset = 6 : i64} {
 // CHECK-DAG:     %[[HI:.+]] = arith.constant 3.40282347e+38 : f32
 // CHECK:           %[[A:.+]] = arith.maximumf %{{.+}}, %[[LO]] : f32
 // CHECK-NEXT:      %[[B:.+]] = arith.minimumf %[[A]], %[[HI]] : f32
+
+// -----
+
+// Activations with attributes (Elu's alpha) and Gelu (exact: erf). float16 is
+// computed in f32 and rounded once.
+builtin.module attributes {onnx.opset = 20 : i64} {
+  func.func @main_graph(%x: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xf16>) {
+    %e = "onnx.Elu"(%x) {alpha = 0.5 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+    %g = "onnx.Gelu"(%h) : (tensor<4xf16>) -> tensor<4xf16>
+    func.return %e, %g : tensor<4xf32>, tensor<4xf16>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:           %[[X:.+]] = memref.load %x
+// CHECK-NEXT:      %[[EX:.+]] = math.exp %[[X]] : f32
+// CHECK-NEXT:      %[[EM1:.+]] = arith.subf %[[EX]], %{{.+}} : f32
+// CHECK-NEXT:      %[[NEG:.+]] = arith.mulf %{{.+}}, %[[EM1]] : f32
+// CHECK-NEXT:      %[[LT:.+]] = arith.cmpf olt, %[[X]], %{{.+}} : f32
+// CHECK-NEXT:      %[[E:.+]] = arith.select %[[LT]], %[[NEG]], %[[X]] : f32
+// CHECK-NEXT:      memref.store %[[E]], %e
+// CHECK:           %[[H:.+]] = memref.load %h
+// CHECK-NEXT:      %[[HW:.+]] = arith.extf %[[H]] : f16 to f32
+// CHECK:           math.erf %{{.+}} : f32
+// CHECK:           %[[G:.+]] = arith.truncf %{{.+}} : f32 to f16
+// CHECK-NEXT:      memref.store %[[G]], %g
