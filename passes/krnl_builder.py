@@ -297,9 +297,17 @@ class KernelBuilder:
             return self.insert(arith.NegfOp(value)).result
         return self.sub(self.constant(0, value.type), value)
 
-    def compare(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """lhs <kind> rhs as i1, kind in eq/ne/lt/le/gt/ge; ordered for floats
-        (false if either is NaN) except ne; unsigned integers compare unsigned."""
+    def compare(self, kind: str, lhs: Bound, rhs: Bound) -> SSAValue:
+        """lhs <kind> rhs as i1.
+
+        kind in eq/ne/lt/le/gt/ge compares values: ordered for floats (false if
+        either is NaN) except ne; unsigned integers compare unsigned. Any other
+        kind is an arith.cmpi predicate (slt, uge, ...) on integers or indices.
+        A Python int operand becomes an index constant.
+        """
+        lhs, rhs = (self.index(v) if isinstance(v, int) else v for v in (lhs, rhs))
+        if kind not in _COMPARISONS:
+            return self.insert(arith.CmpiOp(lhs, rhs, kind)).result
         float_predicate, signed_predicate, unsigned_predicate = _COMPARISONS[kind]
         element = lhs.type
         if is_float(element):
@@ -323,12 +331,6 @@ class KernelBuilder:
         if is_float(value.type):
             return self.insert(math.AbsFOp(value)).result
         return self.select(self.less_than(value, self.constant(0, value.type)), self.neg(value), value)
-
-    def compare(self, predicate: str, lhs: Bound, rhs: Bound) -> SSAValue:
-        """An arith.cmpi (eq, ne, slt, sle, sgt, sge, ult...) of integers or indices as
-        i1; a Python int operand becomes an index constant."""
-        lhs, rhs = (self.index(v) if isinstance(v, int) else v for v in (lhs, rhs))
-        return self.insert(arith.CmpiOp(lhs, rhs, predicate)).result
 
     def and_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         return self.insert(arith.AndIOp(lhs, rhs)).result
