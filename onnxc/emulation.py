@@ -164,6 +164,7 @@ class EmulatedSession(Session):
     def __init__(self, path: str | os.PathLike, repeat: int = 1):
         self.path = os.path.abspath(os.fspath(path))
         self.threads = None
+        self._init_run_state()
         self.emulator = emulator_for(self.path)
         self.emulator.check_installed()
         self.repeat = max(1, repeat)
@@ -176,7 +177,9 @@ class EmulatedSession(Session):
             self._outputs = _node_args(signature["outputs"])
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
             raise InvalidModelError(f"malformed signature: {error}", model=self.path) from None
-        self._library = runtime_library.ModelLibrary(self.path, signature_json, signature, None)
+        self._library = runtime_library.ModelLibrary(
+            self.path, signature_json, signature, None, handle=None, set_num_threads=None, get_num_threads=None
+        )
         self._input_names = {arg.name for arg in self._inputs}
         self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}
 
