@@ -102,9 +102,7 @@ class Session:
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be None or a positive int, got {threads!r}")
         self.threads = threads
-        self._lock = threading.Lock()
-        self._running = 0
-        self._closed = False
+        self._init_run_state()
         self._library = open_model_library(path)
         self.path = self._library.path
         if threads is not None:
@@ -213,6 +211,12 @@ class Session:
                     self._library.close()
         if status != 0:
             raise RuntimeFailure(f"run_main_graph returned {describe_status(status)}", model=self.path)
+
+    def _init_run_state(self) -> None:
+        """What `run` and `close` share across threads (subclasses call this too)."""
+        self._lock = threading.Lock()
+        self._running = 0
+        self._closed = False
 
     def close(self) -> None:
         """Unload the library (after the runs in flight); closing twice is harmless."""
