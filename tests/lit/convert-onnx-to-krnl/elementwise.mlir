@@ -77,8 +77,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:      %[[S:.+]] = arith.divf %[[ONE]], %[[D]] : f32
 // CHECK-NEXT:      memref.store %[[S]], %s
 // CHECK:           %[[X:.+]] = memref.load %x
-// CHECK-NEXT:      %[[NEG:.+]] = arith.cmpf olt, %[[X]], %[[ZERO]] : f32
 // CHECK-NEXT:      %[[AX:.+]] = arith.mulf %[[X]], %[[ALPHA]] : f32
+// CHECK-NEXT:      %[[NEG:.+]] = arith.cmpf olt, %[[X]], %[[ZERO]] : f32
 // CHECK-NEXT:      %[[L:.+]] = arith.select %[[NEG]], %[[AX]], %[[X]] : f32
 // CHECK-NEXT:      memref.store %[[L]], %l
 // CHECK:           math.tanh
