@@ -22,18 +22,29 @@ from onnxc.errors import CompileError, OnnxcError
 from onnxc.importer import import_model
 from onnxc.passes import get_pass
 
-# The pass pipeline to each IR level; later issues add optimizations per -O level.
-STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("onnx", ("shape-inference",)),
-    ("krnl", ("convert-onnx-to-krnl",)),
-    ("loops", ("convert-krnl-to-loops",)),
-)
+# The passes to each IR level. -O0 runs what correctness needs: types for every value,
+# folding of shape arithmetic (lowering and context-dependent decompositions need static
+# shapes) and decomposition of ops without a kernel. -O1 and up add the graph optimizations.
+GRAPH_PASSES_O0 = ("shape-inference", "fold-shapes", "decompose", "fold-shapes")
+GRAPH_PASSES_O1 = ("shape-inference", "constprop", "decompose", "constprop", "simplify", "fuse-gemm", "cse", "dce")
+
+
+def stages(opt_level: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(IR level, passes that produce it) in pipeline order, at this -O level."""
+    return (
+        ("onnx", GRAPH_PASSES_O0 if opt_level == 0 else GRAPH_PASSES_O1),
+        ("krnl", ("convert-onnx-to-krnl",)),
+        ("loops", ("convert-krnl-to-loops",)),
+    )
+
+
 EMIT_KINDS = ("onnx-basic", "onnx", "krnl", "loops", "llvm", "obj", "lib")
 
 
 @dataclass
 class CompileLog:
-    """Elapsed seconds per stage, reported by `onnxc -v`."""
+    """Elapsed seconds per stage (import, each pass, each code generation step),
+    reported as they end by `onnxc -v` and as a table by `onnxc --time-passes`."""
 
     timings: list[tuple[str, float]] = field(default_factory=list)
     on_stage: Callable[[str, float], None] | None = None
@@ -43,10 +54,24 @@ class CompileLog:
         if self.on_stage:
             self.on_stage(stage, seconds)
 
+    def table(self) -> str:
+        """Time per stage, a stage run several times summed, with its share of the total."""
+        totals: dict[str, float] = {}
+        for stage, seconds in self.timings:
+            totals[stage] = totals.get(stage, 0.0) + seconds
+        total = sum(totals.values())
+        width = max([len("stage"), *map(len, totals)])
+        lines = [f"{'stage':<{width}}  {'ms':>10}  {'%':>6}"]
+        for stage, seconds in totals.items():
+            share = 100.0 * seconds / total if total else 0.0
+            lines.append(f"{stage:<{width}}  {seconds * 1000:10.1f}  {share:6.1f}")
+        lines.append(f"{'total':<{width}}  {total * 1000:10.1f}  {100.0 if total else 0.0:6.1f}")
+        return "\n".join(lines)
+
 
 def pipeline(opt_level: int) -> list[str]:
     """Pass names run before code generation at this -O level."""
-    return [name for _, passes in STAGES for name in passes]
+    return [name for _, passes in stages(opt_level) for name in passes]
 
 
 def compile(
@@ -54,6 +79,7 @@ def compile(
     output_path: str | os.PathLike,
     *,
     target: str | None = None,
+    cpu: str | None = None,
     opt_level: int = 3,
     shapes: Mapping[str, Sequence[int]] | None = None,
     emit: str = "lib",
@@ -63,7 +89,9 @@ def compile(
 
     `emit` selects what is written: "lib" (shared library, default), "obj",
     "llvm" (LLVM IR text), or the IR text of level "onnx-basic" (as imported),
-    "onnx" (after graph passes), "krnl" or "loops".
+    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, ppc64le,
+    s390x or a triple (default: the host); `cpu` an LLVM CPU name for it
+    (default: the host's for a native build, pwr9 for ppc64le, z14 for s390x).
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
@@ -73,7 +101,11 @@ def compile(
     output_path = Path(output_path)
     model_name = (model.graph.name or "model") if isinstance(model, onnx.ModelProto) else Path(model).name
     try:
-        return _compile(model, output_path, target, opt_level, shapes, emit, log, model_name)
+        from onnxc.codegen import resolve_target
+
+        # Resolved first, so that a mistyped target or CPU fails before any work is done.
+        resolved = resolve_target(target, cpu=cpu)
+        return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name)
     except OnnxcError as exc:
         raise exc.with_model(model_name) from None
 
@@ -88,7 +120,7 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
         return _write_text(output_path, module_text(module))
 
     ctx = make_context()
-    for level, passes in STAGES:
+    for level, passes in stages(opt_level):
         for name in passes:
             start = time.perf_counter()
             get_pass(name)().apply(ctx, module)
@@ -98,14 +130,16 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
 
     resolved = codegen.resolve_target(target)
     stem = _stem(model_name)
-    start = time.perf_counter()
     if emit == "llvm":
+        start = time.perf_counter()
         _write_text(output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level, model_name=stem))
+        log.record("LLVM IR", time.perf_counter() - start)
     elif emit == "obj":
-        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem))
+        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem, on_stage=log.record))
     else:
-        codegen.emit_library(module, output_path, target=resolved, opt_level=opt_level, model_name=stem)
-    log.record("codegen + link", time.perf_counter() - start)
+        codegen.emit_library(
+            module, output_path, target=resolved, opt_level=opt_level, model_name=stem, on_stage=log.record
+        )
     return output_path
 
 

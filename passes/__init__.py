@@ -13,6 +13,13 @@ from xdsl.passes import ModulePass
 
 _REGISTRY: dict[str, str] = {
     "shape-inference": "onnxc.passes.shape_inference:ShapeInferencePass",
+    "decompose": "onnxc.passes.decompose:DecomposePass",
+    "constprop": "onnxc.passes.constprop:ConstPropPass",
+    "fold-shapes": "onnxc.passes.constprop:FoldShapesPass",
+    "simplify": "onnxc.passes.simplify:SimplifyPass",
+    "fuse-gemm": "onnxc.passes.fuse_gemm:FuseGemmPass",
+    "cse": "onnxc.passes.cse:CSEPass",
+    "dce": "onnxc.passes.dce:DCEPass",
     "convert-onnx-to-krnl": "onnxc.passes.convert_onnx_to_krnl:ConvertOnnxToKrnlPass",
     "convert-krnl-to-loops": "onnxc.passes.convert_krnl_to_loops:ConvertKrnlToLoopsPass",
 }

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -88,6 +89,9 @@ class Session:
     `run` may be called from many threads at once: a session holds no per-call
     state, and the native call releases the GIL.
 
+    `close()` (or leaving a `with Session(...)` block) unloads the library once
+    the runs in flight have finished; later runs raise `RuntimeFailure`.
+
     `threads` sets the size of the library's thread pool (onnxc_set_num_threads
     of onnxc.h); None keeps the current one: the last size set for this library
     file in this process, else $ONNXC_NUM_THREADS, else the number of CPUs.
@@ -98,6 +102,9 @@ class Session:
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be None or a positive int, got {threads!r}")
         self.threads = threads
+        self._lock = threading.Lock()
+        self._running = 0
+        self._closed = False
         self._library = open_model_library(path)
         self.path = self._library.path
         if threads is not None:
@@ -109,6 +116,7 @@ class Session:
             self._inputs = _node_args(signature["inputs"])
             self._outputs = _node_args(signature["outputs"])
         except (KeyError, TypeError, ValueError) as error:
+            self.close()
             raise InvalidModelError(f"malformed signature inputs or outputs: {error}", model=self.path) from None
         self._input_names = {arg.name for arg in self._inputs}
         self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}
@@ -134,7 +142,10 @@ class Session:
         """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`."""
         selected = self._output_positions(output_names)
         inputs = self._conform_inputs(input_feed)
-        outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+        try:
+            outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+        except MemoryError as error:
+            raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
         self._invoke(
             [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
             [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
@@ -187,9 +198,40 @@ class Session:
 
     def _invoke(self, inputs: Sequence[TypedArray], outputs: Sequence[TypedArray]) -> None:
         """Call run_main_graph on the arrays as they are; a nonzero status raises RuntimeFailure."""
-        status = self._library.run_main_graph(_tensor_array(inputs), len(inputs), _tensor_array(outputs), len(outputs))
+        with self._lock:
+            if self._closed:
+                raise RuntimeFailure("the session is closed", model=self.path)
+            self._running += 1
+        try:
+            status = self._library.run_main_graph(
+                _tensor_array(inputs), len(inputs), _tensor_array(outputs), len(outputs)
+            )
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._closed and self._running == 0:
+                    self._library.close()
         if status != 0:
             raise RuntimeFailure(f"run_main_graph returned {describe_status(status)}", model=self.path)
+
+    def close(self) -> None:
+        """Unload the library (after the runs in flight); closing twice is harmless."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._running == 0:
+                self._library.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_library", None) is not None:
+            self.close()
 
     def __repr__(self) -> str:
         inputs = ", ".join(map(str, self._inputs))

@@ -40,10 +40,11 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc import dtypes
 from onnxc.codegen import vector_math
+from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
 from onnxc.codegen.parallel import PARALLEL_FOR, ParallelLoop, parallel_loop
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up
-from onnxc.dialects.krnl import EntryPointOp, GlobalOp
+from onnxc.dialects.krnl import EntryPointOp, GlobalOp, MatmulOp
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import numpy_dtype_of, onnx_type_of
 from onnxc.errors import CompileError
@@ -193,7 +194,7 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
         first = top_level_position(alloc)
         last = first
         for use in alloc.memref.uses:
-            if not isinstance(use.operation, memref.LoadOp | memref.StoreOp):
+            if not isinstance(use.operation, memref.LoadOp | memref.StoreOp | MatmulOp):
                 raise CompileError(
                     "codegen: a buffer may only be loaded and stored, "
                     f"not used by {use.operation.name}"
@@ -440,8 +441,9 @@ def _field_pointer(b: ir.IRBuilder, pointer: ir.Value, struct: ir.LiteralStructT
 
 
 def _is_loop_nest(op: Operation) -> bool:
-    """A top-level op worth a function of its own: it has regions, no results, no allocs."""
-    return (
+    """A top-level op worth a function of its own: a kernel, or an op with
+    regions, no results and no allocs."""
+    return isinstance(op, MatmulOp) or (
         bool(op.regions)
         and not op.results
         and not any(isinstance(inner, memref.AllocOp) for inner in op.walk())
@@ -461,6 +463,15 @@ def _values_from_outside(op: Operation) -> list[SSAValue]:
 
 
 # --------------------------------------------------------------------- emitters: control
+
+
+@_emits(MatmulOp)
+def _emit_matmul(t: _FunctionTranslator, op: MatmulOp) -> None:
+    plan = MatmulPlan.of(op, t.parent.target)
+    name = t.builder.function.name
+    emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
+    optional = [t.get(v) if v is not None else None for v in (op.scratch, op.bias)]
+    emitter.emit(t.get(op.a), t.get(op.b), t.get(op.c), *optional)
 
 
 @_emits(func.ReturnOp)
@@ -547,6 +558,8 @@ def _emit_alloc(t: _FunctionTranslator, op: memref.AllocOp) -> None:
 
 @_emits(GlobalOp)
 def _emit_global(t: _FunctionTranslator, op: GlobalOp) -> None:
+    if not op.result.uses:  # e.g. a Conv's weights once their packed copy replaced them
+        return
     offset = ir.Constant(I64, t.parent.weight_offset(op))
     weights = t.parent.weights_symbol()
     t.set(op.result, t.builder.gep(weights, [offset], inbounds=True, source_etype=ir.IntType(8)))
@@ -921,6 +934,7 @@ class _ModuleTranslator:
         self.weights = WeightTable()
         self._weight_offsets: dict[Attribute, int] = {}
         self._weights_symbol: ir.GlobalVariable | None = None
+        self.gemm_kernels: dict = {}  # see gemm.MatmulEmitter.micro_kernel
 
     def declare(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
         """The function `name` of the module, declared on first use."""
@@ -939,9 +953,9 @@ class _ModuleTranslator:
         return self._weights_symbol
 
     def collect_weights(self) -> None:
-        """Lay out every krnl.global value (each distinct value once) and declare the symbol."""
+        """Lay out every used krnl.global value (each distinct value once) and declare the symbol."""
         for op in self.source.walk():
-            if not isinstance(op, GlobalOp) or op.value in self._weight_offsets:
+            if not isinstance(op, GlobalOp) or op.value in self._weight_offsets or not op.result.uses:
                 continue
             array = tensor_value(op, op.value)
             element = op.result.type.element_type

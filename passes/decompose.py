@@ -1,0 +1,249 @@
+"""decompose: rewrite ops that have no kernel into ops that have one.
+
+An op with no lowering registered in `LOWERINGS` is replaced by its schema's
+function body (`onnx.defs`: a fixed body, or a context-dependent one built from
+the input types), with the caller's attributes substituted for the body's
+attribute references. Ops that gain a lowering later stop being decomposed
+automatically. A few reductions without a function body get explicit rules
+(`ReduceL1 → ReduceSum(Abs)`, `ReduceL2`, `ReduceSumSquare`, `ReduceLogSum`,
+`ReduceLogSumExp` in its max-shifted, overflow-free form).
+
+New ops are named `<original node>/<body op>_<k>`, so an error in one of them
+still names the node the user wrote, and are shape-inferred right away; they
+are decomposed again in turn when they have no kernel either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx
+import onnx.defs
+import onnx.reference
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+
+from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs
+from onnxc.passes.graph import (
+    attribute_from_proto,
+    infer_new_ops,
+    insert_before,
+    make_constant,
+    make_op,
+    module_opset,
+    node_proto,
+    onnx_functions,
+    onnx_ops,
+    op_opset,
+    python_attribute,
+    replace_results,
+    update_function_types,
+)
+from onnxc.passes.shape_inference import type_proto
+
+# Inlined bodies may contain ops without a kernel again; this bounds the nesting.
+MAX_DEPTH = 8
+
+
+def lowered_ops() -> set[str]:
+    from onnxc.passes.convert_onnx_to_krnl import ConvertOnnxToKrnlPass  # noqa: F401  (registers the lowerings)
+    from onnxc.passes.onnx_to_krnl.common import LOWERINGS
+
+    return set(LOWERINGS)
+
+
+@dataclass(frozen=True)
+class DecomposePass(ModulePass):
+    name = "decompose"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        opset = module_opset(op)
+        kernels = lowered_ops()
+        for function in onnx_functions(op):
+            worklist = [(node, 0) for node in onnx_ops(function)]
+            while worklist:
+                node, depth = worklist.pop(0)
+                if node.OP_TYPE in kernels or depth >= MAX_DEPTH:
+                    continue
+                new_ops = decompose(node, op_opset(node, opset))
+                worklist[:0] = [(new, depth + 1) for new in new_ops if isinstance(new, OnnxOp)]
+        update_function_types(op)
+
+
+def decompose(op: OnnxOp, opset: int) -> list[OnnxOp]:
+    """Replace `op` by an equivalent sub-graph; the new ops, or [] if there is none."""
+    rule = _RULES.get(op.OP_TYPE)
+    if rule is not None:
+        new_ops, result = rule(op)
+    else:
+        body = function_body(op, opset)
+        if body is None:
+            return []
+        new_ops, result = _inline(op, body)
+        if new_ops is None:
+            return []
+    # Inference gives results new SSA values: keep (producer, index) to find them after it.
+    positions = [None if v is None else (v.owner, v.index) for v in result]
+    insert_before(op, new_ops)
+    infer_new_ops(new_ops, opset)
+    replace_results(op, [None if p is None else p[0].results[p[1]] for p in positions])
+    return new_ops
+
+
+def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
+    try:
+        schema = onnx.defs.get_schema(op.OP_TYPE, opset)
+    except onnx.defs.SchemaError:
+        return None
+    if schema.has_function:
+        data = schema.get_function_with_opset_version(_body_version(schema.function_opset_versions, opset))
+    elif schema.has_context_dependent_function:
+        values = [v for v in onnx_inputs(op)]
+        if any(v is not None and not hasattr(v.type, "get_shape") for v in values):
+            return None
+        types = [
+            b"" if v is None else type_proto(v, {"node": op.node_name, "op_type": op.OP_TYPE}).SerializeToString()
+            for v in values
+        ]
+        try:
+            data = schema.get_context_dependent_function_with_opset_version(
+                _body_version(schema.context_dependent_function_opset_versions, opset),
+                node_proto(op).SerializeToString(),
+                types,
+            )
+        except Exception:  # noqa: BLE001  onnx refuses to build a body for these inputs
+            return None
+    else:
+        return None
+    if not data:
+        return None
+    body = onnx.FunctionProto()
+    body.ParseFromString(data)
+    return body
+
+
+def _body_version(versions: list[int], opset: int) -> int:
+    """The body written for the newest opset up to ours; else the oldest one (a schema's bodies
+    all describe that schema's semantics; body ops carry their own opset as since_version)."""
+    older = [v for v in versions if v <= opset]
+    return max(older) if older else min(versions)
+
+
+def _inline(op: OnnxOp, body: onnx.FunctionProto) -> tuple[list[OnnxOp] | None, list]:
+    """The body's nodes as ops on op's operands (None where a node cannot be expressed)."""
+    values: dict[str, SSAValue | None] = {"": None}
+    for formal, actual in zip(body.input, onnx_inputs(op)):
+        values[formal] = actual
+    for formal in body.input[len(onnx_inputs(op)) :]:
+        values[formal] = None
+    caller = {a.name: a for a in node_proto(op).attribute}
+    body_opset = next((o.version for o in body.opset_import if o.domain in ("", "ai.onnx")), None)
+    new_ops: list[OnnxOp] = []
+    for k, node in enumerate(body.node):
+        if node.domain not in ("", "ai.onnx") or node.op_type not in OPS or any(i not in values for i in node.input):
+            return None, []
+        name = f"{op.node_name}/{node.op_type}_{k}"
+        attributes = {}
+        for attr in node.attribute:
+            if attr.ref_attr_name:
+                if attr.ref_attr_name not in caller:
+                    continue  # the schema's default applies
+                resolved = onnx.AttributeProto()
+                resolved.CopyFrom(caller[attr.ref_attr_name])
+                resolved.name = attr.name
+                attr = resolved
+            if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                return None, []
+            attributes[attr.name] = attr
+        if node.op_type == "Constant":
+            new = _constant(op, attributes, name)
+            if new is None:
+                return None, []
+        else:
+            new = make_op(
+                node.op_type,
+                [values[i] for i in node.input],
+                {n: attribute_from_proto(op, node.op_type, a, f"{name}.{n}") for n, a in attributes.items()},
+                name,
+                [bool(o) for o in node.output],
+            )
+            if body_opset is not None:
+                new.attributes[SINCE_VERSION_ATTR] = IntegerAttr(body_opset, i64)
+        new_ops.append(new)
+        for output, result in zip([o for o in node.output if o], new.results):
+            values[output] = result
+    results = [values.get(name) for name in body.output]
+    return new_ops, results
+
+
+def _constant(anchor: OnnxOp, attributes: dict[str, onnx.AttributeProto], name: str) -> OnnxOp | None:
+    if len(attributes) != 1:
+        return None
+    (attr,) = attributes.values()
+    node = onnx.helper.make_node("Constant", [], ["out"])
+    node.attribute.append(attr)
+    try:
+        value = onnx.reference.ReferenceEvaluator(node).run(None, {})[0]
+    except Exception:
+        return None
+    return make_constant(anchor, value, name)
+
+
+# ----------------------------------------------------------------- explicit rules
+
+
+def _reduce(op: OnnxOp, input_value, name: str, reduce: str = "ReduceSum", keepdims: int | None = None) -> OnnxOp:
+    attributes = {k: v for k, v in op.attributes.items() if k in ("keepdims", "noop_with_empty_axes")}
+    if keepdims is not None:
+        attributes["keepdims"] = python_attribute(keepdims)
+    new = make_op(reduce, [input_value, op.input(1)], attributes, name)
+    new.attributes[SINCE_VERSION_ATTR] = IntegerAttr(onnx.defs.get_schema(reduce).since_version, i64)  # axes input
+    return new
+
+
+def _reduce_l1(op: OnnxOp):
+    absolute = make_op("Abs", [op.input(0)], name=f"{op.node_name}/Abs")
+    total = _reduce(op, absolute.results[0], f"{op.node_name}/ReduceSum")
+    return [absolute, total], [total.results[0]]
+
+
+def _reduce_sum_square(op: OnnxOp):
+    square = make_op("Mul", [op.input(0), op.input(0)], name=f"{op.node_name}/Mul")
+    total = _reduce(op, square.results[0], f"{op.node_name}/ReduceSum")
+    return [square, total], [total.results[0]]
+
+
+def _reduce_l2(op: OnnxOp):
+    ops, (total,) = _reduce_sum_square(op)
+    root = make_op("Sqrt", [total], name=f"{op.node_name}/Sqrt")
+    return ops + [root], [root.results[0]]
+
+
+def _reduce_log_sum(op: OnnxOp):
+    total = _reduce(op, op.input(0), f"{op.node_name}/ReduceSum")
+    log = make_op("Log", [total.results[0]], name=f"{op.node_name}/Log")
+    return [total, log], [log.results[0]]
+
+
+def _reduce_log_sum_exp(op: OnnxOp):
+    """max + log(sum(exp(x − max))): no overflow for large x."""
+    n = op.node_name
+    peak = _reduce(op, op.input(0), f"{n}/ReduceMax", "ReduceMax", keepdims=1)
+    shifted = make_op("Sub", [op.input(0), peak.results[0]], name=f"{n}/Sub")
+    exp = make_op("Exp", [shifted.results[0]], name=f"{n}/Exp")
+    total = _reduce(op, exp.results[0], f"{n}/ReduceSum")
+    log = make_op("Log", [total.results[0]], name=f"{n}/Log")
+    out_peak = _reduce(op, op.input(0), f"{n}/ReduceMax_out", "ReduceMax")
+    result = make_op("Add", [log.results[0], out_peak.results[0]], name=f"{n}/Add")
+    return [peak, shifted, exp, total, log, out_peak, result], [result.results[0]]
+
+
+_RULES = {
+    "ReduceL1": _reduce_l1,
+    "ReduceL2": _reduce_l2,
+    "ReduceSumSquare": _reduce_sum_square,
+    "ReduceLogSum": _reduce_log_sum,
+    "ReduceLogSumExp": _reduce_log_sum_exp,
+}

@@ -1,0 +1,242 @@
+"""Helpers shared by the onnx-level graph passes (constprop, simplify, fuse-gemm, decompose, cse, dce).
+
+They build onnx ops in schema terms (inputs by ONNX position, None for an
+absent optional), read constant operands as numpy arrays, turn ops back into
+`NodeProto`s for ONNX's own evaluators, and re-run shape inference on ops a
+rewrite created — so every pass leaves a fully typed graph behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    NameLoc,
+    NoneAttr,
+    NoneType,
+    StringAttr,
+    TensorType,
+    UnrankedTensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from onnxc.dialects.onnx import (
+    OPS,
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    OnnxOp,
+    WeightAttr,
+    WeightStore,
+    onnx_inputs,
+    tensor_value,
+)
+from onnxc.dialects.types import numpy_dtype_of
+from onnxc.passes.shape_inference import attribute_proto, infer_op
+
+UNKNOWN_TYPE = UnrankedTensorType(NoneType())
+SCALAR_CONSTANT_FORMS = ("value_float", "value_floats", "value_int", "value_ints")
+
+
+def module_opset(module: ModuleOp) -> int:
+    attr = module.attributes.get(OPSET_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else onnx.defs.onnx_opset_version()
+
+
+def op_opset(op: OnnxOp, opset: int) -> int:
+    """The opset whose semantics `op` follows (newer than the module's after an importer upgrade)."""
+    since = op.attributes.get(SINCE_VERSION_ATTR)
+    return max(opset, since.value.data) if isinstance(since, IntegerAttr) else opset
+
+
+def onnx_functions(module: ModuleOp) -> list[func.FuncOp]:
+    return [f for f in module.ops if isinstance(f, func.FuncOp)]
+
+
+def onnx_ops(function: func.FuncOp) -> list[OnnxOp]:
+    """A snapshot of the onnx ops of a function, in (topological) block order."""
+    return [op for op in function.body.block.ops if isinstance(op, OnnxOp)]
+
+
+def constant_array(value: SSAValue | None) -> np.ndarray | None:
+    """The value of `value` if an onnx.Constant produces it, else None."""
+    if value is None:
+        return None
+    op = value.owner
+    if not (isinstance(op, OnnxOp) and op.OP_TYPE == "Constant"):
+        return None
+    attr = op.attributes.get("value")
+    if isinstance(attr, WeightAttr | DenseIntOrFPElementsAttr):
+        return tensor_value(op, attr)
+    for form in SCALAR_CONSTANT_FORMS:
+        if form in op.attributes:
+            dtype = np.float32 if "float" in form else np.int64
+            return np.asarray(op.attr(form), dtype=dtype)
+    return None
+
+
+def is_constant(value: SSAValue | None) -> bool:
+    owner = value.owner if value is not None else None
+    return isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant"
+
+
+def static_shape(value: SSAValue) -> tuple[int, ...] | None:
+    ttype = value.type
+    if isinstance(ttype, TensorType) and all(d >= 0 for d in ttype.get_shape()):
+        return tuple(ttype.get_shape())
+    return None
+
+
+def single_use(value: SSAValue) -> bool:
+    return value.has_one_use()
+
+
+def set_name(op: Operation, name: str) -> Operation:
+    op.location = NameLoc(StringAttr(name), NoneAttr())
+    return op
+
+
+def make_constant(anchor: Operation, array: np.ndarray, name: str) -> OnnxOp:
+    """An onnx.Constant holding `array` as a new entry of the module's WeightStore."""
+    handle = WeightStore.of(anchor).add(np.asarray(array), hint=name)
+    return set_name(OPS["Constant"](attributes={"value": handle}, result_types=[handle.type]), name)
+
+
+def make_op(
+    op_type: str,
+    inputs: Sequence[SSAValue | None],
+    attributes: dict[str, Attribute] | None = None,
+    name: str = "",
+    outputs: int | Sequence[bool] = 1,
+) -> OnnxOp:
+    """An untyped onnx op from inputs in schema order; `outputs` says which results exist.
+
+    Results get an unknown type: callers insert the op and call `infer_new_ops`.
+    """
+    op_class = OPS[op_type]
+    definition = op_class.get_irdl_definition()
+    operands: list = []
+    for position, (_, param) in enumerate(definition.operands):
+        if isinstance(param, VarOperandDef) and not isinstance(param, OptOperandDef):
+            operands.append([v for v in inputs[position:] if v is not None])
+            break
+        value = inputs[position] if position < len(inputs) else None
+        operands.append(([value] if value is not None else []) if isinstance(param, OptOperandDef) else value)
+    present = [True] * outputs if isinstance(outputs, int) else list(outputs)
+    result_types: list = []
+    for position, (_, param) in enumerate(definition.results):
+        if isinstance(param, VarResultDef) and not isinstance(param, OptResultDef):
+            result_types.append([UNKNOWN_TYPE] * sum(present[position:]))
+            break
+        exists = position < len(present) and present[position]
+        result_types.append(([UNKNOWN_TYPE] if exists else []) if isinstance(param, OptResultDef) else UNKNOWN_TYPE)
+    op = op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    return set_name(op, name)
+
+
+def insert_before(anchor: Operation, ops: Iterable[Operation]) -> None:
+    for new in ops:
+        Rewriter.insert_op(new, InsertPoint.before(anchor))
+
+
+def infer_new_ops(ops: Iterable[Operation], opset: int) -> None:
+    for op in ops:
+        if isinstance(op, OnnxOp):
+            infer_op(op, opset)
+
+
+def replace_results(op: Operation, values: Sequence[SSAValue | None]) -> None:
+    """Rewire every use of op's results to `values` (None: the result must be unused) and erase op."""
+    for result, value in zip(op.results, values):
+        if value is not None:
+            result.replace_all_uses_with(value)
+    erase_dead(op)
+
+
+def erase_dead(op: Operation) -> None:
+    """Erase `op`, then any onnx producer of its operands left without uses."""
+    worklist = [op]
+    while worklist:
+        current = worklist.pop()
+        if current.parent is None or any(r.first_use is not None for r in current.results):
+            continue
+        producers = [v.owner for v in current.operands if isinstance(v.owner, OnnxOp)]
+        Rewriter.erase_op(current)
+        worklist.extend(producers)
+
+
+def update_function_types(module: ModuleOp) -> None:
+    """Function signatures follow their return values' (possibly refined) types."""
+    for function in onnx_functions(module):
+        returns = [o for o in function.body.block.ops if isinstance(o, func.ReturnOp)]
+        if returns:
+            function.function_type = func.FunctionType.from_lists(
+                function.function_type.inputs.data, [v.type for v in returns[0].arguments]
+            )
+
+
+def node_proto(op: OnnxOp) -> onnx.NodeProto:
+    """`op` as a NodeProto with inputs in0.. (""=absent) and outputs out0.."""
+    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
+    node.input.extend("" if v is None else f"in{i}" for i, v in enumerate(onnx_inputs(op)))
+    while node.input and not node.input[-1]:
+        node.input.pop()
+    node.output.extend(f"out{i}" for i in range(len(op.results)))
+    for attr_name, attr in op.attributes.items():
+        if attr_name in op.ATTR_TYPES:
+            node.attribute.append(attribute_proto(op, attr_name, attr))
+    return node
+
+
+def attribute_from_proto(anchor: Operation, op_type: str, proto: onnx.AttributeProto, hint: str) -> Attribute:
+    """An ONNX attribute as the xDSL attribute the onnx dialect uses (tensors into the WeightStore)."""
+    kind = onnx.AttributeProto
+    if proto.type == kind.INT:
+        return IntegerAttr(proto.i, i64)
+    if proto.type == kind.FLOAT:
+        return FloatAttr(proto.f, f32)
+    if proto.type == kind.STRING:
+        return StringAttr(proto.s.decode("utf-8", errors="replace"))
+    if proto.type == kind.INTS:
+        return ArrayAttr([IntegerAttr(v, i64) for v in proto.ints])
+    if proto.type == kind.FLOATS:
+        return ArrayAttr([FloatAttr(v, f32) for v in proto.floats])
+    if proto.type == kind.STRINGS:
+        return ArrayAttr([StringAttr(s.decode("utf-8", errors="replace")) for s in proto.strings])
+    if proto.type == kind.TENSOR:
+        return WeightStore.of(anchor).add(onnx.numpy_helper.to_array(proto.t), hint=hint)
+    raise TypeError(f"attribute '{proto.name}' of {op_type} has unsupported type {kind.AttributeType.Name(proto.type)}")
+
+
+def python_attribute(value: Any) -> Attribute:
+    """A plain Python int / float / list of ints as an onnx-dialect attribute."""
+    if isinstance(value, bool | int | np.integer):
+        return IntegerAttr(int(value), i64)
+    if isinstance(value, float | np.floating):
+        return FloatAttr(float(value), f32)
+    if isinstance(value, list | tuple):
+        return ArrayAttr([python_attribute(v) for v in value])
+    raise TypeError(f"no attribute form for {value!r}")
+
+
+def result_dtype(value: SSAValue) -> np.dtype | None:
+    ttype = value.type
+    if isinstance(ttype, TensorType | UnrankedTensorType) and not isinstance(ttype.get_element_type(), NoneType):
+        try:
+            return numpy_dtype_of(ttype.get_element_type())
+        except (KeyError, ValueError, TypeError):
+            return None
+    return None

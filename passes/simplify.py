@@ -1,0 +1,155 @@
+"""simplify: inference-time rewrites that remove whole ops.
+
+- `Identity`, and `Dropout` in inference mode (its mask, if used, is all true
+  and left alone), are replaced by their input.
+- `BatchNormalization` in inference mode after a `Conv` whose result it alone
+  uses, with constant weights and statistics, is folded into the Conv:
+  `W' = W·s`, `B' = (B − mean)·s + bias` with `s = scale / sqrt(var + eps)`.
+- `Cast` to the type its input already has is removed; a chain of reshapes
+  (`Reshape`/`Flatten`/`Squeeze`/`Unsqueeze` of one) becomes one `Reshape` of
+  the first input to the final static shape, or nothing if shapes match.
+- `Transpose(Transpose(x, p1), p2)` becomes one Transpose with perm
+  `p1[p2[d]]`, or `x` itself when that is the identity.
+
+Reshapes of constants are constprop's job (it evaluates any all-constant op).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.passes.graph import (
+    constant_array,
+    infer_new_ops,
+    insert_before,
+    make_constant,
+    make_op,
+    module_opset,
+    onnx_functions,
+    onnx_ops,
+    op_opset,
+    python_attribute,
+    replace_results,
+    single_use,
+    static_shape,
+    update_function_types,
+)
+
+
+@dataclass(frozen=True)
+class SimplifyPass(ModulePass):
+    name = "simplify"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        opset = module_opset(op)
+        for function in onnx_functions(op):
+            for node in onnx_ops(function):
+                if node.parent is None:
+                    continue
+                rewrite = _REWRITES.get(node.OP_TYPE)
+                if rewrite:
+                    rewrite(node, op_opset(node, opset))
+        update_function_types(op)
+
+
+def remove_identity(op: OnnxOp, opset: int) -> None:
+    if op.results[0].type == op.input(0).type:
+        replace_results(op, [op.input(0)])
+
+
+def remove_dropout(op: OnnxOp, opset: int) -> None:
+    training = op.input(2)
+    if training is not None:
+        flag = constant_array(training)
+        if flag is None or flag.any():
+            return
+    if len(op.results) > 1 and op.results[1].first_use is not None:
+        return
+    if op.results[0].type == op.input(0).type:
+        replace_results(op, [op.input(0)] + [None] * (len(op.results) - 1))
+
+
+def remove_noop_cast(op: OnnxOp, opset: int) -> None:
+    if op.results[0].type == op.input(0).type:
+        replace_results(op, [op.input(0)])
+
+
+RESHAPES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+
+
+def collapse_reshapes(op: OnnxOp, opset: int) -> None:
+    source, shape = op.input(0), static_shape(op.results[0])
+    if shape is None:
+        return
+    while isinstance(source.owner, OnnxOp) and source.owner.OP_TYPE in RESHAPES:
+        source = source.owner.input(0)
+    if source.type == op.results[0].type:
+        replace_results(op, [source])
+    elif source is not op.input(0):
+        target = make_constant(op, np.array(shape, dtype=np.int64), f"{op.node_name}.shape")
+        reshape = make_op("Reshape", [source, target.results[0]], {}, op.node_name)
+        insert_before(op, [target, reshape])
+        infer_new_ops([reshape], opset)
+        replace_results(op, [reshape.results[0]])
+
+
+def fold_batchnorm_into_conv(op: OnnxOp, opset: int) -> None:
+    if op.attr("training_mode", 0) or any(r.first_use is not None for r in op.results[1:]):
+        return
+    conv = op.input(0).owner
+    if not (isinstance(conv, OnnxOp) and conv.OP_TYPE == "Conv" and single_use(op.input(0))):
+        return
+    stats = [constant_array(op.input(i)) for i in range(1, 5)]
+    weight = constant_array(conv.input(1))
+    bias = constant_array(conv.input(2)) if conv.input(2) is not None else np.zeros(weight.shape[:1], np.float32)
+    if weight is None or bias is None or any(s is None for s in stats) or weight.dtype.kind != "f":
+        return
+    scale, shift, mean, var = stats
+    if not all(s.shape == weight.shape[:1] for s in stats):
+        return
+    factor = scale / np.sqrt(var + np.float32(op.attr("epsilon", 1e-5)))
+    new_weight = make_constant(conv, (weight * factor.reshape(-1, *[1] * (weight.ndim - 1))).astype(weight.dtype),
+                               f"{conv.node_name}.weight_bn")  # fmt: skip
+    new_bias = make_constant(conv, ((bias - mean) * factor + shift).astype(weight.dtype), f"{conv.node_name}.bias_bn")
+    attributes = {name: attr for name, attr in conv.attributes.items() if name in conv.ATTR_TYPES}
+    fused = make_op("Conv", [conv.input(0), new_weight.results[0], new_bias.results[0]], attributes, conv.node_name)
+    insert_before(op, [new_weight, new_bias, fused])
+    infer_new_ops([fused], opset)
+    replace_results(op, [fused.results[0]] + [None] * (len(op.results) - 1))
+
+
+def compose_transposes(op: OnnxOp, opset: int) -> None:
+    inner = op.input(0).owner
+    if not (isinstance(inner, OnnxOp) and inner.OP_TYPE == "Transpose"):
+        return
+    source = inner.input(0)
+    rank = len(source.type.get_shape()) if hasattr(source.type, "get_shape") else None
+    if rank is None:
+        return
+    p1 = inner.attr("perm") or list(reversed(range(rank)))
+    p2 = op.attr("perm") or list(reversed(range(rank)))
+    perm = [p1[d] for d in p2]
+    if perm == list(range(rank)):
+        if source.type == op.results[0].type:
+            replace_results(op, [source])
+        return
+    composed = make_op("Transpose", [source], {"perm": python_attribute(perm)}, op.node_name)
+    insert_before(op, [composed])
+    infer_new_ops([composed], opset)
+    replace_results(op, [composed.results[0]])
+
+
+_REWRITES = {
+    "Identity": remove_identity,
+    "Cast": remove_noop_cast,
+    **{op_type: collapse_reshapes for op_type in RESHAPES},
+    "Dropout": remove_dropout,
+    "BatchNormalization": fold_batchnorm_into_conv,
+    "Transpose": compose_transposes,
+}
