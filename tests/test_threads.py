@@ -176,3 +176,12 @@ def test_small_nest_is_not_split():
 def test_foreign_targets_link_with_the_pool(tmp_path, target):
     output = compile(_model(), tmp_path / "model.so", target=target)
     assert b"onnxc_set_num_threads" in output.read_bytes()
+
+
+def test_closing_sessions_stops_their_workers(library, inputs):
+    """dlclose of a library whose pool has run must not leave workers in unmapped code."""
+    path, _ = library
+    expected = Session(path, threads=1).run(None, inputs)[0]
+    for _ in range(5):
+        with Session(path, threads=2) as session:
+            np.testing.assert_array_equal(session.run(None, inputs)[0], expected)

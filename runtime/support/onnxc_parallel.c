@@ -7,6 +7,8 @@
  * (a busy machine) costs no waiting: the caller runs its slice instead.
  * Workers are started on first use, spin for a while after each job (the
  * next nest usually follows at once) and then sleep on a condition variable.
+ * The library's destructor stops and joins them, so that dlclose never
+ * unmaps code a worker is running.
  *
  * A slice is claimed by a compare-and-swap on `ticket`, which holds the job's
  * number, its slice count and the next slice: a worker still holding an old
@@ -45,6 +47,8 @@ static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
 
 static atomic_int num_threads;     /* 0 until chosen */
 static int num_workers;            /* started workers (pool_lock) */
+static pthread_t workers[MAX_THREADS];
+static atomic_int stopping;        /* set by the destructor */
 static atomic_uint_fast64_t ticket; /* job number << 32 | slices << 16 | next slice to claim */
 static atomic_int finished;        /* slices of the current job that have run */
 
@@ -120,6 +124,7 @@ static void *worker_main(void *unused) {
       pthread_mutex_unlock(&wake_lock);
     }
     seen = atomic_load(&ticket) >> 32;
+    if (atomic_load(&stopping)) return NULL;
     run_slices_of(seen);
   }
   return NULL;
@@ -127,15 +132,20 @@ static void *worker_main(void *unused) {
 
 /* Start workers until there are `wanted` (pool_lock held); fewer if the system refuses. */
 static void start_workers(int wanted) {
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  while (num_workers < wanted) {
-    pthread_t thread;
-    if (pthread_create(&thread, &attributes, worker_main, NULL) != 0) break;
-    ++num_workers;
-  }
-  pthread_attr_destroy(&attributes);
+  while (num_workers < wanted && pthread_create(&workers[num_workers], NULL, worker_main, NULL) == 0) ++num_workers;
+}
+
+/* Stop and join the workers when the library is unloaded (dlclose) or the process exits. */
+__attribute__((destructor)) static void stop_workers(void) {
+  pthread_mutex_lock(&pool_lock);
+  atomic_store(&stopping, 1);
+  pthread_mutex_lock(&wake_lock);
+  atomic_store(&ticket, ((atomic_load(&ticket) >> 32) + 1) << 32);  /* a job of no slices wakes them */
+  pthread_cond_broadcast(&wake_cond);
+  pthread_mutex_unlock(&wake_lock);
+  for (int i = 0; i < num_workers; ++i) pthread_join(workers[i], NULL);
+  num_workers = 0;
+  pthread_mutex_unlock(&pool_lock);
 }
 
 HIDDEN void onnxc_parallel_for(onnxc_range_fn fn, void *ctx, int64_t begin, int64_t end) {
