@@ -155,14 +155,15 @@ class ModelLibrary:
     signature_json: str
     signature: dict
     run_main_graph: ctypes._CFuncPtr
-    handle: int
+    handle: int | None = None  # None: not loaded in this process (onnxc.emulation runs it under qemu)
     # int32_t onnxc_set_num_threads(int32_t) / onnxc_get_num_threads(void); None in libraries without a pool.
-    set_num_threads: ctypes._CFuncPtr | None
-    get_num_threads: ctypes._CFuncPtr | None
+    set_num_threads: ctypes._CFuncPtr | None = None
+    get_num_threads: ctypes._CFuncPtr | None = None
 
     def close(self) -> None:
         """dlclose the library: `run_main_graph` must not be called afterwards, nor be running."""
-        _ctypes.dlclose(self.handle)
+        if self.handle is not None:
+            _ctypes.dlclose(self.handle)
 
 
 def _symbol(library: ctypes.CDLL, name: str, restype, argtypes: list, path: str):
