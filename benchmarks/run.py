@@ -167,12 +167,13 @@ def _table(records: list[dict], threads: list[int]) -> str:
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
     lines = [_row(header, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += [_row(row, widths) for row in rows]
+    lines.append("")
     for count in threads:
         ratios = [r["threads"][str(count)]["onnxc_ms"] / r["threads"][str(count)]["ort_ms"] for r in records
                   if "error" not in r]  # fmt: skip
         if ratios:
             geomean = statistics.geometric_mean(ratios)
-            lines.append(f"\ngeometric mean onnxc/ORT at {count} thread(s): {geomean:.2f} over {len(ratios)} models")
+            lines.append(f"geometric mean onnxc/ORT at {count} thread(s): {geomean:.2f} over {len(ratios)} models")
     if failures:
         lines += ["", "not compiled:", *failures]
     return "\n".join(lines)

@@ -92,10 +92,9 @@ class Session:
     `close()` (or leaving a `with Session(...)` block) unloads the library once
     the runs in flight have finished; later runs raise `RuntimeFailure`.
 
-    `threads` sets the size of the library's thread pool (onnxc_set_num_threads
-    of onnxc.h); None keeps the current one: the last size set for this library
-    file in this process, else $ONNXC_NUM_THREADS, else the number of CPUs.
-    The pool belongs to the loaded library, so sessions of one file share it.
+    `threads` sets the size of the thread pool of the session's own copy of
+    the library (onnxc_set_num_threads of onnxc.h); None keeps the default:
+    $ONNXC_NUM_THREADS, else the number of CPUs.
     """
 
     def __init__(self, path: str | os.PathLike, threads: int | None = None):

@@ -18,13 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, memref, scf
+from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
 PARALLEL_FOR = "onnxc_parallel_for"
 # Estimated operations (see _work) below which a nest stays on one thread: waking the pool costs a few µs.
 MIN_PARALLEL_WORK = 1 << 18
+# A math function (exp, tanh, ...) costs about this many simple operations (vector_math.py).
+MATH_FUNCTION_WORK = 20
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ def _work(op: Operation) -> int:
     """Operations `op` executes, counting loop bodies by their (estimated) trip counts."""
     if isinstance(op, scf.ForOp):
         return _estimated_trip_count(op) * sum(_work(inner) for inner in op.body.block.ops)
+    if op.dialect_name() == math.Math.name:
+        return MATH_FUNCTION_WORK
     return 1 + sum(_work(inner) for region in op.regions for block in region.blocks for inner in block.ops)
 
 

@@ -4,8 +4,9 @@ libm calls (`expf`, ...) are opaque to LLVM's loop vectorizer, so a Softmax or
 Tanh loop calling them stays scalar (a vector library option had no effect
 with llvmlite). Each function here is an internal `alwaysinline` function whose
 body is straight-line code: arithmetic, `fma`, bit casts, integer shifts,
-`select` and intrinsics LLVM vectorizes (fabs, copysign, minnum, maxnum,
-rint). Once inlined into a loop it vectorizes like any other arithmetic.
+`select` and intrinsics LLVM vectorizes (fabs, copysign, minnum, maxnum). Not
+roundeven: where it stays scalar, LLVM may call `roundevenf`, which glibc
+before 2.25 (our ppc64le baseline is 2.19) lacks. Once inlined into a loop it vectorizes like any other arithmetic.
 
 Accuracy is a few ulp against correctly rounded results over the whole float
 range (tests/test_vector_math.py), with IEEE behaviour at the edges: NaN in,
@@ -68,13 +69,16 @@ _ERF_LOG_ERFC = _fitted(lambda a: np.log(_erfc(a)), _ERF_SMALL_LIMIT, _ERF_ONE, 
 _LN2_HI = 0.693145751953125
 _LN2_LO = float(np.float32(math.log(2) - _LN2_HI))
 _SQRT_HALF_BITS = 0x3F3504F3  # bits of float32 sqrt(1/2)
+# Adding then subtracting 1.5 * 2^23 rounds a float of magnitude below 2^22 to an integer (ties to even).
+_ROUNDING_SHIFTER = 1.5 * 2**23
 
 
 # ------------------------------------------------------------------ the builder
 
 
 class _Emitter:
-    """Terse float32 arithmetic on an IRBuilder, for writing the algorithms below."""
+    """Terse float32 arithmetic on an IRBuilder, for writing the algorithms below (no fast-math
+    flags anywhere: the rounding trick of `_exp` relies on strict IEEE evaluation)."""
 
     def __init__(self, builder: ir.IRBuilder):
         self.b = builder
@@ -115,7 +119,8 @@ def _exp(e: _Emitter, x: ir.Value) -> ir.Value:
     """e^x = 2^k e^r with k = round(x / ln2), |r| <= ln2 / 2; 2^k applied in two halves so subnormals round once."""
     b = e.b
     clamped = e.intrinsic("minnum", e.intrinsic("maxnum", x, e.c(-104.0)), e.c(89.0))
-    n = e.intrinsic("rint", b.fmul(clamped, e.c(1 / math.log(2))))
+    shifted = b.fadd(b.fmul(clamped, e.c(1 / math.log(2))), e.c(_ROUNDING_SHIFTER))
+    n = b.fsub(shifted, e.c(_ROUNDING_SHIFTER))
     r = e.fma(n, e.c(-_LN2_HI), clamped)
     r = e.fma(n, e.c(-_LN2_LO), r)
     p = e.horner(r, _EXP_TAYLOR)

@@ -7,6 +7,8 @@
  * (a busy machine) costs no waiting: the caller runs its slice instead.
  * Workers are started on first use, spin for a while after each job (the
  * next nest usually follows at once) and then sleep on a condition variable.
+ * The library's destructor stops and joins them, so that dlclose never
+ * unmaps code a worker is running.
  *
  * A slice is claimed by a compare-and-swap on `ticket`, which holds the job's
  * number, its slice count and the next slice: a worker still holding an old
@@ -20,9 +22,6 @@
  *
  * Thread count: onnxc_set_num_threads(n), else the environment variable
  * ONNXC_NUM_THREADS, else the number of CPUs this process may run on.
- *
- * Unloading: the library's destructor stops and joins the workers, so that
- * dlclose never unmaps code a worker is still running (or waiting) in.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -49,7 +48,7 @@ static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
 static atomic_int num_threads;     /* 0 until chosen */
 static int num_workers;            /* started workers (pool_lock) */
 static pthread_t workers[MAX_THREADS];
-static atomic_int stopping;        /* set once, by the destructor */
+static atomic_int stopping;        /* set by the destructor */
 static atomic_uint_fast64_t ticket; /* job number << 32 | slices << 16 | next slice to claim */
 static atomic_int finished;        /* slices of the current job that have run */
 
@@ -118,14 +117,14 @@ static void *worker_main(void *unused) {
   (void)unused;
   uint64_t seen = 0;  /* the last job this worker looked at */
   for (;;) {
-    for (int i = 0; i < SPIN_ROUNDS && (atomic_load(&ticket) >> 32) == seen && !atomic_load(&stopping); ++i) relax();
+    for (int i = 0; i < SPIN_ROUNDS && (atomic_load(&ticket) >> 32) == seen; ++i) relax();
     if ((atomic_load(&ticket) >> 32) == seen) {
       pthread_mutex_lock(&wake_lock);
-      while ((atomic_load(&ticket) >> 32) == seen && !atomic_load(&stopping)) pthread_cond_wait(&wake_cond, &wake_lock);
+      while ((atomic_load(&ticket) >> 32) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
       pthread_mutex_unlock(&wake_lock);
     }
-    if (atomic_load(&stopping)) return NULL;
     seen = atomic_load(&ticket) >> 32;
+    if (atomic_load(&stopping)) return NULL;
     run_slices_of(seen);
   }
   return NULL;
@@ -133,17 +132,15 @@ static void *worker_main(void *unused) {
 
 /* Start workers until there are `wanted` (pool_lock held); fewer if the system refuses. */
 static void start_workers(int wanted) {
-  while (num_workers < wanted && num_workers < MAX_THREADS) {
-    if (pthread_create(&workers[num_workers], NULL, worker_main, NULL) != 0) break;
-    ++num_workers;
-  }
+  while (num_workers < wanted && pthread_create(&workers[num_workers], NULL, worker_main, NULL) == 0) ++num_workers;
 }
 
-/* Runs at dlclose (and process exit): wake every worker, let it return, join it. */
+/* Stop and join the workers when the library is unloaded (dlclose) or the process exits. */
 __attribute__((destructor)) static void stop_workers(void) {
   pthread_mutex_lock(&pool_lock);
-  pthread_mutex_lock(&wake_lock);
   atomic_store(&stopping, 1);
+  pthread_mutex_lock(&wake_lock);
+  atomic_store(&ticket, ((atomic_load(&ticket) >> 32) + 1) << 32);  /* a job of no slices wakes them */
   pthread_cond_broadcast(&wake_cond);
   pthread_mutex_unlock(&wake_lock);
   for (int i = 0; i < num_workers; ++i) pthread_join(workers[i], NULL);
