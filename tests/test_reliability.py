@@ -509,11 +509,6 @@ def test_model_over_two_gigabytes_imports_reading_weights_once(big_model):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="codegen: code reaches the weights symbol by 32-bit PC-relative relocations, which overflow past 2 GB "
-    '(lld: relocation R_X86_64_PC32 out of range); needs `code_model "large"` on the weights global',
-)
 def test_model_over_two_gigabytes_compiles_and_runs(big_model):
     library = big_model.with_suffix(".so")
     assert _peak_rss_of_compile(big_model, library, "lib") < 1.25 * BIG_WEIGHT_BYTES

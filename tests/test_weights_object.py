@@ -119,3 +119,27 @@ def test_hundred_megabytes(tmp_path, spelling):
         table.add(np.ones(25_000_000 // 4, np.float32))
     write_weights_object(tmp_path / "big.o", table, resolve_target(spelling))
     assert (tmp_path / "big.o").stat().st_size > 100_000_000
+
+
+def test_large_data_model_links_and_runs(tmp_path, monkeypatch):
+    """Weights past LARGE_WEIGHTS_BYTES (1 GiB; lowered here to 0 to test small) go to
+    x86-64's `.lrodata` and are reached through `code_model "large"`, so a model
+    whose weights pass 2 GB links (see the slow test in test_reliability.py)."""
+    from onnxc.compiler import compile
+    from onnxc.examples.mnist import build_mnist_cnn, digit_image
+    from onnxc.runtime import Session
+
+    monkeypatch.setattr(weights, "LARGE_WEIGHTS_BYTES", 0)
+    model = build_mnist_cnn()
+    text = compile(model, tmp_path / "m.ll", emit="llvm", target="x86_64").read_text()
+    assert 'code_model "large"' in text
+    library = compile(model, tmp_path / "m.so", target="x86_64")
+    sections = subprocess.run(["readelf", "-S", "-W", str(library)], capture_output=True, text=True, check=True).stdout
+    assert ".lrodata" in sections
+    image = digit_image()
+    with Session(library) as session:
+        (large,) = session.run(None, {"input": image})
+    monkeypatch.setattr(weights, "LARGE_WEIGHTS_BYTES", 1 << 30)
+    with Session(compile(model, tmp_path / "small.so", target="x86_64")) as session:
+        (small,) = session.run(None, {"input": image})
+    np.testing.assert_array_equal(large, small)

@@ -43,7 +43,7 @@ from onnxc.codegen import vector_math
 from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
 from onnxc.codegen.parallel import PARALLEL_FOR, ParallelLoop, parallel_loop
 from onnxc.codegen.target import Target
-from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up
+from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up, uses_large_data
 from onnxc.dialects.krnl import EntryPointOp, GlobalOp, MatmulOp
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import numpy_dtype_of, onnx_type_of
@@ -158,6 +158,15 @@ def _constant_global(module: ir.Module, name: str, value_type: ir.Type) -> ir.Gl
     variable.global_constant = True
     variable.type = PTR
     return variable
+
+
+class _LargeDataGlobal(ir.GlobalVariable):
+    """A global in x86-64's large data model (`code_model "large"`): code reaches it
+    with 64-bit offsets, so it may lie more than 2 GB away (see weights.uses_large_data)."""
+
+    def descr(self, buf: list[str]) -> None:
+        super().descr(buf)
+        buf.insert(len(buf) - 1 if buf[-1] == "\n" else len(buf), ', code_model "large"')
 
 
 def _fastmath(op: Operation) -> list[str]:
@@ -970,6 +979,8 @@ class _ModuleTranslator:
         if self._weight_offsets:
             blob = ir.ArrayType(ir.IntType(8), self.weights.size)
             symbol = _constant_global(self.module, WEIGHTS_SYMBOL, blob)
+            if uses_large_data(self.target, self.weights.size):
+                symbol.__class__ = _LargeDataGlobal
             symbol.linkage = "external"
             symbol.visibility = "hidden"
             symbol.align = WEIGHT_ALIGNMENT

@@ -48,6 +48,16 @@ class WeightTable:
 _ELFCLASS64, _EV_CURRENT, _ET_REL = 2, 1, 1
 _SHT_PROGBITS, _SHT_SYMTAB, _SHT_STRTAB = 1, 2, 3
 _SHF_ALLOC = 2
+_SHF_X86_64_LARGE = 0x10000000
+
+LARGE_WEIGHTS_BYTES = 1 << 30
+"""From this size on, x86-64 weights go to a large-data section (`.lrodata`) and the
+code reaches them with 64-bit offsets: a 32-bit PC-relative reference to data
+placed after more than 2 GB would overflow at link time."""
+
+
+def uses_large_data(target: Target, size: int) -> bool:
+    return target.arch == "x86_64" and size >= LARGE_WEIGHTS_BYTES
 _STB_GLOBAL, _STT_OBJECT, _STV_HIDDEN = 1, 1, 2
 _EHDR_SIZE, _SHDR_SIZE, _SYM_SIZE = 64, 64, 24
 
@@ -89,7 +99,11 @@ def write_weights_object(
     cross-target tests catch a wrong-endian build.
     """
     e = target.numpy_byte_order
-    shstrtab, name_offsets = _string_table(list(_SECTION_NAMES))
+    large = uses_large_data(target, table.size)
+    names = list(_SECTION_NAMES)
+    if large:
+        names[_RODATA - 1] = ".lrodata"
+    shstrtab, name_offsets = _string_table(names)
     strtab, (symbol_name,) = _string_table([WEIGHTS_SYMBOL])
     symtab = bytes(_SYM_SIZE) + struct.pack(
         e + "IBBHQQ",
@@ -117,7 +131,7 @@ def write_weights_object(
     section_headers = b"".join(
         [
             bytes(_SHDR_SIZE),
-            section(_RODATA, _SHT_PROGBITS, _SHF_ALLOC, rodata_offset, table.size,
+            section(_RODATA, _SHT_PROGBITS, _SHF_ALLOC | (_SHF_X86_64_LARGE if large else 0), rodata_offset, table.size,
                     align=WEIGHT_ALIGNMENT),
             section(_NOTE_GNU_STACK, _SHT_PROGBITS, 0, rodata_offset, 0),
             # sh_info of a symbol table: index of its first global symbol.
