@@ -24,11 +24,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs
+from onnxc.errors import OnnxcError
+from onnxc.passes.constprop import Folder
 from onnxc.passes.graph import (
     attribute_from_proto,
-    infer_new_ops,
     insert_before,
     make_constant,
     make_op,
@@ -84,12 +86,36 @@ def decompose(op: OnnxOp, opset: int) -> list[OnnxOp]:
         new_ops, result = _inline(op, body)
         if new_ops is None:
             return []
-    # Inference gives results new SSA values: keep (producer, index) to find them after it.
+    # The new ops are settled (typed, their shape arithmetic folded) before the original op's
+    # uses move to them. Folding and inference give results new SSA values, so body outputs
+    # are kept as (producer, index) and looked up afterwards.
     positions = [None if v is None else (v.owner, v.index) for v in result]
     insert_before(op, new_ops)
-    infer_new_ops(new_ops, opset)
-    replace_results(op, [None if p is None else p[0].results[p[1]] for p in positions])
-    return new_ops
+    folder = Folder(opset, integers_only=True)
+    try:
+        for new in new_ops:
+            if new.parent is not None and new.OP_TYPE != "Constant":
+                folder.settle(new)
+    except OnnxcError:  # the body does not type here: keep the op (it is reported as having no kernel)
+        _erase_unused(new_ops + [v.owner for values in folder.replaced.values() for v in values])
+        return []
+    replace_results(op, [None if p is None else _current(folder, *p) for p in positions])
+    return [new for new in new_ops if new.parent is not None]
+
+
+def _current(folder: Folder, owner: OnnxOp, index: int) -> SSAValue:
+    return folder.replaced[owner][index] if owner in folder.replaced else owner.results[index]
+
+
+def _erase_unused(ops: list[OnnxOp]) -> None:
+    pending = [op for op in ops if op.parent is not None]
+    while pending:
+        erasable = [op for op in pending if all(r.first_use is None for r in op.results)]
+        for op in erasable:
+            Rewriter.erase_op(op)
+        pending = [op for op in pending if op.parent is not None]
+        if not erasable:
+            break
 
 
 def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
