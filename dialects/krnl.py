@@ -36,6 +36,11 @@ at most one permute, each loop belongs to one iterate, the optimized loops are
 exactly the leaves of the original loops' blocks, and the outer loop of a block
 is nested outside the loops of its inner half (whose bounds depend on it).
 
+Matrix products that dominate CNNs and transformers are one `krnl.matmul` op
+instead of a loop nest: it names its operands' layouts and its schedule
+(register tile rows, reduction and column blocking, epilogue), and code
+generation emits the register-blocked SIMD kernel for it (see the op).
+
 Constants are `krnl.global` ops referring to a weight handle; the function that
 the runtime calls is named by `krnl.entry_point`.
 """
@@ -46,11 +51,13 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    f64,
     i64,
 )
 from xdsl.ir import Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
@@ -63,6 +70,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     prop_def,
     region_def,
     result_def,
@@ -422,9 +430,139 @@ class EntryPointOp(IRDLOperation):
         )
 
 
+def matmul_scratch_pitch(columns: int, column_block: int) -> int:
+    """Floats per row of krnl.matmul's packed B block: whole 64-float groups (so
+    tiles of any target's width fit and stay aligned) plus 16, so that rows do
+    not all fall in the same cache sets."""
+    return -(-min(columns, column_block) // 64) * 64 + 16
+
+
+MATMUL_A_LAYOUTS = ("panels", "strided")
+MATMUL_B_ACCESS = ("rows", "im2col")
+
+
+@irdl_op_definition
+class MatmulOp(IRDLOperation):
+    """`C[M, N] (+)= A[M, K] * B[K, N]`, then bias per row and a clamp, as one scheduled kernel.
+
+    Operands are whole buffers; `batch` lists (a, b, c) element offsets, one
+    product per triple. Layouts:
+    - `a_layout = "panels"`: A was packed at compile time, reduction block by
+      reduction block (kc rows of K, the last one shorter), each block as
+      [ceil(M/mr), kc, mr] (zero rows pad the last panel): the micro-kernels of
+      one block read A as one sequential stream. Its shape is [ceil(M/mr), K, mr]; `"strided"`: A[m, k] = a[m*s0 + k*s1]
+      with `a_strides = [s0, s1]`.
+    - `b_access = "rows"`: B[k, n] = b[k*ldb + n] (`ldb`), read in place;
+      `"im2col"`: B is the im2col matrix of an NCHW image, `conv = [C, H, W,
+      OH, OW, KH, KW, SH, SW, DH, DW, PH, PW]` (k = (c, ky, kx), n = (oy, ox),
+      padding reads zero). With a `scratch` buffer (required for im2col), B is
+      packed at run time block by block into rows of `matmul_scratch_pitch`
+      floats, kc rows per block; without, B rows are read in place.
+    - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
+
+    Schedule (`tile = [mr, kc, nc]`): columns in blocks of nc, the reduction in
+    blocks of kc (B block in cache), rows in register tiles of mr; each tile
+    row of mr x nr accumulators lives in vector registers, nr being a number of
+    vectors fitting the target's register file (chosen by code generation).
+    Epilogue, applied in the kernel's store: + bias[m] (optional operand),
+    then clamp to `clip = [lo, hi]` (Relu: [0, inf]).
+    """
+
+    name = "krnl.matmul"
+
+    a = operand_def(MemRefType)
+    b = operand_def(MemRefType)
+    c = operand_def(MemRefType)
+    scratch = opt_operand_def(MemRefType)
+    bias = opt_operand_def(MemRefType)
+
+    sizes = prop_def(ArrayAttr)
+    tile = prop_def(ArrayAttr)
+    a_layout = prop_def(StringAttr)
+    a_strides = prop_def(ArrayAttr)
+    b_access = prop_def(StringAttr)
+    ldb = prop_def(IntegerAttr)
+    conv = prop_def(ArrayAttr)
+    ldc = prop_def(IntegerAttr)
+    batch = prop_def(ArrayAttr)
+    accumulate = prop_def(IntegerAttr)
+    clip = prop_def(ArrayAttr)
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$a `,` $b `into` $c (`scratch` $scratch^)? (`bias` $bias^)? attr-dict "
+        "`:` type($a) `,` type($b) `,` type($c) (`,` type($scratch)^)? (`,` type($bias)^)?"
+    )
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue,
+        *,
+        sizes: Sequence[int],
+        tile: Sequence[int],
+        a_layout: str,
+        a_strides: Sequence[int] = (0, 0),
+        b_access: str,
+        ldb: int = 0,
+        conv: Sequence[int] = (),
+        ldc: int,
+        batch: Sequence[int] = (0, 0, 0),
+        accumulate: bool = False,
+        clip: Sequence[float] = (float("-inf"), float("inf")),
+        scratch: SSAValue | None = None,
+        bias: SSAValue | None = None,
+    ):
+        super().__init__(
+            operands=[a, b, c, [scratch] if scratch else [], [bias] if bias else []],
+            properties={
+                "sizes": _int_array(sizes),
+                "tile": _int_array(tile),
+                "a_layout": StringAttr(a_layout),
+                "a_strides": _int_array(a_strides),
+                "b_access": StringAttr(b_access),
+                "ldb": IntegerAttr(ldb, i64),
+                "conv": _int_array(conv),
+                "ldc": IntegerAttr(ldc, i64),
+                "batch": _int_array(batch),
+                "accumulate": IntegerAttr(int(accumulate), i64),
+                "clip": ArrayAttr([FloatAttr(float(v), f64) for v in clip]),
+            },
+        )
+
+    @property
+    def clip_bounds(self) -> tuple[float, float]:
+        low, high = (a.value.data for a in self.clip.data)
+        return low, high
+
+    def verify_(self) -> None:
+        sizes, tile = int_values(self.sizes), int_values(self.tile)
+        if len(sizes) != 3 or min(sizes) < 1 or len(tile) != 3 or min(tile) < 1:
+            raise VerifyException("krnl.matmul: sizes [M, N, K] and tile [mr, kc, nc] must be positive")
+        if self.a_layout.data not in MATMUL_A_LAYOUTS or self.b_access.data not in MATMUL_B_ACCESS:
+            raise VerifyException("krnl.matmul: unknown a_layout or b_access")
+        if len(int_values(self.batch)) % 3 or not int_values(self.batch):
+            raise VerifyException("krnl.matmul: batch lists (a, b, c) offset triples")
+        if len(self.clip.data) != 2 or len(int_values(self.a_strides)) != 2:
+            raise VerifyException("krnl.matmul: clip is [lo, hi], a_strides [row, column]")
+        m, _, k = sizes
+        mr = tile[0]
+        if self.a_layout.data == "panels" and list(self.a.type.get_shape()) != [-(-m // mr), k, mr]:
+            raise VerifyException("krnl.matmul: packed A must have shape [ceil(M/mr), K, mr]")
+        if self.b_access.data == "im2col" and (len(int_values(self.conv)) != 13 or self.scratch is None):
+            raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and a scratch buffer")
+        if self.scratch is not None:
+            needed = min(tile[1], k) * matmul_scratch_pitch(sizes[1], tile[2])
+            if self.scratch.type.element_count() < needed:
+                raise VerifyException(f"krnl.matmul: scratch needs {needed} floats")
+        if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
+            raise VerifyException("krnl.matmul: bias must have shape [M]")
+
+
 KRNL = Dialect(
     "krnl",
-    [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp],
+    [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp, MatmulOp],
     [LoopType],
 )
 
@@ -438,6 +576,8 @@ __all__ = [
     "YieldOp",
     "GlobalOp",
     "EntryPointOp",
+    "MatmulOp",
+    "matmul_scratch_pitch",
     "int_values",
     "nest_order",
     "iv_leaf",

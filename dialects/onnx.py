@@ -342,6 +342,7 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "CenterCropPad": (1,),
     "Col2Im": (1, 2),
     "ConstantOfShape": (0,),
+    "CumProd": (1,),
     "CumSum": (1,),
     "DFT": (1, 2),
     "Expand": (1,),

@@ -2,6 +2,8 @@
 
     onnxc MODEL.onnx -o OUT.so [-O0..-O3] [--emit KIND] [--target T] [--shape NAME=DIMS] [-v]
     onnxc run OUT.so [--input NAME=FILE.npy ...] [--output-dir DIR] [--repeat N]
+    onnxc verify MODEL.onnx [--input NAME=FILE.npy ...] [--rtol R --atol A] [--shape NAME=DIMS]
+    onnxc inspect MODEL.onnx [--json] [--shape NAME=DIMS]
 
 Errors print as one line and exit with status 1 (`--debug` shows the traceback).
 """
@@ -13,7 +15,7 @@ import sys
 
 from onnxc.errors import OnnxcError
 
-SUBCOMMANDS = {"run": "onnxc.commands.run"}
+SUBCOMMANDS = {"run": "onnxc.commands.run", "verify": "onnxc.commands.verify", "inspect": "onnxc.commands.inspect"}
 """`onnxc NAME ...` -> the module whose main(argv) runs it; anything else compiles."""
 
 

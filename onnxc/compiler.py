@@ -43,7 +43,8 @@ EMIT_KINDS = ("onnx-basic", "onnx", "krnl", "loops", "llvm", "obj", "lib")
 
 @dataclass
 class CompileLog:
-    """Elapsed seconds per stage, reported by `onnxc -v`."""
+    """Elapsed seconds per stage (import, each pass, each code generation step),
+    reported as they end by `onnxc -v` and as a table by `onnxc --time-passes`."""
 
     timings: list[tuple[str, float]] = field(default_factory=list)
     on_stage: Callable[[str, float], None] | None = None
@@ -52,6 +53,20 @@ class CompileLog:
         self.timings.append((stage, seconds))
         if self.on_stage:
             self.on_stage(stage, seconds)
+
+    def table(self) -> str:
+        """Time per stage, a stage run several times summed, with its share of the total."""
+        totals: dict[str, float] = {}
+        for stage, seconds in self.timings:
+            totals[stage] = totals.get(stage, 0.0) + seconds
+        total = sum(totals.values())
+        width = max([len("stage"), *map(len, totals)])
+        lines = [f"{'stage':<{width}}  {'ms':>10}  {'%':>6}"]
+        for stage, seconds in totals.items():
+            share = 100.0 * seconds / total if total else 0.0
+            lines.append(f"{stage:<{width}}  {seconds * 1000:10.1f}  {share:6.1f}")
+        lines.append(f"{'total':<{width}}  {total * 1000:10.1f}  {100.0 if total else 0.0:6.1f}")
+        return "\n".join(lines)
 
 
 def pipeline(opt_level: int) -> list[str]:
@@ -64,6 +79,7 @@ def compile(
     output_path: str | os.PathLike,
     *,
     target: str | None = None,
+    cpu: str | None = None,
     opt_level: int = 3,
     shapes: Mapping[str, Sequence[int]] | None = None,
     emit: str = "lib",
@@ -73,7 +89,9 @@ def compile(
 
     `emit` selects what is written: "lib" (shared library, default), "obj",
     "llvm" (LLVM IR text), or the IR text of level "onnx-basic" (as imported),
-    "onnx" (after graph passes), "krnl" or "loops".
+    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, ppc64le,
+    s390x or a triple (default: the host); `cpu` an LLVM CPU name for it
+    (default: the host's for a native build, pwr9 for ppc64le, z14 for s390x).
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
@@ -83,7 +101,11 @@ def compile(
     output_path = Path(output_path)
     model_name = (model.graph.name or "model") if isinstance(model, onnx.ModelProto) else Path(model).name
     try:
-        return _compile(model, output_path, target, opt_level, shapes, emit, log, model_name)
+        from onnxc.codegen import resolve_target
+
+        # Resolved first, so that a mistyped target or CPU fails before any work is done.
+        resolved = resolve_target(target, cpu=cpu)
+        return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name)
     except OnnxcError as exc:
         raise exc.with_model(model_name) from None
 
@@ -108,14 +130,16 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
 
     resolved = codegen.resolve_target(target)
     stem = _stem(model_name)
-    start = time.perf_counter()
     if emit == "llvm":
+        start = time.perf_counter()
         _write_text(output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level, model_name=stem))
+        log.record("LLVM IR", time.perf_counter() - start)
     elif emit == "obj":
-        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem))
+        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem, on_stage=log.record))
     else:
-        codegen.emit_library(module, output_path, target=resolved, opt_level=opt_level, model_name=stem)
-    log.record("codegen + link", time.perf_counter() - start)
+        codegen.emit_library(
+            module, output_path, target=resolved, opt_level=opt_level, model_name=stem, on_stage=log.record
+        )
     return output_path
 
 

@@ -15,20 +15,21 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     DYNAMIC_INDEX,
+    ArrayAttr,
     FloatAttr,
     IntegerAttr,
     ModuleOp,
     NameLoc,
     NoneAttr,
+    NoneType,
     StringAttr,
     TensorType,
     UnrankedTensorType,
-    NoneType,
     f32,
     i64,
 )
@@ -36,9 +37,9 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 
 from onnxc.dialects.onnx import OPS, OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore
-from onnxc.dialects.types import element_type_of_onnx, symbolic_tensor_type
+from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
-from onnxc.tensors import decode_tensor
+from onnxc.tensors import check_tensor_size, decode_tensor
 
 ONNX_DOMAINS = ("", "ai.onnx")
 # Result type of a node output the model declares nothing about: shape inference fills it in.
@@ -74,8 +75,7 @@ def model_opset(model: onnx.ModelProto) -> int:
 
 
 def import_model(
-    model: onnx.ModelProto | str | os.PathLike,
-    shapes: Mapping[str, Sequence[int]] | None = None,
+    model: onnx.ModelProto | str | os.PathLike, shapes: Mapping[str, Sequence[int]] | None = None
 ) -> ModuleOp:
     """Build the onnx-dialect module of a model; `shapes` pins input shapes by input name."""
     proto, base_dir, name = load_model(model)
@@ -99,6 +99,7 @@ class _GraphImporter:
         self.declared_types.update({vi.name: vi.type for vi in self.graph.output})
 
     def build(self) -> ModuleOp:
+        _check_text(self.model, "the model")
         if self.opset == 0:
             raise UnsupportedOpError("the model imports no ai.onnx opset")
         module = ModuleOp([])
@@ -118,7 +119,9 @@ class _GraphImporter:
             self._define(vi.name, arg, "graph input")
 
         for tensor in self.graph.initializer:
-            self._define(tensor.name, self._constant(block, tensor.name, decode_tensor(tensor, self.base_dir)), "initializer")
+            self._define(
+                tensor.name, self._constant(block, tensor.name, decode_tensor(tensor, self.base_dir)), "initializer"
+            )
         for node in self._sorted_nodes(initializer_names | {vi.name for vi in inputs}):
             self._import_node(block, node)
 
@@ -129,9 +132,7 @@ class _GraphImporter:
             outputs.append(self.values[vi.name])
         block.add_op(func.ReturnOp(*outputs))
 
-        function = func.FuncOp(
-            MAIN_FUNCTION, (list(arg_types), [v.type for v in outputs]), Region(block)
-        )
+        function = func.FuncOp(MAIN_FUNCTION, (list(arg_types), [v.type for v in outputs]), Region(block))
         function.attributes["onnx.input_names"] = _strings(vi.name for vi in inputs)
         function.attributes["onnx.output_names"] = _strings(vi.name for vi in self.graph.output)
         module.body.block.add_op(function)
@@ -145,6 +146,13 @@ class _GraphImporter:
         self.values[name] = value
 
     def _input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
+        ttype = self._declared_input_type(vi)
+        if DYNAMIC_INDEX not in ttype.get_shape():
+            itemsize = numpy_dtype_of(ttype.get_element_type()).itemsize
+            check_tensor_size(ttype.get_shape(), itemsize, f"graph input '{vi.name}'")
+        return ttype
+
+    def _declared_input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
         if not vi.type.HasField("tensor_type"):
             raise UnsupportedOpError(f"graph input '{vi.name}' is not a tensor (sequences and maps are not supported)")
         tensor_type = vi.type.tensor_type
@@ -176,7 +184,11 @@ class _GraphImporter:
     def _element_type(self, onnx_type: int, what: str) -> Attribute:
         element = element_type_of_onnx(onnx_type)
         if element is None:
-            type_name = onnx.TensorProto.DataType.Name(onnx_type) if onnx_type in onnx.TensorProto.DataType.values() else str(onnx_type)
+            type_name = (
+                onnx.TensorProto.DataType.Name(onnx_type)
+                if onnx_type in onnx.TensorProto.DataType.values()
+                else str(onnx_type)
+            )
             raise UnsupportedOpError(f"{what} has element type {type_name}, which is not supported")
         return element
 
@@ -212,9 +224,7 @@ class _GraphImporter:
                 if not out:
                     continue
                 if out in producers or out in available:
-                    raise InvalidModelError(
-                        f"output '{out}' is defined twice", node=node.name, op_type=node.op_type
-                    )
+                    raise InvalidModelError(f"output '{out}' is defined twice", node=node.name, op_type=node.op_type)
                 producers[out] = index
         order: list[onnx.NodeProto] = []
         state = [0] * len(self.graph.node)  # 0 new, 1 on stack, 2 done
@@ -277,7 +287,9 @@ class _GraphImporter:
             ) from None
 
         if node.op_type == "Constant":
-            self._define(node.output[0], self._constant(block, node.output[0], self._constant_node_value(node)), "Constant")
+            self._define(
+                node.output[0], self._constant(block, node.output[0], self._constant_node_value(node)), "Constant"
+            )
             return
         node, upgraded_to = self._move_attributes_to_inputs(block, node)
 
@@ -363,9 +375,7 @@ class _GraphImporter:
 
     def _value(self, name: str, node: onnx.NodeProto) -> SSAValue:
         if name not in self.values:
-            raise InvalidModelError(
-                f"input '{name}' is not defined before use", node=node.name, op_type=node.op_type
-            )
+            raise InvalidModelError(f"input '{name}' is not defined before use", node=node.name, op_type=node.op_type)
         return self.values[name]
 
     def _results(self, op_class: type[OnnxOp], node: onnx.NodeProto) -> tuple[list, list[str]]:
@@ -447,6 +457,23 @@ class _GraphImporter:
                 f"Constant with attribute '{attr.name}' is not supported", node=node.name, op_type="Constant"
             )
         return forms[attr.name]()
+
+
+def _check_text(message, where: str) -> None:
+    """Every string field of `message`, recursively, must be valid UTF-8 as ONNX requires.
+
+    protobuf hands invalid UTF-8 in a proto2 `string` field back as `bytes`,
+    which would otherwise break name handling far from the cause.
+    """
+    for field, value in message.ListFields():
+        if field.type == FieldDescriptor.TYPE_STRING:
+            for text in value if field.is_repeated else [value]:
+                if not isinstance(text, str):
+                    raise InvalidModelError(f"{where}: field '{field.name}' is not valid UTF-8: {text[:40]!r}")
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            items = value if field.is_repeated else [value]
+            for index, item in enumerate(items):
+                _check_text(item, f"{where}, {field.name} #{index}" if field.is_repeated else f"{where}, {field.name}")
 
 
 def _strings(values) -> ArrayAttr:

@@ -5,6 +5,10 @@ which also carries float16/bfloat16 bits, int8/16, uint8/16 and bool —,
 `int64_data`, `double_data`, `uint64_data`), in little-endian `raw_data`,
 or in an external file next to the model. External locations are confined to
 the model's folder: no absolute paths, no `..`, no symlink leading outside.
+
+No tensor may exceed MAX_TENSOR_BYTES: a model claiming one (a declared input,
+an inferred `ConstantOfShape` or `Reshape` result, an initializer's dims) is
+refused with a typed error before anything of that size is allocated.
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ import numpy as np
 import onnx
 
 from onnxc import dtypes
-from onnxc.errors import InvalidModelError, UnsupportedOpError
+from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
+
+# 256 GiB: far above any real model's tensor, far below sizes whose byte offsets overflow int64.
+MAX_TENSOR_BYTES = 1 << 38
 
 _TYPED_FIELD = {
     dtypes.FLOAT: "float_data",
@@ -41,13 +48,18 @@ def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None =
     if tensor.data_type == dtypes.STRING:
         raise UnsupportedOpError(f"tensor '{name}': string tensors are not supported")
     if tensor.data_type not in dtypes.NUMPY_OF_ONNX:
-        type_name = onnx.TensorProto.DataType.Name(tensor.data_type) if tensor.data_type in onnx.TensorProto.DataType.values() else str(tensor.data_type)
+        type_name = (
+            onnx.TensorProto.DataType.Name(tensor.data_type)
+            if tensor.data_type in onnx.TensorProto.DataType.values()
+            else str(tensor.data_type)
+        )
         raise UnsupportedOpError(f"tensor '{name}': element type {type_name} is not supported")
     dtype = dtypes.numpy_dtype(tensor.data_type)
     shape = tuple(int(d) for d in tensor.dims)
     if any(d < 0 for d in shape):
         raise InvalidModelError(f"tensor '{name}' has a negative dimension {list(shape)}")
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    check_tensor_size(shape, dtype.itemsize, f"tensor '{name}'")
+    count = element_count(shape)
 
     if tensor.data_location == onnx.TensorProto.EXTERNAL:
         raw = _read_external(tensor, base_dir, count * dtype.itemsize)
@@ -69,6 +81,25 @@ def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None =
             )
         values = _from_typed_field(field, tensor.data_type, dtype)
     return np.require(values.astype(dtype, copy=False).reshape(shape), requirements="C")
+
+
+def element_count(shape) -> int:
+    """The number of elements of a static shape, in Python ints (no int64 overflow)."""
+    count = 1
+    for dim in shape:
+        count *= int(dim)
+    return count
+
+
+def check_tensor_size(shape, itemsize: int, what: str, **where) -> None:
+    """Raise ShapeError if a tensor of this static shape would exceed MAX_TENSOR_BYTES."""
+    nbytes = element_count(shape) * itemsize
+    if nbytes > MAX_TENSOR_BYTES:
+        raise ShapeError(
+            f"{what} of shape {list(shape)} would take {nbytes:.3g} bytes; "
+            f"onnxc refuses tensors over {MAX_TENSOR_BYTES >> 30} GiB",
+            **where,
+        )
 
 
 def _from_typed_field(field, data_type: int, dtype: np.dtype) -> np.ndarray:

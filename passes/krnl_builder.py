@@ -14,15 +14,18 @@ from typing import TypeVar
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     Signedness,
+    UnrealizedConversionCastOp,
+    i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.krnl import BlockOp, DefineLoopsOp, IterateOp, PermuteOp, YieldOp
@@ -44,6 +47,31 @@ _BINARY_OPS: dict[str, tuple[type[Operation] | None, type[Operation]]] = {
     "max": (arith.MaximumfOp, arith.MaxSIOp),
     "min": (arith.MinimumfOp, arith.MinSIOp),
     "rem": (None, arith.RemSIOp),
+    "and": (None, arith.AndIOp),
+    "or": (None, arith.OrIOp),
+    "xor": (None, arith.XOrIOp),
+    "shl": (None, arith.ShLIOp),
+    "shr": (None, arith.ShRSIOp),  # arithmetic for signed, logical for unsigned
+}
+
+# The integer ops that differ for unsigned operands.
+_UNSIGNED_OPS: dict[str, type[Operation]] = {
+    "div": arith.DivUIOp,
+    "rem": arith.RemUIOp,
+    "max": arith.MaxUIOp,
+    "min": arith.MinUIOp,
+    "shr": arith.ShRUIOp,
+}
+
+# comparison -> (ordered float predicate, signed int predicate, unsigned int predicate);
+# "ne" is unordered for floats: NaN != NaN.
+_COMPARISONS: dict[str, tuple[str, str, str]] = {
+    "eq": ("oeq", "eq", "eq"),
+    "ne": ("une", "ne", "ne"),
+    "lt": ("olt", "slt", "ult"),
+    "le": ("ole", "sle", "ule"),
+    "gt": ("ogt", "sgt", "ugt"),
+    "ge": ("oge", "sge", "uge"),
 }
 
 
@@ -83,10 +111,22 @@ def _fold_index(kind: str, lhs: Bound, rhs: Bound) -> Bound | None:
 def is_signless_int(element: Attribute) -> bool:
     """Integer element types the arith dialect computes on (bool excluded)."""
     return (
-        isinstance(element, IntegerType)
-        and element.signedness.data == Signedness.SIGNLESS
-        and element.width.data > 1
+        isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS and element.width.data > 1
     )
+
+
+def is_unsigned(element: Attribute) -> bool:
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+
+
+def unsigned(element: Attribute) -> Attribute:
+    """The unsigned integer type of the width of `element` (i8 -> ui8)."""
+    return IntegerType(element.width.data, Signedness.UNSIGNED)
+
+
+def signless(element: Attribute) -> Attribute:
+    """The arith type computing on values of `element` (ui8 -> i8, others unchanged)."""
+    return IntegerType(element.width.data) if is_unsigned(element) else element
 
 
 def constant_value(value: SSAValue) -> int | float | None:
@@ -155,11 +195,36 @@ class KernelBuilder:
             return self._constants.get(attr)
         return self.insert(arith.ConstantOp(attr)).result
 
+    def element_constant(self, value: float | int | bool, element_type: Attribute) -> SSAValue:
+        """A constant of any element type, unsigned integers included (arith has
+        signless constants only: an unsigned one is a signless constant cast)."""
+        if isinstance(element_type, IntegerType) and element_type.signedness.data == Signedness.UNSIGNED:
+            signless = self.constant(value, IntegerType(element_type.width.data))
+            return self.insert(UnrealizedConversionCastOp.get([signless], [element_type])).results[0]
+        return self.constant(value, element_type)
+
     def lowest(self, element_type: Attribute) -> SSAValue:
-        """The identity of max: -inf for floats, the minimum of a signed integer type."""
+        """The identity of max: -inf for floats, the minimum of an integer type."""
         if is_float(element_type):
             return self.constant(float("-inf"), element_type)
+        if is_unsigned(element_type) or element_type.width.data == 1:
+            return self.constant(0, element_type)
         return self.constant(-(2 ** (element_type.width.data - 1)), element_type)
+
+    def highest(self, element_type: Attribute) -> SSAValue:
+        """The identity of min: +inf for floats, the maximum of an integer type."""
+        if is_float(element_type):
+            return self.constant(float("inf"), element_type)
+        width = element_type.width.data
+        if is_unsigned(element_type) or width == 1:
+            return self.constant(2**width - 1, element_type)
+        return self.constant(2 ** (width - 1) - 1, element_type)
+
+    def reinterpret(self, value: SSAValue, element_type: Attribute) -> SSAValue:
+        """The same bits as another integer type of the same width (ui8 <-> i8)."""
+        if value.type == element_type:
+            return value
+        return self.insert(UnrealizedConversionCastOp.get([value], [element_type])).results[0]
 
     # --------------------------------------------------------------------- memory
 
@@ -186,10 +251,15 @@ class KernelBuilder:
                 return folded
             lhs, rhs = self.index(lhs), self.index(rhs)
         float_op, int_op = _BINARY_OPS[kind]
-        op_class = float_op if is_float(lhs.type) else int_op
+        element = lhs.type
+        op_class = float_op if is_float(element) else int_op
+        if is_unsigned(element) or element == i1:  # bool max/min are or/and
+            op_class = _UNSIGNED_OPS.get(kind, int_op)
         if op_class is None:
-            raise TypeError(f"no arith op for '{kind}' on {lhs.type}")
-        return self.insert(op_class(lhs, rhs)).result
+            raise TypeError(f"no arith op for '{kind}' on {element}")
+        arith_type = signless(element)
+        result = self.insert(op_class(self.reinterpret(lhs, arith_type), self.reinterpret(rhs, arith_type))).result
+        return self.reinterpret(result, element)
 
     def add(self, lhs: Bound, rhs: Bound) -> Bound:
         return self.binary("add", lhs, rhs)
@@ -219,16 +289,32 @@ class KernelBuilder:
         """Ceiling division of a non-negative index by a positive constant."""
         return self.div(self.add(numerator, denominator - 1), denominator)
 
+    def square(self, value: SSAValue) -> SSAValue:
+        return self.mul(value, value)
+
     def neg(self, value: SSAValue) -> SSAValue:
         if is_float(value.type):
             return self.insert(arith.NegfOp(value)).result
         return self.sub(self.constant(0, value.type), value)
 
+    def compare(self, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """lhs <kind> rhs as i1, kind in eq/ne/lt/le/gt/ge; ordered for floats
+        (false if either is NaN) except ne; unsigned integers compare unsigned."""
+        float_predicate, signed_predicate, unsigned_predicate = _COMPARISONS[kind]
+        element = lhs.type
+        if is_float(element):
+            return self.insert(arith.CmpfOp(lhs, rhs, float_predicate)).result
+        predicate = unsigned_predicate if is_unsigned(element) else signed_predicate
+        arith_type = signless(element)
+        lhs, rhs = self.reinterpret(lhs, arith_type), self.reinterpret(rhs, arith_type)
+        return self.insert(arith.CmpiOp(lhs, rhs, predicate)).result
+
     def less_than(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """lhs < rhs as i1 (ordered for floats: false if either is NaN)."""
-        if is_float(lhs.type):
-            return self.insert(arith.CmpfOp(lhs, rhs, "olt")).result
-        return self.insert(arith.CmpiOp(lhs, rhs, "slt")).result
+        return self.compare("lt", lhs, rhs)
+
+    def is_nan(self, value: SSAValue) -> SSAValue:
+        return self.insert(arith.CmpfOp(value, value, "uno")).result
 
     def select(self, condition: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:
         return self.insert(arith.SelectOp(condition, if_true, if_false)).result
@@ -237,6 +323,47 @@ class KernelBuilder:
         if is_float(value.type):
             return self.insert(math.AbsFOp(value)).result
         return self.select(self.less_than(value, self.constant(0, value.type)), self.neg(value), value)
+
+    def compare(self, predicate: str, lhs: Bound, rhs: Bound) -> SSAValue:
+        """An arith.cmpi (eq, ne, slt, sle, sgt, sge, ult...) of integers or indices as
+        i1; a Python int operand becomes an index constant."""
+        lhs, rhs = (self.index(v) if isinstance(v, int) else v for v in (lhs, rhs))
+        return self.insert(arith.CmpiOp(lhs, rhs, predicate)).result
+
+    def and_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self.insert(arith.AndIOp(lhs, rhs)).result
+
+    def select_index(self, condition: SSAValue, if_true: Bound, if_false: Bound) -> SSAValue:
+        """`select` of two indices (Python ints become constants)."""
+        return self.select(condition, self.index(if_true), self.index(if_false))
+
+    def to_index(self, value: SSAValue) -> SSAValue:
+        """A signless integer (or float, truncated toward zero) scalar as an index."""
+        if isinstance(value.type, IndexType):
+            return value
+        if is_float(value.type):
+            value = self.insert(arith.FPToSIOp(value, i64)).result
+        return self.insert(arith.IndexCastOp(value, IndexType())).result
+
+    def from_index(self, value: Bound, element_type: Attribute) -> SSAValue:
+        """An index as a signless integer of `element_type`."""
+        return self.insert(arith.IndexCastOp(self.index(value), element_type)).result
+
+    def as_signless(self, value: SSAValue) -> SSAValue:
+        """An unsigned integer reinterpreted as the signless integer of its width
+        (what arith ops take); other values unchanged."""
+        t = value.type
+        if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
+            return self.insert(UnrealizedConversionCastOp.get([value], [IntegerType(t.width.data)])).results[0]
+        return value
+
+    def if_then(self, condition: SSAValue) -> KernelBuilder:
+        """An scf.if without results; returns a builder in its then-block."""
+        then_block = Block()
+        terminator = scf.YieldOp()
+        then_block.add_op(terminator)
+        self.insert(scf.IfOp(condition, [], Region(then_block)))
+        return self.before(terminator)
 
     def math(self, op_class: type[Operation], *operands: SSAValue) -> SSAValue:
         """A `math` dialect op (exp, log, sqrt, tanh, powf...) on float operands."""
@@ -247,15 +374,33 @@ class KernelBuilder:
         return self.insert(arith.SIToFPOp(as_int, float_type)).result
 
     def convert(self, value: SSAValue, element_type: Attribute) -> SSAValue:
-        """Convert a float or signless integer scalar to a float type (numeric value kept)."""
+        """Convert a scalar between numeric types (float, signed or unsigned integer,
+        bool) as ONNX Cast does: floats to integers truncate toward zero, anything
+        to bool is `!= 0`, bool to a number is 0 or 1, integers wrap."""
         source = value.type
         if source == element_type:
             return value
-        if not is_float(source):
-            return self.insert(arith.SIToFPOp(value, element_type)).result
-        if source.bitwidth < element_type.bitwidth:
-            return self.insert(arith.ExtFOp(value, element_type)).result
-        return self.insert(arith.TruncFOp(value, element_type)).result
+        if element_type == i1:
+            return self.compare("ne", value, self.constant(0, source))
+        if is_float(source) and is_float(element_type):
+            if _float_rank(source) < _float_rank(element_type):
+                return self.insert(arith.ExtFOp(value, element_type)).result
+            return self.insert(arith.TruncFOp(value, element_type)).result
+        unsigned_source = is_unsigned(source) or source == i1
+        if is_float(element_type):
+            op_class = arith.UIToFPOp if unsigned_source else arith.SIToFPOp
+            return self.insert(op_class(self.reinterpret(value, signless(source)), element_type)).result
+        target = signless(element_type)
+        if is_float(source):
+            op_class = arith.FPToUIOp if is_unsigned(element_type) else arith.FPToSIOp
+            return self.reinterpret(self.insert(op_class(value, target)).result, element_type)
+        value = self.reinterpret(value, signless(source))
+        if source.width.data > target.width.data:
+            value = self.insert(arith.TruncIOp(value, target)).result
+        elif source.width.data < target.width.data:
+            op_class = arith.ExtUIOp if unsigned_source else arith.ExtSIOp
+            value = self.insert(op_class(value, target)).result
+        return self.reinterpret(value, element_type)
 
     # ---------------------------------------------------------------------- loops
 
@@ -281,9 +426,7 @@ class KernelBuilder:
             body = Block(arg_types=[IndexType()])
             terminator = scf.YieldOp()
             body.add_op(terminator)
-            builder.insert(
-                scf.ForOp(builder.index(lower), builder.index(upper), builder.index(1), [], body)
-            )
+            builder.insert(scf.ForOp(builder.index(lower), builder.index(upper), builder.index(1), [], body))
             ivs.append(body.args[0])
             builder = builder.before(terminator)
         return ivs, builder
@@ -307,10 +450,13 @@ class KernelBuilder:
         iv, accumulator = body.args
         result = inner.reduce(inner_ranges, accumulator, step, [*outer_ivs, iv])
         inner.insert(scf.YieldOp(result))
-        loop = self.insert(
-            scf.ForOp(self.index(lower), self.index(upper), self.index(1), [init], body)
-        )
+        loop = self.insert(scf.ForOp(self.index(lower), self.index(upper), self.index(1), [init], body))
         return loop.res[0]
+
+
+def _float_rank(element: Attribute) -> int:
+    """Order of float types by range and precision (bf16 and f16 both below f32)."""
+    return {16: 0, 32: 1, 64: 2}[element.bitwidth] if not isinstance(element, BFloat16Type) else 0
 
 
 def _single_point(lower: Bound, upper: Bound) -> bool:
@@ -355,10 +501,7 @@ class LoopNest:
 
     def iterate(self) -> tuple[list[SSAValue], KernelBuilder]:
         """Emit the krnl.iterate; returns the original loops' ivs and a builder in its body."""
-        iterate = self._builder.insert(
-            IterateOp(self._leaves, self.loops, [0] * len(self.loops), self._upper_bounds)
-        )
+        iterate = self._builder.insert(IterateOp(self._leaves, self.loops, [0] * len(self.loops), self._upper_bounds))
         terminator = YieldOp()
         iterate.body.block.add_op(terminator)
         return list(iterate.induction_vars), self._builder.before(terminator)
-

@@ -19,14 +19,39 @@ import onnx.numpy_helper
 import onnx.shape_inference
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, IntegerAttr, ModuleOp, TensorType, UnrankedTensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    UnrankedTensorType,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, attribute_to_python, WeightAttr, onnx_inputs, tensor_value
+from onnxc.dialects.onnx import (
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    OnnxOp,
+    WeightAttr,
+    attribute_to_python,
+    onnx_inputs,
+    tensor_value,
+)
 from onnxc.dialects.types import dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
+from onnxc.dtypes import numpy_dtype
 from onnxc.errors import ShapeError, UnsupportedOpError
+from onnxc.tensors import check_tensor_size
+
+# Operand ranks the ONNX inference functions leave unchecked (Conv given `kernel_shape`
+# never looks at the weights' rank): (op type, operand) -> the operand whose rank it must have.
+SAME_RANK_AS = {("Conv", 1): 0, ("ConvTranspose", 1): 0}
+
+# Ops whose ONNX schema (in some opsets) infers no shape, though the output has
+# the shape of input 0 (GroupNormalization-18 infers only the element type).
+SHAPE_OF_FIRST_INPUT = frozenset({"GroupNormalization"})
 
 # Constant inputs up to this many elements are handed to the inference functions
 # (shape-like operands); big weights never are, to avoid copying them.
@@ -82,6 +107,7 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         name = f"in{index}"
         node.input.append(name)
         input_types[name] = type_proto(value, where)
+        _check_rank(op, index, where)
         constant = _small_constant(value)
         if constant is not None:
             input_data[name] = onnx.numpy_helper.from_array(constant, name)
@@ -95,21 +121,41 @@ def infer_op(op: OnnxOp, opset: int) -> None:
 
     try:
         inferred = onnx.shape_inference.infer_node_outputs(
-            schema,
-            node,
-            input_types,
-            input_data,
-            opset_imports=[onnx.helper.make_opsetid("", opset)],
+            schema, node, input_types, input_data, opset_imports=[onnx.helper.make_opsetid("", opset)]
         )
     except Exception as exc:  # onnx raises InferenceError, ValidationError or RuntimeError
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ShapeError(f"shape inference failed: {message}", **where) from None
 
-    for name, result in zip(output_names, op.results):
+    for index, (name, result) in enumerate(zip(output_names, op.results)):
         proto = inferred.get(name)
         if proto is None or not proto.HasField("tensor_type"):
             raise UnsupportedOpError("no type could be inferred for its output (sequence/map or unknown)", **where)
-        _set_type(result, _tensor_type(proto.tensor_type, where))
+        ttype = _tensor_type(proto.tensor_type, where)
+        first = op.input(0)
+        if isinstance(ttype, UnrankedTensorType) and op.OP_TYPE in SHAPE_OF_FIRST_INPUT and first is not None:
+            if isinstance(first.type, TensorType):
+                ttype = TensorType(ttype.element_type, first.type.get_shape(), first.type.encoding)
+        if isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape():
+            itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
+            check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)
+        _set_type(result, ttype)
+
+
+def _check_rank(op: OnnxOp, index: int, where: dict) -> None:
+    other = SAME_RANK_AS.get((op.OP_TYPE, index))
+    if other is None:
+        return
+    operands = onnx_inputs(op)
+    this, that = operands[index], operands[other] if other < len(operands) else None
+    if that is None or not isinstance(this.type, TensorType) or not isinstance(that.type, TensorType):
+        return
+    if this.type.get_num_dims() != that.type.get_num_dims():
+        raise ShapeError(
+            f"input #{index} has rank {this.type.get_num_dims()} (shape {list(this.type.get_shape())}), "
+            f"input #{other} rank {that.type.get_num_dims()}: they must be equal",
+            **where,
+        )
 
 
 def _set_type(value: SSAValue, new_type: Attribute) -> None:

@@ -5,16 +5,28 @@ was built for another machine or another ABI version. The ELF header is
 compared with the running process's before the library is opened: dlopen of a
 foreign ELF only says "wrong ELF class" or "invalid ELF header", and dlopen
 runs the library's initialisers, which must never happen for a foreign file.
+
+dlopen returns the library it already has when it sees a path again, even if
+the file was recompiled in place since; so each load goes through a fresh
+private name (a hard link next to the file, or a copy where linking is not
+allowed) that is removed right after dlopen. glibc still shares one mapping
+among loads of the same unchanged file (it also matches device and inode).
 """
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import json
 import os
 import platform
+import secrets
+import shutil
 import struct
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from onnxc.errors import InvalidModelError
@@ -100,12 +112,13 @@ def read_elf_identity(path: str) -> ElfIdentity | None:
     return ElfIdentity(bits=32 * header[4], byte_order=byte_order, machine=machine, file_type=file_type)
 
 
-def _check_elf_header(path: str) -> None:
+def _check_elf_header(file: str, path: str) -> None:
+    """Check the ELF header of `file`, the private name of the library at `path`."""
     if not sys.platform.startswith("linux"):
         raise InvalidModelError(
             f"onnxc libraries are Linux shared objects; this host runs {platform.system()}", model=path
         )
-    library = read_elf_identity(path)
+    library = read_elf_identity(file)
     if library is None:
         raise InvalidModelError("not an ELF shared library (made by `onnxc model.onnx -o model.so`)", model=path)
     if library.file_type != _ET_DYN:
@@ -115,7 +128,7 @@ def _check_elf_header(path: str) -> None:
     if host is not None and not library.runs_on(host):
         raise InvalidModelError(
             f"the library was built for {library}, but this machine is {host}: "
-            f"compile the model for this machine's target",
+            f"compile the model for this machine's target (`onnxc run` runs it under qemu-user)",
             model=path,
         )
 
@@ -136,12 +149,20 @@ def _check_signature_target(signature: dict, path: str) -> None:
 
 @dataclass(frozen=True)
 class ModelLibrary:
-    """An opened, checked model library. It stays loaded for the life of the process."""
+    """An opened, checked model library, loaded until `close()`."""
 
     path: str
     signature_json: str
     signature: dict
     run_main_graph: ctypes._CFuncPtr
+    handle: int
+    # int32_t onnxc_set_num_threads(int32_t) / onnxc_get_num_threads(void); None in libraries without a pool.
+    set_num_threads: ctypes._CFuncPtr | None
+    get_num_threads: ctypes._CFuncPtr | None
+
+    def close(self) -> None:
+        """dlclose the library: `run_main_graph` must not be called afterwards, nor be running."""
+        _ctypes.dlclose(self.handle)
 
 
 def _symbol(library: ctypes.CDLL, name: str, restype, argtypes: list, path: str):
@@ -154,15 +175,45 @@ def _symbol(library: ctypes.CDLL, name: str, restype, argtypes: list, path: str)
     return function
 
 
+@contextmanager
+def _private_name(path: str) -> Iterator[str]:
+    """A path to the current contents of `path` that no earlier dlopen has seen, removed on exit."""
+    directory, base = os.path.split(path)
+    link = os.path.join(directory, f".{base}.{secrets.token_hex(8)}.onnxc-load")
+    try:
+        os.link(path, link)
+    except FileNotFoundError:
+        raise
+    except OSError:  # a read-only folder, another file system, no hard links: copy instead
+        with tempfile.TemporaryDirectory(prefix="onnxc-load-") as directory:
+            copy = os.path.join(directory, base)
+            shutil.copyfile(path, copy)
+            yield copy
+        return
+    try:
+        yield link
+    finally:
+        os.unlink(link)
+
+
 def open_model_library(path: str | os.PathLike) -> ModelLibrary:
-    """Check, dlopen (RTLD_LOCAL) and validate the library at `path`."""
+    """Check, dlopen (RTLD_LOCAL) and validate the library at `path` as it is now."""
     # An absolute path: CDLL("model.so") would search the library path, not the working directory.
     path = os.path.abspath(os.fspath(path))
     try:
-        _check_elf_header(path)
-        library = ctypes.CDLL(path, mode=os.RTLD_LOCAL)
+        with _private_name(path) as private:
+            _check_elf_header(private, path)
+            library = ctypes.CDLL(private, mode=os.RTLD_LOCAL)
     except OSError as error:
         raise InvalidModelError(f"cannot load the library: {error}", model=path) from error
+    try:
+        return _validate(library, path)
+    except InvalidModelError:
+        _ctypes.dlclose(library._handle)
+        raise
+
+
+def _validate(library: ctypes.CDLL, path: str) -> ModelLibrary:
 
     abi_version = _symbol(library, "onnxc_abi_version", ctypes.c_int32, [], path)()
     if abi_version != ABI_VERSION:
@@ -186,4 +237,8 @@ def open_model_library(path: str | os.PathLike) -> ModelLibrary:
     run_main_graph = _symbol(
         library, "run_main_graph", ctypes.c_int32, [tensors, ctypes.c_int64, tensors, ctypes.c_int64], path
     )
-    return ModelLibrary(path, signature_json, signature, run_main_graph)
+    thread_functions = [
+        _symbol(library, name, ctypes.c_int32, argtypes, path) if hasattr(library, name) else None
+        for name, argtypes in (("onnxc_set_num_threads", [ctypes.c_int32]), ("onnxc_get_num_threads", []))
+    ]
+    return ModelLibrary(path, signature_json, signature, run_main_graph, library._handle, *thread_functions)

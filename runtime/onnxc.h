@@ -1,8 +1,9 @@
 /* onnxc.h: the C ABI of a library compiled by onnxc (ABI version 1).
  *
- * A library exports three functions. run_main_graph keeps no global mutable
- * state: any number of threads may call it at once (each call allocates its
- * own scratch memory and frees it before returning).
+ * A library exports the functions below. Any number of threads may call
+ * run_main_graph at once (each call allocates its own scratch memory and
+ * frees it before returning); inside a call, parallel loops run on the
+ * library's thread pool (see onnxc_set_num_threads).
  */
 #ifndef ONNXC_H
 #define ONNXC_H
@@ -50,6 +51,15 @@ const char *onnxc_signature(void);
 
 /* ONNXC_ABI_VERSION of the library. */
 int32_t onnxc_abi_version(void);
+
+/* Threads used by the library's parallel loops, the calling thread included;
+ * returns the value now in effect. threads < 1 restores the default: the
+ * environment variable ONNXC_NUM_THREADS, else the number of CPUs the process
+ * may run on (at most 64). Per loaded library; may be changed at any time.
+ * Results do not depend on it. A call that finds the pool busy (another
+ * thread inside run_main_graph) runs on its own thread. */
+int32_t onnxc_set_num_threads(int32_t threads);
+int32_t onnxc_get_num_threads(void);
 
 #ifdef __cplusplus
 }

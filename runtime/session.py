@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -88,24 +89,43 @@ class Session:
     `run` may be called from many threads at once: a session holds no per-call
     state, and the native call releases the GIL.
 
-    `threads` is stored for the coming intra-op thread pool but not used yet:
-    every run executes on the calling thread.
+    `close()` (or leaving a `with Session(...)` block) unloads the library once
+    the runs in flight have finished; later runs raise `RuntimeFailure`.
+
+    `threads` sets the size of the library's thread pool (onnxc_set_num_threads
+    of onnxc.h); None keeps the current one: the last size set for this library
+    file in this process, else $ONNXC_NUM_THREADS, else the number of CPUs.
+    The pool belongs to the loaded library, so sessions of one file share it.
     """
 
     def __init__(self, path: str | os.PathLike, threads: int | None = None):
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be None or a positive int, got {threads!r}")
         self.threads = threads
+        self._lock = threading.Lock()
+        self._running = 0
+        self._closed = False
         self._library = open_model_library(path)
         self.path = self._library.path
+        if threads is not None:
+            if self._library.set_num_threads is None:
+                raise InvalidModelError("the library has no thread pool: recompile it to set threads", model=self.path)
+            self._library.set_num_threads(threads)
         signature = self._library.signature
         try:
             self._inputs = _node_args(signature["inputs"])
             self._outputs = _node_args(signature["outputs"])
         except (KeyError, TypeError, ValueError) as error:
+            self.close()
             raise InvalidModelError(f"malformed signature inputs or outputs: {error}", model=self.path) from None
         self._input_names = {arg.name for arg in self._inputs}
         self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}
+
+    @property
+    def num_threads(self) -> int:
+        """Threads the library's parallel loops currently use (1 for a library without a pool)."""
+        get = self._library.get_num_threads
+        return 1 if get is None else get()
 
     @property
     def signature(self) -> dict:
@@ -122,7 +142,10 @@ class Session:
         """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`."""
         selected = self._output_positions(output_names)
         inputs = self._conform_inputs(input_feed)
-        outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+        try:
+            outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+        except MemoryError as error:
+            raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
         self._invoke(
             [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
             [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
@@ -175,9 +198,40 @@ class Session:
 
     def _invoke(self, inputs: Sequence[TypedArray], outputs: Sequence[TypedArray]) -> None:
         """Call run_main_graph on the arrays as they are; a nonzero status raises RuntimeFailure."""
-        status = self._library.run_main_graph(_tensor_array(inputs), len(inputs), _tensor_array(outputs), len(outputs))
+        with self._lock:
+            if self._closed:
+                raise RuntimeFailure("the session is closed", model=self.path)
+            self._running += 1
+        try:
+            status = self._library.run_main_graph(
+                _tensor_array(inputs), len(inputs), _tensor_array(outputs), len(outputs)
+            )
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._closed and self._running == 0:
+                    self._library.close()
         if status != 0:
             raise RuntimeFailure(f"run_main_graph returned {describe_status(status)}", model=self.path)
+
+    def close(self) -> None:
+        """Unload the library (after the runs in flight); closing twice is harmless."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            if self._running == 0:
+                self._library.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_library", None) is not None:
+            self.close()
 
     def __repr__(self) -> str:
         inputs = ", ".join(map(str, self._inputs))

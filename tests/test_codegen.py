@@ -197,7 +197,8 @@ def test_only_the_abi_is_exported(float_model, tmp_path):
         ["nm", "-D", "--defined-only", str(path)], capture_output=True, text=True, check=True
     ).stdout
     names = {line.split()[-1] for line in defined.splitlines()}
-    assert names == {"run_main_graph", "onnxc_signature", "onnxc_abi_version"}
+    assert names == {"run_main_graph", "onnxc_signature", "onnxc_abi_version", "onnxc_set_num_threads",
+                     "onnxc_get_num_threads"}
 
 
 def test_every_status_code(float_model):

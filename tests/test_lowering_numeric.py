@@ -449,12 +449,10 @@ def test_legacy_broadcast_along_axis(tmp_path):
 
 
 UNSUPPORTED: dict[str, Case] = {
-    "add_uint8": Case("Add", {"a": ints(2, 3, dtype=np.uint8, low=0), "b": ints(2, 3, dtype=np.uint8, low=0)}),
     "dropout_training": Case(
         "Dropout", {"x": rand(3, 4), "ratio": np.array(0.5, np.float32), "training": np.array(True)}, opset=13
     ),
     "maxpool_indices": Case("MaxPool", {"x": X4}, {"kernel_shape": [2, 2]}, outputs=2),
-    "pow_int32": Case("Pow", {"a": ints(2, 3, dtype=np.int32), "b": ints(2, 3, dtype=np.int32)}),
 }
 
 

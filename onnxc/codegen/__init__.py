@@ -7,6 +7,9 @@ written by Python (`weights.py`); zig links both (`link.py`).
 from __future__ import annotations
 
 import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import llvmlite.binding as llvm_binding
@@ -19,6 +22,17 @@ from onnxc.codegen.weights import write_weights_object
 from onnxc.errors import CompileError
 
 __all__ = ["Target", "resolve_target", "emit_llvm_ir", "emit_object", "emit_library"]
+
+StageCallback = Callable[[str, float], None]
+"""Told each code generation stage's name and elapsed seconds as it ends (`onnxc -v`)."""
+
+
+@contextmanager
+def _stage(on_stage: StageCallback | None, name: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    if on_stage:
+        on_stage(name, time.perf_counter() - start)
 
 
 def _optimized(
@@ -52,11 +66,15 @@ def emit_llvm_ir(
 
 
 def _compile(
-    module: ModuleOp, target: Target, opt_level: int, model_name: str
+    module: ModuleOp, target: Target, opt_level: int, model_name: str, on_stage: StageCallback | None = None
 ) -> tuple[bytes, Translation]:
     tm = target.target_machine(opt_level)
-    translation = translate_module(module, target, model_name)
-    return tm.emit_object(_optimized(translation, tm, opt_level)), translation
+    with _stage(on_stage, "translate to LLVM IR"):
+        translation = translate_module(module, target, model_name)
+    with _stage(on_stage, "LLVM optimize"):
+        optimized = _optimized(translation, tm, opt_level)
+    with _stage(on_stage, "object emission"):
+        return tm.emit_object(optimized), translation
 
 
 def emit_object(
@@ -65,9 +83,10 @@ def emit_object(
     opt_level: int = 3,
     *,
     model_name: str = "model",
+    on_stage: StageCallback | None = None,
 ) -> bytes:
     """The relocatable object of the code (the weights are a separate object: see emit_library)."""
-    code, _ = _compile(module, resolve_target(target), opt_level, model_name)
+    code, _ = _compile(module, resolve_target(target), opt_level, model_name, on_stage)
     return code
 
 
@@ -79,16 +98,19 @@ def emit_library(
     opt_level: int = 3,
     model_name: str = "model",
     tmp_dir: str | Path | None = None,
+    on_stage: StageCallback | None = None,
 ) -> Path:
     """Compile `module` into the shared library `output_path` (see runtime/onnxc.h)."""
     target = resolve_target(target)
-    code, translation = _compile(module, target, opt_level, model_name)
+    code, translation = _compile(module, target, opt_level, model_name, on_stage)
     output_path = Path(output_path)
     with tempfile.TemporaryDirectory(prefix="onnxc-", dir=tmp_dir) as work:
         objects = [Path(work) / "model.o"]
         objects[0].write_bytes(code)
         if translation.weights.arrays:
             objects.append(Path(work) / "weights.o")
-            write_weights_object(objects[1], translation.weights, target)
-        link_shared_library(objects, output_path, target)
+            with _stage(on_stage, "weights object"):
+                write_weights_object(objects[1], translation.weights, target)
+        with _stage(on_stage, "link"):
+            link_shared_library(objects, output_path, target)
     return output_path

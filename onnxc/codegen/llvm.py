@@ -39,9 +39,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc import dtypes
+from onnxc.codegen import vector_math
+from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
+from onnxc.codegen.parallel import PARALLEL_FOR, ParallelLoop, parallel_loop
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up
-from onnxc.dialects.krnl import EntryPointOp, GlobalOp
+from onnxc.dialects.krnl import EntryPointOp, GlobalOp, MatmulOp
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import numpy_dtype_of, onnx_type_of
 from onnxc.errors import CompileError
@@ -191,7 +194,7 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
         first = top_level_position(alloc)
         last = first
         for use in alloc.memref.uses:
-            if not isinstance(use.operation, memref.LoadOp | memref.StoreOp):
+            if not isinstance(use.operation, memref.LoadOp | memref.StoreOp | MatmulOp):
                 raise CompileError(
                     "codegen: a buffer may only be loaded and stored, "
                     f"not used by {use.operation.name}"
@@ -250,6 +253,8 @@ class _FunctionTranslator:
         self.values = values
         self.arena: ir.Value | None = None
         self.arena_offsets: dict[memref.AllocOp, int] = {}
+        # A loop run for iterations [begin, end) only: the slice of one thread (see call_parallel_kernel).
+        self.split_loop: tuple[scf.ForOp, ir.Value, ir.Value] | None = None
 
     # -- helpers used by emitters
 
@@ -297,6 +302,15 @@ class _FunctionTranslator:
 
     def return_status(self, status: ir.Value) -> None:
         raise CompileError("codegen: func.return inside a loop nest")
+
+    def loop_bounds(self, op: scf.ForOp) -> tuple[ir.Value, ir.Value]:
+        lower, upper = self.get(op.lb), self.get(op.ub)
+        if self.split_loop is None or self.split_loop[0] is not op:
+            return lower, upper
+        _, begin, end = self.split_loop
+        b, step = self.builder, self.get(op.step)
+        return (b.add(lower, b.mul(begin, step, flags=["nsw"]), flags=["nsw"]),
+                b.add(lower, b.mul(end, step, flags=["nsw"]), flags=["nsw"]))  # fmt: skip
 
     # -- translation
 
@@ -368,6 +382,10 @@ class _GraphFunctionTranslator(_FunctionTranslator):
         outside = _values_from_outside(nest)
         rematerialized = [v for v in outside if isinstance(v.owner, arith.ConstantOp | GlobalOp)]
         passed = [v for v in outside if v not in rematerialized]
+        parallel = parallel_loop(nest)
+        if parallel is not None:
+            self.call_parallel_kernel(nest, name, parallel, passed, rematerialized)
+            return
         fnty = ir.FunctionType(ir.VoidType(), [value_type(v.type) for v in passed])
         kernel_function = _internal_function(self.parent.module, name, fnty)
         kernel_function.attributes.add("noinline")
@@ -379,10 +397,53 @@ class _GraphFunctionTranslator(_FunctionTranslator):
         kernel.builder.ret_void()
         self.builder.call(kernel_function, [self.get(v) for v in passed])
 
+    def call_parallel_kernel(self, nest: Operation, name: str, parallel: ParallelLoop,
+                             passed: list[SSAValue], rematerialized: list[SSAValue]) -> None:
+        """Emit `nest` as the function `name(passed..., i64 begin, i64 end)` running iterations
+        [begin, end) of `parallel.loop`, and have the thread pool (runtime/support) call it
+        through `name.slice(ptr context, i64 begin, i64 end)`, the context holding `passed`.
+        The kernel keeps its `noalias` pointer arguments that way."""
+        arg_types = [value_type(v.type) for v in passed]
+        kernel_function = _internal_function(
+            self.parent.module, name, ir.FunctionType(ir.VoidType(), [*arg_types, I64, I64])
+        )
+        kernel_function.attributes.add("noinline")
+        *arguments, begin, end = kernel_function.args
+        kernel = _FunctionTranslator(self.parent, kernel_function, dict(zip(passed, arguments)))
+        for value in rematerialized:
+            kernel.emit(value.owner)
+        kernel.split_loop = (parallel.loop, begin, end)
+        kernel.emit(nest)
+        kernel.builder.ret_void()
+
+        context_type = ir.LiteralStructType(arg_types)
+        slice_function = _internal_function(
+            self.parent.module, f"{name}.slice", ir.FunctionType(ir.VoidType(), [PTR, I64, I64])
+        )
+        context, begin, end = slice_function.args
+        b = ir.IRBuilder(slice_function.append_basic_block("entry"))
+        fields = [_field_pointer(b, context, context_type, index) for index in range(len(arg_types))]
+        b.call(kernel_function, [*(b.load(f, typ=t) for f, t in zip(fields, arg_types)), begin, end])
+        b.ret_void()
+
+        b = self.builder
+        stored = b.alloca(context_type)
+        stored.type = PTR  # an opaque pointer, like every other (llvmlite would print `T*`)
+        for index, value in enumerate(passed):
+            b.store(self.get(value), _field_pointer(b, stored, context_type, index))
+        trip_count = ir.Constant(I64, parallel.trip_count)
+        self.call(PARALLEL_FOR, ir.VoidType(), [slice_function, stored, ir.Constant(I64, 0), trip_count])
+
+
+def _field_pointer(b: ir.IRBuilder, pointer: ir.Value, struct: ir.LiteralStructType, index: int) -> ir.Value:
+    indices = [ir.Constant(I32, 0), ir.Constant(I32, index)]
+    return b.gep(pointer, indices, inbounds=True, source_etype=struct)
+
 
 def _is_loop_nest(op: Operation) -> bool:
-    """A top-level op worth a function of its own: it has regions, no results, no allocs."""
-    return (
+    """A top-level op worth a function of its own: a kernel, or an op with
+    regions, no results and no allocs."""
+    return isinstance(op, MatmulOp) or (
         bool(op.regions)
         and not op.results
         and not any(isinstance(inner, memref.AllocOp) for inner in op.walk())
@@ -404,6 +465,15 @@ def _values_from_outside(op: Operation) -> list[SSAValue]:
 # --------------------------------------------------------------------- emitters: control
 
 
+@_emits(MatmulOp)
+def _emit_matmul(t: _FunctionTranslator, op: MatmulOp) -> None:
+    plan = MatmulPlan.of(op, t.parent.target)
+    name = t.builder.function.name
+    emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
+    optional = [t.get(v) if v is not None else None for v in (op.scratch, op.bias)]
+    emitter.emit(t.get(op.a), t.get(op.b), t.get(op.c), *optional)
+
+
 @_emits(func.ReturnOp)
 def _emit_return(t: _FunctionTranslator, op: func.ReturnOp) -> None:
     if op.operands:
@@ -414,7 +484,7 @@ def _emit_return(t: _FunctionTranslator, op: func.ReturnOp) -> None:
 @_emits(scf.ForOp)
 def _emit_for(t: _FunctionTranslator, op: scf.ForOp) -> None:
     b = t.builder
-    lower, upper, step = t.get(op.lb), t.get(op.ub), t.get(op.step)
+    (lower, upper), step = t.loop_bounds(op), t.get(op.step)
     before = b.block
     header = b.append_basic_block("for.header")
     body = b.append_basic_block("for.body")
@@ -488,6 +558,8 @@ def _emit_alloc(t: _FunctionTranslator, op: memref.AllocOp) -> None:
 
 @_emits(GlobalOp)
 def _emit_global(t: _FunctionTranslator, op: GlobalOp) -> None:
+    if not op.result.uses:  # e.g. a Conv's weights once their packed copy replaced them
+        return
     offset = ir.Constant(I64, t.parent.weight_offset(op))
     weights = t.parent.weights_symbol()
     t.set(op.result, t.builder.gep(weights, [offset], inbounds=True, source_etype=ir.IntType(8)))
@@ -610,6 +682,18 @@ _LIBM_OPS = {
 }
 
 
+# Float32 functions with inlinable, vectorizable definitions (vector_math.py).
+_VECTOR_MATH_OPS = {math.ExpOp: "exp", math.LogOp: "log", math.TanhOp: "tanh", math.ErfOp: "erf"}
+
+
+def _widen(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    return b.fpext(x, ir.FloatType()) if x.type == ir.HalfType() else x
+
+
+def _narrow(b: ir.IRBuilder, x: ir.Value, ty: ir.Type) -> ir.Value:
+    return b.fptrunc(x, ty) if ty != x.type else x
+
+
 def _result(op: Operation) -> SSAValue:
     (result,) = op.results
     return result
@@ -666,6 +750,22 @@ def _register_table_emitters() -> None:
         _EMITTERS[op_class] = intrinsic(base, (ir.Constant(I1, 0),))
     for op_class, name in _LIBM_OPS.items():
         _EMITTERS[op_class] = libm(name)
+
+    def vectorizable(name: str, wide: Emitter) -> Emitter:
+        """Float types up to f32 through vector_math's inlined polynomial, f64 through `wide`."""
+
+        def emit(t: _FunctionTranslator, op: Operation) -> None:
+            (x,) = (t.get(v) for v in op.operands)
+            if x.type == ir.DoubleType():
+                return wide(t, op)
+            b = t.builder
+            value = b.call(vector_math.float32_function(t.parent.module, name), [_widen(b, x)])
+            t.set(_result(op), t.round_if_bfloat16(_narrow(b, value, x.type), _result(op).type))
+
+        return emit
+
+    for op_class, name in _VECTOR_MATH_OPS.items():
+        _EMITTERS[op_class] = vectorizable(name, _EMITTERS[op_class])
 
 
 _register_table_emitters()
@@ -834,6 +934,7 @@ class _ModuleTranslator:
         self.weights = WeightTable()
         self._weight_offsets: dict[Attribute, int] = {}
         self._weights_symbol: ir.GlobalVariable | None = None
+        self.gemm_kernels: dict = {}  # see gemm.MatmulEmitter.micro_kernel
 
     def declare(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
         """The function `name` of the module, declared on first use."""
@@ -852,9 +953,9 @@ class _ModuleTranslator:
         return self._weights_symbol
 
     def collect_weights(self) -> None:
-        """Lay out every krnl.global value (each distinct value once) and declare the symbol."""
+        """Lay out every used krnl.global value (each distinct value once) and declare the symbol."""
         for op in self.source.walk():
-            if not isinstance(op, GlobalOp) or op.value in self._weight_offsets:
+            if not isinstance(op, GlobalOp) or op.value in self._weight_offsets or not op.result.uses:
                 continue
             array = tensor_value(op, op.value)
             element = op.result.type.element_type

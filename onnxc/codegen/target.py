@@ -4,13 +4,17 @@ A target is chosen by the user's spelling (`x86_64`, `ppc64le`, `s390x` or a
 full triple such as `s390x-ibm-linux`); the default is the host. Native x86
 builds use the host CPU's name and features; foreign targets get a fixed CPU
 that still has vector units (z14 is the first s390x CPU with vector float).
+`--mcpu` replaces either with any CPU LLVM knows for the target.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import platform
+import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Literal
 
@@ -132,10 +136,38 @@ def resolve_target(spelling: str | Target | None = None, *, cpu: str | None = No
     """The Target a user means by `spelling` (None, "host" or "native": the host).
 
     `cpu` overrides the default CPU (e.g. "x86-64-v3" for a portable x86 build
-    instead of the host's own CPU), dropping the host's feature list with it.
+    instead of the host's own CPU, "pwr10", "z15"), dropping the host's feature
+    list with it; None, "default" (or for an x86 host "host"/"native") keep the default.
     """
     target = spelling if isinstance(spelling, Target) else _target_of_spelling(spelling)
-    return target if cpu is None else dataclasses.replace(target, cpu=cpu, features="")
+    if cpu is None or cpu == "default" or (cpu in ("host", "native") and target.arch == _host_arch()):
+        return target
+    if not _llvm_knows_cpu(target.triple, cpu):
+        raise CompileError(
+            f"unknown CPU '{cpu}' for {target.arch} (default: {target.cpu}); "
+            f"list them with `llc -mtriple={target.triple} -mcpu=help`"
+        )
+    return dataclasses.replace(target, cpu=cpu, features="")
+
+
+def _llvm_knows_cpu(triple: str, cpu: str) -> bool:
+    """Whether LLVM accepts `cpu` for `triple`.
+
+    LLVM only warns on standard error about an unknown CPU and then generates
+    code for a generic one; that warning is the only sign, so it is captured.
+    """
+    initialize_llvm()
+    with tempfile.TemporaryFile() as captured:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            llvm.Target.from_triple(triple).create_target_machine(cpu=cpu)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        return b"is not a recognized processor" not in captured.read()
 
 
 def _target_of_spelling(spelling: str | None) -> Target:

@@ -79,8 +79,15 @@ def _write_array(out: BinaryIO, array: np.ndarray, byte_order: str) -> None:
         out.write(flat[start : start + _SWAP_CHUNK].astype(target_dtype).view(np.uint8))
 
 
-def write_weights_object(path: str | Path, table: WeightTable, target: Target) -> None:
-    """Write `table` as an ELF64 relocatable object defining WEIGHTS_SYMBOL for `target`."""
+def write_weights_object(
+    path: str | Path, table: WeightTable, target: Target, *, _element_byte_order: str | None = None
+) -> None:
+    """Write `table` as an ELF64 relocatable object defining WEIGHTS_SYMBOL for `target`.
+
+    `_element_byte_order` ('<' or '>') is for tests only: it stores the array
+    elements in that order instead of the target's, to show that the
+    cross-target tests catch a wrong-endian build.
+    """
     e = target.numpy_byte_order
     shstrtab, name_offsets = _string_table(list(_SECTION_NAMES))
     strtab, (symbol_name,) = _string_table([WEIGHTS_SYMBOL])
@@ -146,7 +153,7 @@ def write_weights_object(path: str | Path, table: WeightTable, target: Target) -
         position = _EHDR_SIZE
         for array, offset in zip(table.arrays, table.offsets):
             out.write(bytes(rodata_offset + offset - position))
-            _write_array(out, array, e)
+            _write_array(out, array, _element_byte_order or e)
             position = rodata_offset + offset + array.nbytes
         out.write(bytes(symtab_offset - position))
         out.write(symtab + strtab + shstrtab)

@@ -7,7 +7,7 @@ import sys
 import time
 
 
-def _parse_shape(text: str) -> tuple[str, list[int]]:
+def parse_shape(text: str) -> tuple[str, list[int]]:
     name, sep, dims = text.rpartition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=D0,D1,..., got '{text}'")
@@ -26,7 +26,8 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="onnxc",
         description="Compile an ONNX model to a native shared library. "
-        "Also: 'onnxc run LIB.so ...' runs a compiled library.",
+        "Also: 'onnxc run LIB.so ...' runs a compiled library, 'onnxc verify MODEL.onnx' checks a compiled "
+        "model against onnxruntime, 'onnxc inspect MODEL.onnx' summarizes a model (each has --help).",
         epilog=f"passes at -O0: {', '.join(pipeline(0))}; at -O1..-O3: {', '.join(pipeline(3))}",
     )
     parser.add_argument("model", help="the .onnx model file")
@@ -45,15 +46,27 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--emit", choices=EMIT_KINDS, default="lib", help="what to write (default: lib)")
     parser.add_argument("--target", help="x86_64 (default: host), ppc64le, s390x, or an LLVM triple")
     parser.add_argument(
+        "--mcpu", help="LLVM CPU name (default: the host's for native builds, pwr9 for ppc64le, z14 for s390x)"
+    )
+    parser.add_argument(
         "--shape",
         action="append",
-        type=_parse_shape,
+        type=parse_shape,
         default=[],
         metavar="NAME=DIMS",
         help="pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)",
     )
     parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print each stage with its elapsed time")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print each stage (import, each pass, LLVM optimize, object emission, weights object, link) "
+        "with its elapsed time as it ends",
+    )
+    parser.add_argument(
+        "--time-passes", action="store_true", help="print a table of the time per stage (ms, %% of total) at the end"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser
 
@@ -64,16 +77,13 @@ def main(argv: list[str]) -> int:
 
     if args.print_pipeline:
         print(",".join(pipeline(args.opt_level)))
-    log = CompileLog(
-        on_stage=(lambda stage, s: print(f"  {stage:<24} {s * 1000:9.1f} ms", file=sys.stderr))
-        if args.verbose
-        else None
-    )
+    log = CompileLog(on_stage=_print_stage if args.verbose else None)
     start = time.perf_counter()
     out = compile(
         args.model,
         args.output,
         target=args.target,
+        cpu=args.mcpu,
         opt_level=args.opt_level,
         shapes=dict(args.shape),
         emit=args.emit,
@@ -81,6 +91,12 @@ def main(argv: list[str]) -> int:
     )
     if args.verbose:
         print(f"  {'total':<24} {(time.perf_counter() - start) * 1000:9.1f} ms", file=sys.stderr)
+    if args.time_passes:
+        print(log.table(), file=sys.stderr)
     if str(out) != "-":
         print(f"wrote {out}")
     return 0
+
+
+def _print_stage(stage: str, seconds: float) -> None:
+    print(f"  {stage:<24} {seconds * 1000:9.1f} ms", file=sys.stderr, flush=True)

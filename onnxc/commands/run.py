@@ -1,4 +1,9 @@
-"""`onnxc run OUT.so ...`: run a compiled library from the shell."""
+"""`onnxc run OUT.so ...`: run a compiled library from the shell.
+
+A library built for another architecture (ppc64le, s390x on an x86 host) runs
+transparently under qemu-user (`onnxc.emulation`); its latencies are then
+emulated time.
+"""
 
 from __future__ import annotations
 
@@ -26,10 +31,13 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     import numpy as np
 
+    from onnxc.emulation import EmulatedSession, needs_emulation
     from onnxc.runtime import Session
 
     args = parser().parse_args(argv)
-    session = Session(args.library)
+    repeat = max(1, args.repeat)
+    emulated = needs_emulation(args.library)
+    session = EmulatedSession(args.library, repeat=repeat) if emulated else Session(args.library)
     feeds = {}
     for item in args.input:
         name, sep, path = item.partition("=")
@@ -40,11 +48,15 @@ def main(argv: list[str]) -> int:
     for arg in session.get_inputs():
         if arg.name not in feeds:
             feeds[arg.name] = _random_input(rng, arg.dtype, arg.shape)
-    latencies = []
-    for _ in range(max(1, args.repeat)):
-        start = time.perf_counter()
-        outputs = session.run(None, feeds)
-        latencies.append(time.perf_counter() - start)
+    if emulated:
+        outputs = session.run(None, feeds)  # all `repeat` runs in one emulator process
+        latencies = session.last_latencies
+    else:
+        latencies = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            outputs = session.run(None, feeds)
+            latencies.append(time.perf_counter() - start)
     for arg, value in zip(session.get_outputs(), outputs):
         if args.output_dir:
             Path(args.output_dir).mkdir(parents=True, exist_ok=True)
@@ -52,8 +64,9 @@ def main(argv: list[str]) -> int:
         flat = value.reshape(-1)
         preview = np.array2string(flat[:8], precision=5, separator=", ")
         print(f"{arg.name}: {value.dtype}{list(value.shape)} {preview}{' ...' if flat.size > 8 else ''}")
-    if args.repeat > 1:
-        print(f"median latency: {np.median(latencies) * 1000:.3f} ms over {args.repeat} runs")
+    if repeat > 1:
+        under = f" (emulated by {session.emulator.qemu})" if emulated else ""
+        print(f"median latency: {np.median(latencies) * 1000:.3f} ms over {repeat} runs{under}")
     return 0
 
 

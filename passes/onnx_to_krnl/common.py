@@ -11,14 +11,15 @@ from dataclasses import dataclass
 import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, i1
+from xdsl.dialects.builtin import ArrayAttr, DenseIntOrFPElementsAttr, IntegerAttr, MemRefType, ModuleOp, TensorType, f32, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
 from onnxc.dialects.types import is_float, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
-from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int
+from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 
 GRAPH_NAME = "main_graph"
 
@@ -37,6 +38,7 @@ class GraphLowering:
         opset = module.attributes.get(OPSET_ATTR)
         # Hand-written IR may leave the opset out: it then means the newest.
         self.opset = opset.value.data if isinstance(opset, IntegerAttr) else onnx.defs.onnx_opset_version()
+        self._refuse_data_dependent_shapes()
         terminator = graph.body.block.last_op
         assert isinstance(terminator, func.ReturnOp)
         self.outputs: list[SSAValue] = list(terminator.arguments)
@@ -62,11 +64,13 @@ class GraphLowering:
         self.destinations = self._output_destinations()
         entry = self.function.body.block
         self.top = KernelBuilder(InsertPoint.at_end(entry), ConstantPool(entry))
+        self.fused: set[Operation] = set()
+        """Ops a lowering has computed as part of another's kernel (an epilogue): skipped."""
 
     def run(self) -> func.FuncOp:
         """Lower every op in order, then fill the output arguments not yet written."""
         for op in self.graph.body.block.ops:
-            if isinstance(op, func.ReturnOp):
+            if isinstance(op, func.ReturnOp) or op in self.fused:
                 continue
             if not isinstance(op, OnnxOp):
                 raise UnsupportedOpError(f"cannot lower '{op.name}' in @{GRAPH_NAME}")
@@ -81,6 +85,18 @@ class GraphLowering:
                 copy_reshaped(self.top, self.buffers[value], arg)
         self.top.insert(func.ReturnOp())
         return self.function
+
+    def _refuse_data_dependent_shapes(self) -> None:
+        """Refuse, by name, an op whose used result has no static shape although its
+        inputs have: the shape depends on input values (NonZero, Unique, Compress
+        with a condition input...), which a library compiled for static shapes
+        cannot hold. Without this, the error would name some later value."""
+        for op in self.graph.body.block.ops:
+            if not isinstance(op, OnnxOp) or not all(_has_static_shape(v) for v in op.operands):
+                continue
+            dynamic = [k for k, r in enumerate(op.results) if r.uses and not _has_static_shape(r)]
+            if dynamic:
+                raise self.unsupported(op, f"the shape of result {dynamic[0]} depends on input values")
 
     def _locate_emitted(self, last_before: Operation | None, location: Attribute) -> None:
         """Give the ops emitted for a node the node's location (its name), for
@@ -158,9 +174,10 @@ class GraphLowering:
 
     def element_type(self, op: OnnxOp, value: SSAValue, *, ints: bool = True, bools: bool = False) -> Attribute:
         """The element type of a tensor, if the op supports it: floats, and on request
-        signless integers and bool (unsigned types have no arith ops)."""
+        signed and unsigned integers and bool."""
         element = value.type.get_element_type()
-        if is_float(element) or (ints and is_signless_int(element)) or (bools and element == i1):
+        integer = is_signless_int(element) or is_unsigned(element)
+        if is_float(element) or (ints and integer) or (bools and element == i1):
             return element
         raise self.unsupported(op, f"element type {element} is not supported")
 
@@ -170,6 +187,10 @@ class GraphLowering:
         if len(elements) != 1:
             raise self.unsupported(op, f"mixed element types {sorted(map(str, elements))}")
         return self.element_type(op, values[0], **kinds)
+
+
+def _has_static_shape(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and static_shape(value.type.get_shape())
 
 
 def memref_type_of(value: SSAValue, op: OnnxOp | None = None, *, name: str = "a value") -> MemRefType:
@@ -337,6 +358,39 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     return None
 
 
+def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:
+    """An element of an integer (or float) index tensor as an index into a dim of
+    `size`, a negative one counting from the end (as in Gather, Scatter, OneHot)."""
+    index = builder.to_index(builder.load(buffer, indices))
+    return builder.select(builder.compare("slt", index, 0), builder.index(builder.add(index, size)), index)
+
+
+def strided_copy(
+    builder: KernelBuilder, src: SSAValue, out: SSAValue, starts: Sequence[Bound], steps: Sequence[int]
+) -> None:
+    """out[i...] = src[starts + i * steps ...] over the whole of `out` (Slice, Split)."""
+    ivs, body = builder.loop_nest(shape_of(out))
+    index = [body.add(start, body.mul(iv, step)) for iv, start, step in zip(ivs, starts, steps)]
+    body.store(body.load(src, index), out, ivs)
+
+
+def constant_buffer(builder: KernelBuilder, array: np.ndarray, element: Attribute) -> SSAValue:
+    """A krnl.global holding `array` (values known at compile time) as `element`s."""
+    array = np.asarray(array)
+    memref_type = MemRefType(element, array.shape)
+    tensor_type = TensorType(element, array.shape)
+    value = DenseIntOrFPElementsAttr.from_list(tensor_type, array.reshape(-1).tolist())
+    return builder.insert(GlobalOp(value, memref_type)).result
+
+
+def constant_result(g: GraphLowering, op: OnnxOp, array: np.ndarray, index: int = 0) -> None:
+    """Let result `index` of `op` be a krnl.global holding `array` (a value known at
+    compile time, such as a Shape), in the result's element type."""
+    result_type = memref_type_of(op.results[index], op, name=f"result {index}")
+    array = np.asarray(array).reshape(result_type.get_shape())
+    g.alias(op.results[index], constant_buffer(g.top, array, result_type.get_element_type()))
+
+
 def normalized_axis(g: GraphLowering, op: OnnxOp, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise g.shape_error(op, f"axis {axis} out of range for rank {rank}")
@@ -361,8 +415,26 @@ def broadcast_inputs(g: GraphLowering, op: OnnxOp, out_shape: Sequence[int]) -> 
     return operands
 
 
-def lower_elementwise(g: GraphLowering, op: OnnxOp, compute: ScalarFunction, *, ints: bool) -> None:
-    """Lower an op whose output is a function of its broadcast inputs, element by element."""
-    g.same_element_type(op, [*(v for v in onnx_inputs(op) if v is not None), op.results[0]], ints=ints)
+def lower_elementwise(
+    g: GraphLowering, op: OnnxOp, compute: ScalarFunction, *, ints: bool, bools: bool = False, same_result: bool = True
+) -> None:
+    """Lower an op whose output is a function of its broadcast inputs, element by element.
+    The inputs share one element type, and so does the result unless `same_result`
+    is False (comparisons give bool). 16-bit floats are computed in f32 and rounded
+    once, as the reference implementations do."""
+    inputs = [v for v in onnx_inputs(op) if v is not None]
+    element = g.same_element_type(op, [*inputs, op.results[0]] if same_result else inputs, ints=ints, bools=bools)
     out = g.result(op)
+    if is_float(element) and element.bitwidth == 16 and same_result:
+        compute = widened_to_f32(compute)
     elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), compute)
+
+
+def widened_to_f32(compute: ScalarFunction) -> ScalarFunction:
+    """`compute` on 16-bit floats done in f32, the result rounded back to the operands' type."""
+
+    def widened(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+        narrow = xs[0].type
+        return b.convert(compute(b, [b.convert(x, f32) for x in xs]), narrow)
+
+    return widened

@@ -1,14 +1,24 @@
-"""Conv: direct convolution, row-vectorizable, padding by clipped loop ranges."""
+"""Conv: a GEMM kernel (krnl.matmul) for 2-D convolutions with constant weights,
+with a following BatchNormalization folded into the weights and a following
+Relu/Clip applied in the kernel's store; otherwise a direct convolution,
+row-vectorizable, padding by clipped loop ranges."""
 
 from __future__ import annotations
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.gemm import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
 
 @lowers("Conv")
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
+    """The GEMM kernel where it applies (see `lower_conv_as_gemm`), else direct convolution."""
+    if not lower_conv_as_gemm(g, op):
+        lower_direct_conv(g, op)
+
+
+def lower_direct_conv(g: GraphLowering, op: OnnxOp) -> None:
     """Direct convolution, one output row at a time. A krnl nest runs over
     (n, m, the spatial dims but the last); in its body the row is set to the bias,
     then for each (input channel of the group, kernel offset...) one weight

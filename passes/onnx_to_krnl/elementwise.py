@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import functools
 import math as pymath
+from collections.abc import Callable
 
 from xdsl.dialects import math
+from xdsl.dialects.builtin import f32, f64
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.types import is_float
 from onnxc.passes.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -36,6 +39,11 @@ def _sigmoid(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
     return b.div(one, b.add(one, b.math(math.ExpOp, b.neg(xs[0]))))
 
 
+def _softplus(b: KernelBuilder, x: SSAValue) -> SSAValue:
+    """log(1 + exp(x)), as log1p(exp(x)) so that small exp(x) keep their digits."""
+    return b.math(math.Log1pOp, b.math(math.ExpOp, x))
+
+
 ELEMENTWISE: dict[str, tuple[ScalarFunction, bool]] = {
     "Add": (_fold("add"), True),
     "Sum": (_fold("add"), True),
@@ -52,6 +60,26 @@ ELEMENTWISE: dict[str, tuple[ScalarFunction, bool]] = {
     "Sqrt": (_apply_math(math.SqrtOp), False),
     "Tanh": (_apply_math(math.TanhOp), False),
     "Sigmoid": (_sigmoid, False),
+    "Acos": (_apply_math(math.AcosOp), False),
+    "Acosh": (_apply_math(math.AcoshOp), False),
+    "Asin": (_apply_math(math.AsinOp), False),
+    "Asinh": (_apply_math(math.AsinhOp), False),
+    "Atan": (_apply_math(math.AtanOp), False),
+    "Atanh": (_apply_math(math.AtanhOp), False),
+    "Cos": (_apply_math(math.CosOp), False),
+    "Cosh": (_apply_math(math.CoshOp), False),
+    "Sin": (_apply_math(math.SinOp), False),
+    "Sinh": (_apply_math(math.SinhOp), False),
+    "Tan": (_apply_math(math.TanOp), False),
+    "Floor": (_apply_math(math.FloorOp), False),
+    "Ceil": (_apply_math(math.CeilOp), False),
+    "Round": (_apply_math(math.RoundEvenOp), False),
+    "Erf": (_apply_math(math.ErfOp), False),
+    "Reciprocal": (lambda b, xs: b.div(b.constant(1.0, xs[0].type), xs[0]), False),
+    "Softplus": (lambda b, xs: _softplus(b, xs[0]), False),
+    "Softsign": (lambda b, xs: b.div(xs[0], b.add(b.constant(1.0, xs[0].type), b.abs(xs[0]))), False),
+    "Mish": (lambda b, xs: b.mul(xs[0], b.math(math.TanhOp, _softplus(b, xs[0]))), False),
+    "Mean": (lambda b, xs: b.div(_fold("add")(b, xs), b.constant(len(xs), xs[0].type)), False),
 }
 """op type -> (scalar function, whether integer element types are supported)."""
 
@@ -62,31 +90,124 @@ def lower_elementwise_op(g: GraphLowering, op: OnnxOp) -> None:
     lower_elementwise(g, op, compute, ints=ints)
 
 
-@lowers("LeakyRelu")
-def lower_leaky_relu(g: GraphLowering, op: OnnxOp) -> None:
-    alpha = op.attr("alpha", 0.01)
+ActivationFunction = Callable[[KernelBuilder, SSAValue, Callable[[str], SSAValue]], SSAValue]
+"""(builder, x, attribute name -> its value as a constant of x's type) -> f(x)."""
 
-    def leaky_relu(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+
+def _elu(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    negative = b.mul(a("alpha"), b.sub(b.math(math.ExpOp, x), b.constant(1.0, x.type)))
+    return b.select(b.less_than(x, b.constant(0.0, x.type)), negative, x)
+
+
+def _selu(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    negative = b.mul(a("alpha"), b.sub(b.math(math.ExpOp, x), b.constant(1.0, x.type)))
+    return b.mul(a("gamma"), b.select(b.compare("le", x, b.constant(0.0, x.type)), negative, x))
+
+
+def _celu(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    zero = b.constant(0.0, x.type)
+    exponential = b.math(math.ExpOp, b.div(x, a("alpha")))
+    negative = b.mul(a("alpha"), b.sub(exponential, b.constant(1.0, x.type)))
+    return b.add(b.max(zero, x), b.min(zero, negative))
+
+
+def _hard_sigmoid(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    linear = b.add(b.mul(a("alpha"), x), a("beta"))
+    return b.max(b.constant(0.0, x.type), b.min(b.constant(1.0, x.type), linear))
+
+
+def _hard_swish(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    linear = b.add(b.mul(b.constant(1 / 6, x.type), x), b.constant(0.5, x.type))
+    return b.mul(x, b.max(b.constant(0.0, x.type), b.min(b.constant(1.0, x.type), linear)))
+
+
+def _thresholded_relu(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    return b.select(b.compare("gt", x, a("alpha")), x, b.constant(0.0, x.type))
+
+
+def _leaky_relu(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    return b.select(b.less_than(x, b.constant(0, x.type)), b.mul(x, a("alpha")), x)
+
+
+def _swish(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    return b.mul(x, _sigmoid(b, [b.mul(a("alpha"), x)]))
+
+
+def _shrink(b: KernelBuilder, x: SSAValue, a: Callable[[str], SSAValue]) -> SSAValue:
+    lambd, bias = a("lambd"), a("bias")
+    below = b.select(b.less_than(x, b.neg(lambd)), b.add(x, bias), b.constant(0, x.type))
+    return b.select(b.compare("gt", x, lambd), b.sub(x, bias), below)
+
+
+def _gelu(b: KernelBuilder, x: SSAValue, approximate: str) -> SSAValue:
+    half, one = b.constant(0.5, x.type), b.constant(1.0, x.type)
+    if approximate == "tanh":
+        cubic = b.mul(b.constant(0.044715, x.type), b.mul(x, b.mul(x, x)))
+        inner = b.mul(b.constant(pymath.sqrt(2 / pymath.pi), x.type), b.add(x, cubic))
+        return b.mul(b.mul(half, x), b.add(one, b.math(math.TanhOp, inner)))
+    scaled = b.mul(x, b.constant(1 / pymath.sqrt(2), x.type))
+    return b.mul(b.mul(half, x), b.add(one, b.math(math.ErfOp, scaled)))
+
+
+ACTIVATIONS: dict[str, tuple[ActivationFunction, bool]] = {
+    "Elu": (_elu, False),
+    "Selu": (_selu, False),
+    "Celu": (_celu, False),
+    "HardSigmoid": (_hard_sigmoid, False),
+    "HardSwish": (_hard_swish, False),
+    "ThresholdedRelu": (_thresholded_relu, False),
+    "LeakyRelu": (_leaky_relu, False),
+    "Swish": (_swish, False),
+    "Shrink": (_shrink, True),
+}
+"""Unary ops with float attributes (defaults from the op schema): op -> (function, ints)."""
+
+
+@lowers(*ACTIVATIONS)
+def lower_activation(g: GraphLowering, op: OnnxOp) -> None:
+    function, ints = ACTIVATIONS[op.OP_TYPE]
+
+    def compute(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
         x = xs[0]
-        scaled = b.mul(x, b.constant(alpha, x.type))
-        return b.select(b.less_than(x, b.constant(0, x.type)), scaled, x)
+        return function(b, x, lambda name: b.constant(op.attr(name), x.type))
 
-    lower_elementwise(g, op, leaky_relu, ints=False)
+    lower_elementwise(g, op, compute, ints=ints)
+
+
+@lowers("Gelu")
+def lower_gelu(g: GraphLowering, op: OnnxOp) -> None:
+    """x * Phi(x), exactly with erf or (approximate="tanh") with the tanh formula."""
+    approximate = op.attr("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise g.unsupported(op, f"Gelu approximate='{approximate}'")
+    lower_elementwise(g, op, lambda b, xs: _gelu(b, xs[0], approximate), ints=False)
+
+
+@lowers("PRelu")
+def lower_prelu(g: GraphLowering, op: OnnxOp) -> None:
+    """x < 0 ? slope * x : x, the slope broadcast to x."""
+
+    def prelu(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+        x, slope = xs
+        return b.select(b.less_than(x, b.constant(0, x.type)), b.mul(x, slope), x)
+
+    lower_elementwise(g, op, prelu, ints=True)
 
 
 @lowers("Pow")
 def lower_pow(g: GraphLowering, op: OnnxOp) -> None:
-    """X ** Y for float X; an integer or other float Y is converted to X's type."""
-    base, exponent = op.input(0), op.input(1)
-    element = g.element_type(op, base, ints=False)
-    g.element_type(op, exponent)
+    """X ** Y in X's type, for any numeric Y: computed in f64 for integer X (then
+    truncated toward zero, as the reference's cast), in f32 at least for floats."""
+    element = g.element_type(op, op.input(0))
+    g.element_type(op, op.input(1))
+    compute = f64 if not is_float(element) else (f32 if element.bitwidth == 16 else element)
+
+    def power(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+        base, exponent = (b.convert(x, compute) for x in xs)
+        return b.convert(b.math(math.PowFOp, base, exponent), element)
+
     out = g.result(op)
-    elementwise(
-        g.top,
-        out,
-        broadcast_inputs(g, op, shape_of(out)),
-        lambda b, xs: b.math(math.PowFOp, xs[0], b.convert(xs[1], element)),
-    )
+    elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), power)
 
 
 @lowers("Clip")

@@ -19,6 +19,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     lowers,
     shape_of,
 )
+from onnxc.passes.onnx_to_krnl.gemm import lower_gemm_as_gemm, lower_matmul_as_gemm
 
 # ------------------------------------------------------------------ MatMul and Gemm
 
@@ -66,7 +67,8 @@ def contract(
 @lowers("MatMul")
 def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     """numpy.matmul: batch dims broadcast; a 1-D lhs is a row, a 1-D rhs a column,
-    and the dim they add is absent from the result."""
+    and the dim they add is absent from the result. Float32 takes the GEMM kernel,
+    other types a tiled loop nest."""
     a, b = g.input(op, 0), g.input(op, 1)
     element = g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
     out = g.result(op)
@@ -84,6 +86,8 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     batch_shape = out_shape[:batch_rank]
     a_axes = broadcast_axes(g, op, a_shape[:-2], batch_shape)
     b_axes = broadcast_axes(g, op, b_shape[:-2], batch_shape)
+    if lower_matmul_as_gemm(g, op, out, batch_rank):
+        return
 
     def a_index(ivs: list[SSAValue], k: SSAValue) -> list[Bound]:
         return [*broadcast_index(a_axes, ivs), *([ivs[batch_rank]] if has_rows else []), k]
@@ -128,6 +132,8 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
             elementwise(g.top, out, [c_operand], lambda body, xs: body.mul(xs[0], scale))
     else:
         fill(g.top, out, g.top.constant(0, element))
+    if lower_gemm_as_gemm(g, op, out, accumulate=True):
+        return
     contract(
         g,
         out,

@@ -1,12 +1,25 @@
-"""Normalization ops (BatchNormalization in inference)."""
+"""Normalization ops: BatchNormalization (inference), Layer/RMS/Instance/Group/Lp normalization, LRN."""
 
 from __future__ import annotations
 
-from xdsl.dialects import math
-from xdsl.dialects.builtin import MemRefType
+import math as pymath
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import MemRefType, f32
+from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, elementwise, lowers, shape_of
+from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import (
+    GraphLowering,
+    Operand,
+    broadcast,
+    elementwise,
+    lowers,
+    normalized_axis,
+    shape_of,
+)
 
 
 @lowers("BatchNormalization")
@@ -40,3 +53,194 @@ def lower_batch_normalization(g: GraphLowering, op: OnnxOp) -> None:
         [Operand.whole(x), *(Operand(p, channel_axes) for p in (mean, factor, bias))],
         lambda b, xs: b.add(b.mul(b.sub(xs[0], xs[1]), xs[2]), xs[3]),
     )
+
+
+# ------------------------------------------------------- normalization over reduced dims
+
+
+Loader = Callable[[KernelBuilder, list[Bound]], SSAValue]
+"""(builder, ivs of the reduced loops) -> one element of the group being normalized."""
+
+
+def moments(
+    b: KernelBuilder, ranges: Sequence[tuple[Bound, Bound]], load: Loader, compute: Attribute
+) -> tuple[SSAValue, SSAValue]:
+    """Mean and (population) variance of a group of elements, in two passes (the
+    second over deviations from the mean, which keeps the variance accurate)."""
+    count = b.constant(float(pymath.prod(high - low for low, high in ranges)), compute)
+    zero = b.constant(0.0, compute)
+    total = b.reduce(ranges, zero, lambda r, ivs, acc: r.add(acc, r.convert(load(r, ivs), compute)))
+    mean = b.div(total, count)
+
+    def squared_deviation(r: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
+        deviation = r.sub(r.convert(load(r, ivs), compute), mean)
+        return r.add(acc, r.mul(deviation, deviation))
+
+    return mean, b.div(b.reduce(ranges, zero, squared_deviation), count)
+
+
+def inverse_std(b: KernelBuilder, variance: SSAValue, epsilon: float) -> SSAValue:
+    one = b.constant(1.0, variance.type)
+    return b.div(one, b.math(math.SqrtOp, b.add(variance, b.constant(epsilon, variance.type))))
+
+
+def stash_type(g: GraphLowering, op: OnnxOp, element: Attribute) -> Attribute:
+    """The type statistics are computed in: float32 for narrower floats when
+    stash_type is 1 (the default), else the input's type."""
+    if op.attr("stash_type", 1) == 1 and element.bitwidth < 32:
+        return f32
+    return element
+
+
+def optional_result(g: GraphLowering, op: OnnxOp, index: int) -> SSAValue | None:
+    """The buffer of an optional result that something reads, else None."""
+    return g.result(op, index) if len(op.results) > index and op.results[index].uses else None
+
+
+@lowers("LayerNormalization", "RMSNormalization")
+def lower_layer_normalization(g: GraphLowering, op: OnnxOp) -> None:
+    """Each slice x[i..., :] over the dims from `axis` on is normalized:
+    LayerNormalization: (x - mean) / sqrt(var + epsilon) * scale + bias, and the
+    optional Mean and InvStdDev outputs; RMSNormalization: x / sqrt(mean(x²) +
+    epsilon) * scale. Scale and bias broadcast to the normalized dims."""
+    x, scale, bias = g.input(op, 0), g.input(op, 1), g.input(op, 2)
+    element = g.same_element_type(op, [op.input(0), op.input(1), op.results[0]], ints=False)
+    compute = stash_type(g, op, element)
+    shape = shape_of(x)
+    axis = normalized_axis(g, op, op.attr("axis", -1), len(shape))
+    epsilon = op.attr("epsilon", 1e-5)
+    rms = op.OP_TYPE == "RMSNormalization"
+    out = g.result(op)
+    mean_out, inv_std_out = (None, None) if rms else (optional_result(g, op, 1), optional_result(g, op, 2))
+    operands = [broadcast(g, op, p, shape) for p in (scale, bias) if p is not None]
+    ranges = [(0, d) for d in shape[axis:]]
+
+    outer, body = g.top.loop_nest(shape[:axis])
+    load = lambda b, ivs: b.load(x, [*outer, *ivs])  # noqa: E731
+    if rms:
+        count = body.constant(float(pymath.prod(shape[axis:])), compute)
+        squares = body.reduce(
+            ranges,
+            body.constant(0.0, compute),
+            lambda b, ivs, acc: b.add(acc, b.square(b.convert(load(b, ivs), compute))),
+        )
+        mean, variance = None, body.div(squares, count)
+    else:
+        mean, variance = moments(body, ranges, load, compute)
+    inv_std = inverse_std(body, variance, epsilon)
+    statistics_index = [*outer, *[0] * len(ranges)]
+    for buffer, value in ((mean_out, mean), (inv_std_out, inv_std)):
+        if buffer is not None:
+            body.store(body.convert(value, buffer.type.get_element_type()), buffer, statistics_index)
+
+    ivs, inner = body.for_nest(ranges)
+    index = [*outer, *ivs]
+    value = inner.convert(load(inner, ivs), compute)
+    normalized = inner.mul(value if mean is None else inner.sub(value, mean), inv_std)
+    y = inner.mul(inner.convert(normalized, element), operands[0].load(inner, index))
+    if len(operands) > 1:
+        y = inner.add(y, operands[1].load(inner, index))
+    inner.store(y, out, index)
+
+
+@lowers("InstanceNormalization", "GroupNormalization")
+def lower_group_normalization(g: GraphLowering, op: OnnxOp) -> None:
+    """x of shape [N, C, spatial...] is normalized per (n, group of C / G channels)
+    over the group's channels and all spatial positions, then scaled and shifted
+    per channel. InstanceNormalization is the case of one channel per group.
+    GroupNormalization before opset 21 has scale and bias per group."""
+    x, scale, bias = (g.input(op, k) for k in range(3))
+    element = g.same_element_type(op, [*onnx_inputs(op)[:3], op.results[0]], ints=False)
+    compute = stash_type(g, op, element) if op.OP_TYPE == "GroupNormalization" else element
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise g.shape_error(op, f"input of shape {list(shape)} has no channel dim")
+    batch, channels, *spatial = shape
+    groups = op.attr("num_groups") if op.OP_TYPE == "GroupNormalization" else channels
+    if not groups or channels % groups:
+        raise g.shape_error(op, f"{channels} channels do not split into {groups} groups")
+    per_group = channels // groups
+    if {shape_of(scale), shape_of(bias)} == {(channels,)}:
+        parameter_channel = lambda b, group, c: b.add(b.mul(group, per_group), c)  # noqa: E731
+    elif {shape_of(scale), shape_of(bias)} == {(groups,)}:
+        parameter_channel = lambda b, group, c: group  # noqa: E731
+    else:
+        raise g.shape_error(op, f"scale and bias must have shape [{channels}] (or [{groups}] before opset 21)")
+    out = g.result(op)
+    ranges = [(0, per_group), *((0, d) for d in spatial)]
+
+    (n, group), body = g.top.loop_nest([batch, groups])
+
+    def index(b: KernelBuilder, ivs: list[Bound]) -> list[Bound]:
+        return [n, b.add(b.mul(group, per_group), ivs[0]), *ivs[1:]]
+
+    mean, variance = moments(body, ranges, lambda b, ivs: b.load(x, index(b, ivs)), compute)
+    inv_std = inverse_std(body, variance, op.attr("epsilon", 1e-5))
+    ivs, inner = body.for_nest(ranges)
+    normalized = inner.mul(inner.sub(inner.convert(inner.load(x, index(inner, ivs)), compute), mean), inv_std)
+    channel = parameter_channel(inner, group, ivs[0])
+    y = inner.mul(inner.convert(normalized, element), inner.load(scale, [channel]))
+    inner.store(inner.add(y, inner.load(bias, [channel])), out, index(inner, ivs))
+
+
+@lowers("LpNormalization")
+def lower_lp_normalization(g: GraphLowering, op: OnnxOp) -> None:
+    """x / ||x||_p along `axis` (p is 1 or 2); a zero norm gives 0, as onnxruntime does."""
+    x = g.input(op, 0)
+    element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
+    p = op.attr("p", 2)
+    if p not in (1, 2):
+        raise g.unsupported(op, f"LpNormalization with p={p} (only 1 and 2 are defined)")
+    shape = shape_of(x)
+    axis = normalized_axis(g, op, op.attr("axis", -1), len(shape))
+    out = g.result(op)
+    kept = [d for d in range(len(shape)) if d != axis]
+    outer, body = g.top.loop_nest([shape[d] for d in kept])
+
+    def index(iv: Bound) -> list[Bound]:
+        return [*outer[:axis], iv, *outer[axis:]]
+
+    def accumulate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
+        value = b.load(x, index(ivs[0]))
+        return b.add(acc, b.abs(value) if p == 1 else b.square(value))
+
+    norm = body.reduce([(0, shape[axis])], body.constant(0.0, element), accumulate)
+    if p == 2:
+        norm = body.math(math.SqrtOp, norm)
+    zero = body.constant(0.0, element)
+    (iv,), inner = body.for_nest([(0, shape[axis])])
+    quotient = inner.div(inner.load(x, index(iv)), norm)
+    is_zero = inner.insert(arith.CmpfOp(norm, zero, "oeq")).result
+    inner.store(inner.select(is_zero, zero, quotient), out, index(iv))
+
+
+@lowers("LRN")
+def lower_lrn(g: GraphLowering, op: OnnxOp) -> None:
+    """Local response normalization across channels:
+    y = x / (bias + alpha / size * sum of x² over the channel window) ** beta,
+    the window being channels [c - floor((size-1)/2), c + ceil((size-1)/2)]."""
+    x = g.input(op, 0)
+    element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
+    size = op.attr("size")
+    if not size or size < 1:
+        raise g.shape_error(op, f"LRN size {size}")
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise g.shape_error(op, f"input of shape {list(shape)} has no channel dim")
+    out = g.result(op)
+    below, above = (size - 1) // 2, -(-(size - 1) // 2)
+    ivs, body = g.top.loop_nest(shape)
+    channel = ivs[1]
+    low = body.max(body.sub(channel, below), 0)
+    high = body.min(body.add(channel, above + 1), shape[1])
+
+    def square(b: KernelBuilder, c: list[Bound], acc: SSAValue) -> SSAValue:
+        return b.add(acc, b.square(b.load(x, [ivs[0], c[0], *ivs[2:]])))
+
+    total = body.reduce([(low, high)], body.constant(0.0, element), square)
+    scaled = body.add(
+        body.constant(op.attr("bias", 1.0), element),
+        body.mul(body.constant(op.attr("alpha", 1e-4) / size, element), total),
+    )
+    denominator = body.math(math.PowFOp, scaled, body.constant(op.attr("beta", 0.75), element))
+    body.store(body.div(body.load(x, ivs), denominator), out, ivs)

@@ -1,9 +1,10 @@
-"""MaxPool, AveragePool and the global pools over sliding windows."""
+"""MaxPool, AveragePool, LpPool and the global pools over sliding windows."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects import math
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
@@ -23,8 +24,10 @@ def count_as_float(builder: KernelBuilder, ranges: Sequence[tuple[Bound, Bound]]
 
 
 def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow] | None = None) -> None:
-    """Max or average over sliding windows of each (n, c) plane. `windows`
-    defaults to those of the op's attributes (global pools pass whole planes)."""
+    """Max, average or Lp norm ("lp": (sum |x|^p)^(1/p), p from the op) over
+    sliding windows of each (n, c) plane. `windows` defaults to those of the
+    op's attributes (global pools pass whole planes). Padding never counts, except
+    in the average's divisor with count_include_pad."""
     x = g.input(op, 0)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=kind == "max")
     out = g.result(op)
@@ -42,10 +45,14 @@ def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Slidin
     starts = [w.start(body, o) for w, o in zip(windows, out_position)]
     ranges = [w.data_range(body, s) for w, s in zip(windows, starts)]
     combine = "max" if kind == "max" else "add"
+    p = float(op.attr("p", 2)) if kind == "lp" else None
 
     def accumulate(b: KernelBuilder, offsets: list[Bound], acc: SSAValue) -> SSAValue:
         positions = [w.position(b, s, k) for w, s, k in zip(windows, starts, offsets)]
-        return b.binary(combine, acc, b.load(x, [n, c, *positions]))
+        value = b.load(x, [n, c, *positions])
+        if p is not None:
+            value = b.square(value) if p == 2 else b.math(math.PowFOp, b.abs(value), b.constant(p, element))
+        return b.binary(combine, acc, value)
 
     init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
     result = body.reduce(ranges, init, accumulate)
@@ -53,6 +60,10 @@ def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Slidin
         if op.attr("count_include_pad", 0):
             ranges = [w.padded_range(body, s) for w, s in zip(windows, starts)]
         result = body.div(result, count_as_float(body, ranges, element))
+    elif p is not None:
+        result = (
+            body.math(math.SqrtOp, result) if p == 2 else body.math(math.PowFOp, result, body.constant(1 / p, element))
+        )
     body.store(result, out, ivs)
 
 
@@ -68,9 +79,17 @@ def lower_average_pool(g: GraphLowering, op: OnnxOp) -> None:
     lower_pool(g, op, "average")
 
 
-@lowers("GlobalMaxPool", "GlobalAveragePool")
+@lowers("LpPool")
+def lower_lp_pool(g: GraphLowering, op: OnnxOp) -> None:
+    lower_pool(g, op, "lp")
+
+
+GLOBAL_POOL_KINDS = {"GlobalMaxPool": "max", "GlobalAveragePool": "average", "GlobalLpPool": "lp"}
+
+
+@lowers(*GLOBAL_POOL_KINDS)
 def lower_global_pool(g: GraphLowering, op: OnnxOp) -> None:
     """A pool whose one window covers the whole plane."""
     input_sizes = shape_of(g.input(op, 0))[2:]
     windows = [SlidingWindow(size, 1, size) for size in input_sizes]
-    lower_pool(g, op, "max" if op.OP_TYPE == "GlobalMaxPool" else "average", windows)
+    lower_pool(g, op, GLOBAL_POOL_KINDS[op.OP_TYPE], windows)

@@ -1,19 +1,27 @@
-"""Data movement: pass-through, reshapes, Transpose, Concat, constants."""
+"""Data movement: pass-through, reshapes, Transpose, Concat, Split, Tile, Expand,
+DepthToSpace/SpaceToDepth, Trilu/EyeLike, Compress, and values known at compile
+time (constants, Shape, Size, Range)."""
 
 from __future__ import annotations
 
 import math as pymath
+from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, TensorType, i64
+from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
+from onnxc.passes.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     PASS_THROUGH,
     GraphLowering,
     Operand,
+    broadcast,
     constant_array,
+    constant_buffer,
+    constant_result,
     copy_reshaped,
     elementwise,
     fill,
@@ -21,6 +29,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     memref_type_of,
     normalized_axis,
     shape_of,
+    strided_copy,
 )
 
 # ------------------------------------------------------------------ data movement ops
@@ -105,3 +114,153 @@ def lower_constant_of_shape(g: GraphLowering, op: OnnxOp) -> None:
     value = op.attr("value")
     scalar = 0 if value is None else np.asarray(value).reshape(-1)[0].item()
     fill(g.top, g.result(op), g.top.constant(scalar, element))
+
+
+@lowers("Split")
+def lower_split(g: GraphLowering, op: OnnxOp) -> None:
+    """Each output a window of the input along `axis`. The part sizes (from the
+    `split` input, the older attribute, or `num_outputs`) are in the result types
+    shape inference computed."""
+    src = g.input(op, 0)
+    shape = shape_of(src)
+    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    offset = 0
+    for index in range(len(op.results)):
+        out = g.result(op, index)
+        strided_copy(g.top, src, out, [offset if d == axis else 0 for d in range(len(shape))], [1] * len(shape))
+        offset += shape_of(out)[axis]
+    if offset != shape[axis]:
+        raise g.shape_error(op, f"parts add up to {offset} along axis {axis}, the input has {shape[axis]}")
+
+
+@lowers("Shape")
+def lower_shape(g: GraphLowering, op: OnnxOp) -> None:
+    """The input's static shape (dims start:end, clamped as a Python slice) is a constant."""
+    shape = shape_of(g.input(op, 0))
+    constant_result(g, op, np.array(shape[op.attr("start", 0) : op.attr("end")], np.int64))
+
+
+@lowers("Size")
+def lower_size(g: GraphLowering, op: OnnxOp) -> None:
+    constant_result(g, op, np.array(pymath.prod(shape_of(g.input(op, 0))), np.int64))
+
+
+@lowers("Range")
+def lower_range(g: GraphLowering, op: OnnxOp) -> None:
+    """start, limit and delta are bound at compile time, so the sequence is a constant
+    (computed as the spec does: start + i * delta in the element type)."""
+    operands = [constant_array(op.input(k)) for k in range(3)]
+    if any(v is None for v in operands):
+        raise g.unsupported(op, "Range with inputs that are not constants")
+    start, limit, delta = (v.reshape(-1)[0] for v in operands)
+    count = max(int(np.ceil((limit - start) / delta)), 0)
+    values = start + np.arange(count, dtype=np.asarray(start).dtype) * delta
+    constant_result(g, op, values.astype(start.dtype))
+
+
+@lowers("Expand")
+def lower_expand(g: GraphLowering, op: OnnxOp) -> None:
+    """numpy broadcasting of the input to the result shape."""
+    out = g.result(op)
+    elementwise(g.top, out, [broadcast(g, op, g.input(op, 0), shape_of(out))], lambda b, xs: xs[0])
+
+
+@lowers("Tile")
+def lower_tile(g: GraphLowering, op: OnnxOp) -> None:
+    """out[i...] = in[i % dim ...]."""
+    src, out = g.input(op, 0), g.result(op)
+    ivs, body = g.top.loop_nest(shape_of(out))
+    index = [
+        iv if size == out_size else body.rem(iv, size) for iv, size, out_size in zip(ivs, shape_of(src), shape_of(out))
+    ]
+    body.store(body.load(src, index), out, ivs)
+
+
+def _diagonal_offset(b: KernelBuilder, ivs: Sequence[SSAValue]) -> Bound:
+    """column - row of the last two dims of a nest."""
+    return b.sub(ivs[-1], ivs[-2])
+
+
+@lowers("Trilu")
+def lower_trilu(g: GraphLowering, op: OnnxOp) -> None:
+    """Keep the elements on and above (upper) or below (lower) diagonal k of the
+    last two dims, zero the others; k is an optional scalar input."""
+    src, out = g.input(op, 0), g.result(op)
+    k_buffer = g.input(op, 1)
+    k: Bound = 0 if k_buffer is None else g.top.to_index(g.top.load(k_buffer, [0] * len(shape_of(k_buffer))))
+    keep_predicate = "sge" if op.attr("upper", 1) else "sle"
+    zero = g.top.element_constant(0, out.type.get_element_type())
+    ivs, b = g.top.loop_nest(shape_of(out))
+    keep = b.compare(keep_predicate, b.index(_diagonal_offset(b, ivs)), k)
+    b.store(b.select(keep, b.load(src, ivs), zero), out, ivs)
+
+
+@lowers("EyeLike")
+def lower_eye_like(g: GraphLowering, op: OnnxOp) -> None:
+    """Ones on diagonal k (column - row == k), zeros elsewhere, in the result's type."""
+    out = g.result(op)
+    element = out.type.get_element_type()
+    one, zero = (g.top.element_constant(v, element) for v in (1, 0))
+    ivs, b = g.top.loop_nest(shape_of(out))
+    on_diagonal = b.compare("eq", b.index(_diagonal_offset(b, ivs)), op.attr("k", 0))
+    b.store(b.select(on_diagonal, one, zero), out, ivs)
+
+
+@lowers("DepthToSpace", "SpaceToDepth")
+def lower_depth_space(g: GraphLowering, op: OnnxOp) -> None:
+    """Move blocks of b x b pixels between the channel dim and the spatial dims of
+    NCHW. The channel of a pixel in a block (bh, bw) of channel c (of C) is
+    (bh * b + bw) * C + c in DCR mode, c * b * b + bh * b + bw in CRD mode."""
+    src, out = g.input(op, 0), g.result(op)
+    block = op.attr("blocksize")
+    crd = op.attr("mode", "DCR") == "CRD"
+    to_space = op.OP_TYPE == "DepthToSpace"
+    space, depth = (out, src) if to_space else (src, out)
+    channels = shape_of(space)[1]
+    ivs, b = g.top.loop_nest(shape_of(out))
+    n = ivs[0]
+    if to_space:
+        c, h, w = ivs[1:]
+        bh, bw = b.rem(h, block), b.rem(w, block)
+        space_index = (c, h, w)
+        pixel = (b.div(h, block), b.div(w, block))
+    else:
+        channel, h, w = ivs[1:]
+        c = b.div(channel, block * block) if crd else b.rem(channel, channels)
+        offset = b.rem(channel, block * block) if crd else b.div(channel, channels)
+        bh, bw = b.div(offset, block), b.rem(offset, block)
+        space_index = (c, b.add(b.mul(h, block), bh), b.add(b.mul(w, block), bw))
+        pixel = (h, w)
+    block_offset = b.add(b.mul(bh, block), bw)
+    if crd:
+        depth_channel = b.add(b.mul(c, block * block), block_offset)
+    else:
+        depth_channel = b.add(b.mul(block_offset, channels), c)
+    if to_space:
+        b.store(b.load(depth, [n, depth_channel, *pixel]), out, ivs)
+    else:
+        b.store(b.load(space, [n, *space_index]), out, ivs)
+
+
+@lowers("Compress")
+def lower_compress(g: GraphLowering, op: OnnxOp) -> None:
+    """With a constant condition, the kept positions are known: a gather of them
+    along `axis` (or of the flattened input without one)."""
+    condition = constant_array(op.input(1))
+    if condition is None:
+        raise g.unsupported(op, "Compress with a condition that is not a constant (data-dependent shape)")
+    src, out = g.input(op, 0), g.result(op)
+    axis = op.attr("axis")
+    if axis is None:
+        flat = g.top.alloc(MemRefType(src.type.get_element_type(), [pymath.prod(shape_of(src))]))
+        copy_reshaped(g.top, src, flat)
+        src, axis = flat, 0
+    axis = normalized_axis(g, op, axis, len(shape_of(src)))
+    kept = np.flatnonzero(condition.reshape(-1)[: shape_of(src)[axis]])
+    if len(kept) != shape_of(out)[axis]:
+        raise g.shape_error(op, f"{len(kept)} positions kept, the result has {shape_of(out)[axis]}")
+    positions = constant_buffer(g.top, kept, i64)
+    ivs, b = g.top.loop_nest(shape_of(out))
+    src_index = list(ivs)
+    src_index[axis] = b.to_index(b.load(positions, [ivs[axis]]))
+    b.store(b.load(src, src_index), out, ivs)

@@ -1,25 +1,24 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// Conv with padding and bias, weights from a constant: a krnl nest over
+// Conv with padding and bias, weights from an input (constant weights take
+// the GEMM kernel, see conv-gemm.mlir): a krnl nest over
 // (n, m, oh); each output row is set to the bias, then for each (c, kh, kw) one
 // weight scales an input row into it. The kh range and the row range are
 // clipped to what reads the input, so no loop has a branch. The output goes
 // straight into %y.
 builtin.module attributes {onnx.opset = 17 : i64} {
-  func.func @main_graph(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
-    %w = "onnx.Constant"() {value = dense<1.0> : tensor<4x3x3x3xf32>} : () -> tensor<4x3x3x3xf32>
+  func.func @main_graph(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> attributes {onnx.input_names = ["x", "w"], onnx.output_names = ["y"]} {
     %b = "onnx.Constant"() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
     %y = "onnx.Conv"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {pads = [1, 1, 1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32> loc("conv0")
     func.return %y : tensor<1x4x8x8xf32>
   }
 }
 
-// CHECK-LABEL: func.func @main_graph(%x: memref<1x3x8x8xf32>, %y: memref<1x4x8x8xf32>) {
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x8x8xf32>) {
 // CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
 // CHECK-DAG:     %[[C8:.+]] = arith.constant 8 : index
-// CHECK:         %[[W:.+]] = krnl.global {value = dense<1.000000e+00> : tensor<4x3x3x3xf32>} : memref<4x3x3x3xf32>
 // CHECK:         %[[B:.+]] = krnl.global {value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>} : memref<4xf32>
 // CHECK-NOT:     memref.alloc
 // CHECK:         %[[N:.+]], %[[M:.+]], %[[OH:.+]] = krnl.define_loops 3
@@ -39,7 +38,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:        scf.for %[[kh:.+]] = %[[HLO]] to %[[HHI]] step %[[C1]] {
 // CHECK-NEXT:          scf.for %[[kw:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
 // CHECK-NEXT:            %[[IH:.+]] = arith.addi %[[H0]], %[[kh]] : index
-// CHECK-NEXT:            %[[WT:.+]] = memref.load %[[W]][%[[m]], %[[c]], %[[kh]], %[[kw]]] : memref<4x3x3x3xf32>
+// CHECK-NEXT:            %[[WT:.+]] = memref.load %w[%[[m]], %[[c]], %[[kh]], %[[kw]]] : memref<4x3x3x3xf32>
 // CHECK-NEXT:            %[[SHIFT:.+]] = arith.subi %[[C1]], %[[kw]] : index
 // CHECK-NEXT:            %[[S0:.+]] = arith.maxsi %[[SHIFT]], %[[C0]] : index
 // CHECK-NEXT:            %[[REACH:.+]] = arith.addi %[[SHIFT]], %[[C8]] : index
@@ -60,7 +59,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
-// CHECK-NEXT:  krnl.entry_point {func = @main_graph, input_names = ["x"], output_names = ["y"]}
+// CHECK-NEXT:  krnl.entry_point {func = @main_graph, input_names = ["x", "w"], output_names = ["y"]}
 
 // -----
 

@@ -104,3 +104,22 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:           scf.for
 // CHECK:             arith.maximumf
 // CHECK-NOT:     arith.divf
+
+// -----
+
+// LpPool with p = 2: the window's sum of squares, then its square root.
+builtin.module attributes {onnx.opset = 22 : i64} {
+  func.func @main_graph(%x: tensor<1x1x4xf32>) -> tensor<1x1x3xf32> {
+    %y = "onnx.LpPool"(%x) {kernel_shape = [2], p = 2 : i64} : (tensor<1x1x4xf32>) -> tensor<1x1x3xf32>
+    func.return %y : tensor<1x1x3xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x1x4xf32>, %y: memref<1x1x3xf32>) {
+// CHECK:         krnl.iterate
+// CHECK:           %[[SUM:.+]] = scf.for {{.*}} -> (f32) {
+// CHECK:             %[[V:.+]] = memref.load %x
+// CHECK-NEXT:        %[[SQ:.+]] = arith.mulf %[[V]], %[[V]] : f32
+// CHECK-NEXT:        arith.addf %{{.+}}, %[[SQ]] : f32
+// CHECK:           %[[R:.+]] = math.sqrt %[[SUM]] : f32
+// CHECK-NEXT:      memref.store %[[R]], %y

@@ -1,0 +1,134 @@
+"""The benchmark models and their FLOP counts.
+
+- the nine light CNNs of the onnx wheel, with random weights (onnxc/examples/light.py),
+  also returning their pre-Softmax logits (random weights make the Softmax one-hot);
+- the MNIST CNN of onnxc/examples/mnist.py;
+- a BERT-style encoder layer (seq 128, hidden 256, 4 heads, FFN 1024) built here from
+  ops onnxc lowers: LayerNorm as MatMul-by-1/n means, GELU in its tanh form.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from onnxc.examples.light import LIGHT_MODELS, load_light_model
+from onnxc.examples.mnist import build_mnist_cnn
+
+MODELS = ("mnist", "bert", *(name for name in LIGHT_MODELS))
+OPSET = 17
+IR_VERSION = 8  # what onnxruntime 1.x reads
+
+
+def load(name: str) -> onnx.ModelProto:
+    if name == "mnist":
+        model = build_mnist_cnn(seed=0)
+    elif name == "bert":
+        model = bert_encoder()
+    else:
+        model = _with_logits(load_light_model(name))
+    model.ir_version = IR_VERSION  # the light models say 3, which would require initializers to be inputs
+    return model
+
+
+def _with_logits(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Also output the Softmax input, so that outputs are compared before saturation."""
+    softmax = next((n for n in model.graph.node if n.op_type == "Softmax"), None)
+    if softmax is not None:
+        model.graph.output.append(helper.make_tensor_value_info(softmax.input[0], TensorProto.FLOAT, None))
+    return model
+
+
+def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1024, seed: int = 0):
+    """One post-LayerNorm transformer encoder layer, batch 1."""
+    rng = np.random.default_rng(seed)
+    head = hidden // heads
+    initializers: list[onnx.TensorProto] = []
+    nodes: list[onnx.NodeProto] = []
+
+    def constant(name: str, value: np.ndarray) -> str:
+        array = np.asarray(value)
+        initializers.append(
+            numpy_helper.from_array(array.astype(np.float32) if array.dtype.kind == "f" else array, name)
+        )
+        return name
+
+    def node(op: str, inputs: list[str], output: str, **attributes) -> str:
+        nodes.append(helper.make_node(op, inputs, [output], name=output, **attributes))
+        return output
+
+    def dense(x: str, name: str, rows: int, columns: int) -> str:
+        weight = constant(f"{name}.w", rng.standard_normal((rows, columns)) * np.sqrt(1.0 / rows))
+        bias = constant(f"{name}.b", 0.02 * rng.standard_normal(columns))
+        return node("Add", [node("MatMul", [x, weight], f"{name}.mm"), bias], name)
+
+    def layer_norm(x: str, name: str) -> str:
+        mean_vector = constant(f"{name}.mean", np.full((hidden, 1), 1.0 / hidden))
+        centered = node("Sub", [x, node("MatMul", [x, mean_vector], f"{name}.mu")], f"{name}.d")
+        variance = node("MatMul", [node("Mul", [centered, centered], f"{name}.d2"), mean_vector], f"{name}.var")
+        epsilon = constant(f"{name}.eps", np.array(1e-5))
+        deviation = node("Sqrt", [node("Add", [variance, epsilon], f"{name}.ve")], f"{name}.sd")
+        normalized = node("Div", [centered, deviation], f"{name}.n")
+        gamma = constant(f"{name}.gamma", 1.0 + 0.1 * rng.standard_normal(hidden))
+        beta = constant(f"{name}.beta", 0.1 * rng.standard_normal(hidden))
+        return node("Add", [node("Mul", [normalized, gamma], f"{name}.g"), beta], name)
+
+    def split_heads(x: str, name: str, permutation: list[int]) -> str:
+        shape = constant(f"{name}.shape", np.array([1, seq, heads, head], np.int64))
+        return node("Transpose", [node("Reshape", [x, shape], f"{name}.r")], name, perm=permutation)
+
+    def gelu(x: str) -> str:
+        """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+        cube = node("Mul", [node("Mul", [x, x], "gelu.x2"), x], "gelu.x3")
+        inner = node("Add", [x, node("Mul", [cube, constant("gelu.c", np.array(0.044715))], "gelu.cx3")], "gelu.in")
+        scaled = node("Mul", [inner, constant("gelu.s", np.array(np.sqrt(2 / np.pi)))], "gelu.sc")
+        one_plus = node("Add", [node("Tanh", [scaled], "gelu.t"), constant("gelu.one", np.array(1.0))], "gelu.1t")
+        return node("Mul", [node("Mul", [x, one_plus], "gelu.xt"), constant("gelu.half", np.array(0.5))], "gelu")
+
+    x = "x"
+    query = split_heads(dense(x, "q", hidden, hidden), "qh", [0, 2, 1, 3])
+    key = split_heads(dense(x, "k", hidden, hidden), "kh", [0, 2, 3, 1])
+    value = split_heads(dense(x, "v", hidden, hidden), "vh", [0, 2, 1, 3])
+    scores = node("Mul", [node("MatMul", [query, key], "qk"), constant("scale", np.array(1 / np.sqrt(head)))], "s")
+    context = node("MatMul", [node("Softmax", [scores], "p", axis=-1), value], "ctx")
+    merged_shape = constant("merged.shape", np.array([1, seq, hidden], np.int64))
+    merged = node("Reshape", [node("Transpose", [context], "ctx.t", perm=[0, 2, 1, 3]), merged_shape], "merged")
+    attention = layer_norm(node("Add", [dense(merged, "o", hidden, hidden), x], "res1"), "ln1")
+    feed_forward = dense(gelu(dense(attention, "ffn1", hidden, ffn)), "ffn2", ffn, hidden)
+    output = layer_norm(node("Add", [feed_forward, attention], "res2"), "ln2")
+    nodes.append(helper.make_node("Identity", [output], ["y"], name="y"))
+    graph = helper.make_graph(
+        nodes,
+        "bert_encoder",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])],
+        initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
+
+
+def gflop(model: onnx.ModelProto) -> float:
+    """Multiply-adds ×2 of Conv, Gemm and MatMul (what the usual GFLOP figures count), in GFLOP."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    shapes = {}
+    for info in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]:
+        dims = info.type.tensor_type.shape.dim
+        shapes[info.name] = [d.dim_value for d in dims]
+    for tensor in inferred.graph.initializer:
+        shapes[tensor.name] = list(tensor.dims)
+    total = 0
+    for n in inferred.graph.node:
+        output = shapes.get(n.output[0])
+        if not output:
+            continue
+        if n.op_type == "Conv":
+            weight = shapes[n.input[1]]
+            total += 2 * int(np.prod(output)) * int(np.prod(weight[1:]))
+        elif n.op_type == "MatMul":
+            total += 2 * int(np.prod(output)) * shapes[n.input[0]][-1]
+        elif n.op_type == "Gemm":
+            trans_a = next((a.i for a in n.attribute if a.name == "transA"), 0)
+            a = shapes[n.input[0]]
+            total += 2 * int(np.prod(output)) * (a[0] if trans_a else a[1])
+    return total / 1e9

@@ -1,0 +1,237 @@
+"""onnxc against onnxruntime, side by side: `python benchmarks/run.py [--models a,b] [--threads 1,2] [--repeat N]
+[--json out.json]`.
+
+For each model (benchmarks/models.py), in its own process so that models do not
+share memory: onnxc compiles it in a child process (compile time and the
+compiler's peak RSS), then onnxruntime and the compiled library run the same
+random inputs at each thread count in this process: a warm-up run, then
+`--repeat` timed runs (median reported). Outputs must match onnxruntime within
+1e-4 relative to max|ref| (the light CNNs also output their pre-Softmax logits).
+
+Peak RSS of an engine is the process's high-water mark while it is loaded and
+running (reset through /proc/self/clear_refs before each engine) minus the RSS
+before any session existed. onnxruntime runs first and its sessions are freed
+before onnxc loads, so memory freed but kept by the allocator counts against
+onnxc, never for it. A model that fails to compile is listed with its error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+TOLERANCE = 1e-4
+
+
+# ------------------------------------------------------------------ in the child processes
+
+
+def _compile_child(name: str, output: str, opt_level: int) -> dict:
+    """Compile `name` to `output`; seconds of the compile call and the peak RSS of this process."""
+    import models
+
+    import onnxc
+
+    model = models.load(name)
+    start = time.perf_counter()
+    onnxc.compile(model, output, opt_level=opt_level)
+    seconds = time.perf_counter() - start
+    return {"compile_s": seconds, "compile_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _reset_peak_rss() -> None:
+    with open("/proc/self/clear_refs", "w") as clear_refs:
+        clear_refs.write("5")
+
+
+def _timed(run, repeat: int) -> tuple[float, list]:
+    outputs = run()  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), outputs
+
+
+def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -> dict:
+    """Time onnxruntime then onnxc at each thread count on the same inputs; compare their outputs."""
+    import models
+    import numpy as np
+    import onnxruntime as ort
+
+    from onnxc.runtime import Session
+
+    model = models.load(name)
+    serialized = model.SerializeToString()
+    rng = np.random.default_rng(1)
+    feed = {}
+    for arg in ort.InferenceSession(serialized, providers=["CPUExecutionProvider"]).get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
+        feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
+    baseline = _status_mb("VmRSS")
+    result = {"gflop": models.gflop(model), "threads": {}}
+
+    _reset_peak_rss()
+    reference = None
+    for count in threads:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = count
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        session = ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
+        milliseconds, reference = _timed(lambda: session.run(None, feed), repeat)
+        result["threads"][count] = {"ort_ms": milliseconds}
+        del session
+    result["ort_rss_mb"] = _status_mb("VmHWM") - baseline
+
+    _reset_peak_rss()
+    errors = []
+    for count in threads:
+        session = Session(library, threads=count)
+        milliseconds, outputs = _timed(lambda: session.run(None, feed), repeat)
+        result["threads"][count]["onnxc_ms"] = milliseconds
+        for got, want in zip(outputs, reference):
+            errors.append(float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30)))
+    result["onnxc_rss_mb"] = _status_mb("VmHWM") - baseline
+    result["max_error"] = max(errors)
+    return result
+
+
+# ------------------------------------------------------------------------- the driver
+
+
+def _child(arguments: list[str], timeout: float) -> tuple[dict | None, str]:
+    """Run this script with `arguments`; its last stdout line as JSON, or None and the error text."""
+    try:
+        done = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout:.0f} s"
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        return None, lines[-1] if lines else f"exit status {done.returncode}"
+    return json.loads(done.stdout.strip().splitlines()[-1]), ""
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _row(cells: list[str], widths: list[int]) -> str:
+    return "| " + " | ".join(cell.rjust(width) for cell, width in zip(cells, widths)) + " |"
+
+
+def _table(records: list[dict], threads: list[int]) -> str:
+    header = ["model", "GFLOP", "thr", "onnxc ms", "ORT ms", "onnxc/ORT", "onnxc GFLOP/s", "ORT GFLOP/s",
+              "compile s", "onnxc RSS MB", "ORT RSS MB", "max err", "match"]  # fmt: skip
+    rows, failures = [], []
+    for record in records:
+        if "error" in record:
+            failures.append(f"- {record['model']}: {record['error']}")
+            continue
+        for count in threads:
+            timing = record["threads"][str(count)]
+            onnxc_ms, ort_ms = timing["onnxc_ms"], timing["ort_ms"]
+            rows.append([
+                record["model"], f"{record['gflop']:.3f}", str(count), f"{onnxc_ms:.2f}", f"{ort_ms:.2f}",
+                f"{onnxc_ms / ort_ms:.2f}", f"{record['gflop'] / onnxc_ms * 1000:.1f}",
+                f"{record['gflop'] / ort_ms * 1000:.1f}", f"{record['compile_s']:.1f}",
+                f"{record['onnxc_rss_mb']:.0f}", f"{record['ort_rss_mb']:.0f}", f"{record['max_error']:.1e}",
+                "yes" if record["max_error"] <= TOLERANCE else "NO",
+            ])  # fmt: skip
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    lines = [_row(header, widths), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += [_row(row, widths) for row in rows]
+    for count in threads:
+        ratios = [r["threads"][str(count)]["onnxc_ms"] / r["threads"][str(count)]["ort_ms"] for r in records
+                  if "error" not in r]  # fmt: skip
+        if ratios:
+            geomean = statistics.geometric_mean(ratios)
+            lines.append(f"\ngeometric mean onnxc/ORT at {count} thread(s): {geomean:.2f} over {len(ratios)} models")
+    if failures:
+        lines += ["", "not compiled:", *failures]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    import models
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default=",".join(models.MODELS), help=f"comma-separated, from {models.MODELS}")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per engine and thread count (default 5)")
+    parser.add_argument("--opt-level", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=900, help="seconds per model and step (default 900)")
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--compile-child", nargs=2, metavar=("MODEL", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--benchmark-child", nargs=2, metavar=("MODEL", "LIB"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+
+    if args.compile_child:
+        print(json.dumps(_compile_child(*args.compile_child, args.opt_level)))
+        return 0
+    if args.benchmark_child:
+        print(json.dumps(_benchmark_child(*args.benchmark_child, threads, args.repeat)))
+        return 0
+
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in models.MODELS]
+    if unknown:
+        parser.error(f"unknown models {unknown}; choose from {models.MODELS}")
+    records = []
+    with tempfile.TemporaryDirectory(prefix="onnxc-bench-") as work:
+        for name in names:
+            library = str(Path(work) / f"{name}.so")
+            print(f"{name}: compiling", file=sys.stderr, flush=True)
+            compiled, error = _child(["--compile-child", name, library, "--opt-level", str(args.opt_level)],
+                                     args.timeout)  # fmt: skip
+            if compiled is None:
+                records.append({"model": name, "error": f"compile failed: {error}"})
+                continue
+            print(f"{name}: running ({compiled['compile_s']:.1f} s to compile)", file=sys.stderr, flush=True)
+            measured, error = _child(["--benchmark-child", name, library, "--threads", args.threads,
+                                      "--repeat", str(args.repeat)], args.timeout)  # fmt: skip
+            if measured is None:
+                records.append({"model": name, "error": f"run failed: {error}", **compiled})
+                continue
+            records.append({"model": name, **compiled, **measured})
+            os.unlink(library)
+
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {_cpu_name()}, {os.cpu_count()} CPUs, "
+          f"median of {args.repeat} runs\n")  # fmt: skip
+    print(_table(json.loads(json.dumps(records)), threads))
+    if args.json:
+        document = {"date": datetime.now(timezone.utc).isoformat(), "cpu": _cpu_name(), "repeat": args.repeat,
+                    "threads": threads, "models": records}  # fmt: skip
+        Path(args.json).write_text(json.dumps(document, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

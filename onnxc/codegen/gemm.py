@@ -1,0 +1,432 @@
+"""The register-blocked SIMD kernel behind `krnl.matmul`, as explicit LLVM vector IR.
+
+LLVM's loop vectorizer does not find a register tiling by itself (and on
+ppc64le leaves loops scalar), so the kernel is written out in vectors:
+
+    for each (a, b, c) batch offset triple:
+      for jc in [0, N) step nc:                 # column block
+        for pc in [0, K) step kc:               # reduction block
+          im2col only: pack B[pc:pc+kc, jc:jc+nc] into panels of nr columns (scratch)
+          for jr in [jc, jc+nc) step nr:        # register tile columns (kc x nr B tile in L1)
+            for ir in [0, M) step mr:           # register tile rows (A panels stream from L2)
+              micro-kernel: mr x nr accumulators in registers over kc steps,
+              each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
+
+The first reduction block starts the accumulators from the bias (plus C when
+accumulating), later ones from C; the last one clamps before its store.
+Columns past N are masked (full tiles take an unmasked copy of the kernel);
+rows past M get a kernel with fewer rows. Vector width and the number of
+vectors per tile row come from the target (`vector_shape`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from onnxc.codegen.target import Target
+from onnxc.dialects.krnl import MatmulOp, int_values, matmul_scratch_pitch
+
+I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+F32 = ir.FloatType()
+PTR = ir.PointerType()
+
+
+PREFETCH_STEPS = 24
+"""Reduction steps ahead of the current one at which a micro-kernel prefetches A."""
+
+
+def vector_shape(target: Target) -> tuple[int, int]:
+    """(floats per vector, vectors per tile row) for the target's SIMD unit.
+
+    With mr = 12 tile rows: AVX-512 12 x 2 zmm = 24 of 32 registers, AVX2
+    12 x 1 ymm = 12 of 16, VSX 12 x 4 = 48 of 64, z14 12 x 2 = 24 of 32.
+    """
+    if target.arch == "x86_64":
+        return (16, 2) if "+avx512f" in target.features else (8, 1)
+    if target.arch == "ppc64le":
+        return 4, 4
+    return 4, 2
+
+
+@contextmanager
+def counted_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int, name: str) -> Iterator[ir.Value]:
+    """`for iv in range(start, stop, step)`: yields the induction variable, leaves b after the loop."""
+    before = b.block
+    header = b.append_basic_block(f"{name}.header")
+    body = b.append_basic_block(f"{name}.body")
+    exit_ = b.append_basic_block(f"{name}.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(I64, name)
+    iv.add_incoming(start, before)
+    b.cbranch(b.icmp_signed("<", iv, stop), body, exit_)
+    b.position_at_end(body)
+    yield iv
+    iv.add_incoming(b.add(iv, ir.Constant(I64, step), flags=["nsw"]), b.block)
+    b.branch(header)
+    b.position_at_end(exit_)
+
+
+def _const(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+@dataclass
+class MatmulPlan:
+    """The op's static parameters, resolved for one target."""
+
+    m: int
+    n: int
+    k: int
+    mr: int
+    kc: int
+    nc: int
+    vw: int
+    nv: int
+    a_panels: bool
+    a_strides: tuple[int, int]
+    im2col: bool
+    ldb: int
+    conv: list[int]
+    ldc: int
+    batch: list[tuple[int, int, int]]
+    accumulate: bool
+    clip: tuple[float, float]
+    has_bias: bool
+    packed: bool
+
+    @property
+    def pitch(self) -> int:
+        return matmul_scratch_pitch(self.n, self.nc)
+
+    @property
+    def nr(self) -> int:
+        return self.vw * self.nv
+
+    @staticmethod
+    def of(op: MatmulOp, target: Target) -> MatmulPlan:
+        m, n, k = int_values(op.sizes)
+        mr, kc, nc = int_values(op.tile)
+        vw, nv = vector_shape(target)
+        offsets = int_values(op.batch)
+        return MatmulPlan(
+            m,
+            n,
+            k,
+            mr,
+            min(kc, k),
+            nc,
+            vw,
+            nv,
+            a_panels=op.a_layout.data == "panels",
+            a_strides=tuple(int_values(op.a_strides)),
+            im2col=op.b_access.data == "im2col",
+            ldb=op.ldb.value.data,
+            conv=int_values(op.conv),
+            ldc=op.ldc.value.data,
+            batch=[tuple(offsets[i : i + 3]) for i in range(0, len(offsets), 3)],
+            accumulate=bool(op.accumulate.value.data),
+            clip=op.clip_bounds,
+            has_bias=op.bias is not None,
+            packed=op.scratch is not None,
+        )
+
+
+class MatmulEmitter:
+    """Emits one krnl.matmul into the function `builder` is in, with helper functions in `module`."""
+
+    def __init__(self, module: ir.Module, builder: ir.IRBuilder, plan: MatmulPlan, name: str, declare, kernels: dict):
+        self.module = module
+        self.b = builder
+        self.p = plan
+        self.name = name
+        self.declare = declare
+        self.vector = ir.VectorType(F32, plan.vw)
+        self.mask_type = ir.VectorType(I1, plan.vw)
+        self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
+        self.packing: ir.Function | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def gep(self, b: ir.IRBuilder, base: ir.Value, index: ir.Value | int) -> ir.Value:
+        if isinstance(index, int):
+            if index == 0:
+                return base
+            index = _const(index)
+        return b.gep(base, [index], inbounds=True, source_etype=F32)
+
+    def splat(self, b: ir.IRBuilder, scalar: ir.Value, vector_type: ir.VectorType) -> ir.Value:
+        undef = ir.Constant(vector_type, ir.Undefined)
+        single = b.insert_element(undef, scalar, ir.Constant(I32, 0))
+        zeros = ir.Constant(ir.VectorType(I32, vector_type.count), [0] * vector_type.count)
+        return b.shuffle_vector(single, undef, zeros)
+
+    def lane_mask(self, b: ir.IRBuilder, first_lane: ir.Value, limit: ir.Value) -> ir.Value:
+        """Lanes first_lane + j < limit, for j in [0, vw)."""
+        vw = self.p.vw
+        i64v = ir.VectorType(I64, vw)
+        lanes = b.add(self.splat(b, first_lane, i64v), ir.Constant(i64v, list(range(vw))))
+        return b.icmp_signed("<", lanes, self.splat(b, limit, i64v))
+
+    def masked_load(self, b: ir.IRBuilder, pointer: ir.Value, mask: ir.Value) -> ir.Value:
+        name = f"llvm.masked.load.v{self.p.vw}f32.p0"
+        fn = self.declare(name, self.vector, [PTR, I32, self.mask_type, self.vector])
+        return b.call(fn, [pointer, ir.Constant(I32, 4), mask, ir.Constant(self.vector, None)])
+
+    def masked_store(self, b: ir.IRBuilder, value: ir.Value, pointer: ir.Value, mask: ir.Value) -> None:
+        name = f"llvm.masked.store.v{self.p.vw}f32.p0"
+        fn = self.declare(name, ir.VoidType(), [self.vector, PTR, I32, self.mask_type])
+        b.call(fn, [value, pointer, ir.Constant(I32, 4), mask])
+
+    def function(self, name: str, args: list[ir.Type]) -> tuple[ir.Function, ir.IRBuilder]:
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), name)
+        fn.linkage = "internal"
+        fn.attributes.add("nounwind")
+        for arg in fn.args:
+            if arg.type == PTR:
+                arg.add_attribute("noalias")
+        return fn, ir.IRBuilder(fn.append_basic_block("entry"))
+
+    # ------------------------------------------------------------------- driver
+
+    def emit(self, a: ir.Value, b_in: ir.Value, c: ir.Value, scratch: ir.Value | None, bias: ir.Value | None) -> None:
+        p, b = self.p, self.b
+        for a_offset, b_offset, c_offset in p.batch:
+            a_base, b_base, c_base = self.gep(b, a, a_offset), self.gep(b, b_in, b_offset), self.gep(b, c, c_offset)
+            with counted_loop(b, _const(0), _const(p.n), p.nc, "jc") as jc:
+                with counted_loop(b, _const(0), _const(p.k), p.kc, "pc") as pc:
+                    remaining = b.sub(_const(p.k), pc)
+                    kc = b.select(b.icmp_signed("<", remaining, _const(p.kc)), remaining, _const(p.kc))
+                    first = b.icmp_signed("==", pc, _const(0))
+                    last = b.icmp_signed("==", kc, remaining)
+                    if p.packed:
+                        b.call(self.packing_function(), [b_base, scratch, jc, pc, kc])
+                    self.tiles(a_base, b_base, c_base, scratch, bias, jc, pc, kc, first, last)
+
+    def tiles(self, a, b_in, c, scratch, bias, jc, pc, kc, first, last) -> None:
+        """Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
+        while the row panels of A stream through it."""
+        p, b = self.p, self.b
+        block_end = b.add(jc, _const(p.nc))
+        block_end = b.select(b.icmp_signed("<", block_end, _const(p.n)), block_end, _const(p.n))
+        with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
+            valid = b.sub(_const(p.n), jr)
+            if p.packed:
+                b_tile = self.gep(b, scratch, b.sub(jr, jc))
+            else:
+                b_tile = self.gep(b, b_in, b.add(b.mul(pc, _const(p.ldb)), jr))
+            full = b.icmp_signed(">=", valid, _const(p.nr))
+            with b.if_else(full) as (then, otherwise):
+                for block, masked in ((then, False), (otherwise, True)):
+                    with block:
+                        self.row_tiles(masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid)
+
+    def row_tiles(self, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid) -> None:
+        p, b = self.p, self.b
+        a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
+        b_stride = p.pitch if p.packed else p.ldb
+        strides = [_const(v) for v in (a_rows, a_columns, b_stride, p.ldc)]
+
+        def call(rows: int, ir_: ir.Value) -> None:
+            if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
+                padded_rows = -(-p.m // p.mr) * p.mr
+                a_offset = b.add(b.mul(pc, _const(padded_rows)), b.mul(ir_, kc))
+            else:
+                a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
+            c_tile = self.gep(b, c, b.add(b.mul(ir_, _const(p.ldc)), jr))
+            args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides]
+            b.call(self.micro_kernel(rows, masked), args + ([bias] if bias is not None else []))
+
+        full_rows = p.m - p.m % p.mr
+        if full_rows:
+            with counted_loop(b, _const(0), _const(full_rows), p.mr, "ir") as ir_:
+                call(p.mr, ir_)
+        if p.m % p.mr:
+            call(p.m % p.mr, _const(full_rows))
+
+    # ------------------------------------------------------------- micro-kernel
+
+    def micro_kernel(self, rows: int, masked: bool) -> ir.Function:
+        """C tile (rows x nr) = epilogue(init + A tile (rows x kc) * B tile (kc x nr)).
+
+        Strides are arguments, so that one kernel per variant serves every
+        krnl.matmul of the module (compile time grows with distinct kernels).
+        """
+        p = self.p
+        # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
+        vectors = -(-(p.n % p.nr) // p.vw) if masked else p.nv
+        key = (rows, masked, vectors, p.packed, p.has_bias, p.accumulate, p.clip)
+        if key in self.kernels:
+            return self.kernels[key]
+        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
+        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'p' if p.packed else ''}{'b' if p.has_bias else ''}"
+        suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
+        fn, b = self.function(f"onnxc.gemm.{suffix}", args)
+        fn.attributes.add("noinline")
+        self.kernels[key] = fn
+        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, ldc, *bias = fn.args
+        masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
+        a_pointers = [self.gep(b, a, b.mul(a_rows, _const(r))) for r in range(rows)]
+
+        def b_vector(bb: ir.IRBuilder, row: ir.Value, v: int) -> ir.Value:
+            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), _const(v * p.vw)))
+            if masked and not p.packed:  # the scratch block has room past N (lanes never stored)
+                return self.masked_load(bb, pointer, masks[v])
+            return bb.load(pointer, typ=self.vector, align=min(p.vw * 4, 64) if p.packed else 4)
+
+        def a_scalar(bb: ir.IRBuilder, kk: ir.Value, r: int) -> ir.Value:
+            return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, a_columns)), typ=F32, align=4)
+
+        c_pointers = [
+            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(vectors)] for r in range(rows)
+        ]
+        zero = ir.Constant(self.vector, None)
+        init = []
+        for r in range(rows):
+            start = zero
+            if p.has_bias:
+                row_bias = b.load(self.gep(b, bias[0], b.add(row0, _const(r))), typ=F32, align=4)
+                start = self.splat(b, row_bias, self.vector)
+            row = []
+            for v in range(vectors):
+                if masked:
+                    loaded = self.masked_load(b, c_pointers[r][v], masks[v])
+                else:
+                    loaded = b.load(c_pointers[r][v], typ=self.vector, align=4)
+                fresh = b.fadd(loaded, start) if p.accumulate else start
+                row.append(b.select(first, fresh, loaded))
+            init.append(row)
+
+        entry = b.block
+        header = b.append_basic_block("k.header")
+        body = b.append_basic_block("k.body")
+        exit_ = b.append_basic_block("k.exit")
+        b.branch(header)
+        b.position_at_end(header)
+        kk = b.phi(I64, "k")
+        kk.add_incoming(_const(0), entry)
+        accumulators = []
+        for r in range(rows):
+            row = []
+            for v in range(vectors):
+                phi = b.phi(self.vector)
+                phi.add_incoming(init[r][v], entry)
+                row.append(phi)
+            accumulators.append(row)
+        b.cbranch(b.icmp_signed("<", kk, kc), body, exit_)
+        b.position_at_end(body)
+        b_vectors = [b_vector(b, kk, v) for v in range(vectors)]
+        # A streams from L2/L3 (weights are read once per column tile): prefetch ahead.
+        prefetch = self.declare("llvm.prefetch.p0", ir.VoidType(), [PTR, I32, I32, I32])
+        ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), a_columns))
+        b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+        fma = self.declare(f"llvm.fma.v{p.vw}f32", self.vector, [self.vector] * 3)
+        for r in range(rows):
+            broadcast = self.splat(b, a_scalar(b, kk, r), self.vector)
+            for v in range(vectors):
+                updated = b.call(fma, [broadcast, b_vectors[v], accumulators[r][v]])
+                accumulators[r][v].add_incoming(updated, body)
+        kk.add_incoming(b.add(kk, _const(1), flags=["nsw"]), body)
+        b.branch(header)
+
+        b.position_at_end(exit_)
+        low, high = p.clip
+        for r in range(rows):
+            for v in range(vectors):
+                value = accumulators[r][v]
+                clamped = value
+                if low != float("-inf"):
+                    bound = ir.Constant(self.vector, [low] * p.vw)
+                    clamped = b.select(b.fcmp_ordered("<", clamped, bound), bound, clamped)
+                if high != float("inf"):
+                    bound = ir.Constant(self.vector, [high] * p.vw)
+                    clamped = b.select(b.fcmp_ordered(">", clamped, bound), bound, clamped)
+                if clamped is not value:
+                    value = b.select(last, clamped, value)
+                if masked:
+                    self.masked_store(b, value, c_pointers[r][v], masks[v])
+                else:
+                    b.store(value, c_pointers[r][v], align=4)
+        b.ret_void()
+        return fn
+
+    # ------------------------------------------------------------------ packing
+
+    def packing_function(self) -> ir.Function:
+        """pack(b, scratch, jc, pc, kc): B[pc:pc+kc, jc:jc+nc] into scratch rows of
+        `pitch` floats, from a matrix (a row copy) or an image (im2col: per output
+        row, a copy of one input row segment between zero-filled padding).
+
+        The copies are plain scalar loops with unit stride on the destination;
+        LLVM vectorizes them (with stride 1 on the source too where the conv's is).
+        """
+        if self.packing is not None:
+            return self.packing
+        p = self.p
+        fn, b = self.function(f"{self.name}.pack", [PTR, PTR, I64, I64, I64])
+        self.packing = fn
+        source, scratch, jc, pc, kc = fn.args
+        block_end = b.add(jc, _const(p.nc))
+        block_end = b.select(b.icmp_signed("<", block_end, _const(p.n)), block_end, _const(p.n))
+        with counted_loop(b, _const(0), kc, 1, "packk") as k:
+            destination = self.gep(b, scratch, b.sub(b.mul(k, _const(p.pitch)), jc))  # [n] for n in the block
+            row = b.add(pc, k)
+            if p.im2col:
+                self.pack_im2col_row(b, source, destination, row, jc, block_end)
+            else:
+                self.copy(b, destination, 1, self.gep(b, source, b.mul(row, _const(p.ldb))), 1, jc, block_end)
+        b.ret_void()
+        return fn
+
+    def copy(self, b, destination, d_stride: int, source, s_stride: int, start, stop) -> None:
+        """destination[i] = source[i*s_stride] for i in [start, stop) (d_stride 1 only)."""
+        with counted_loop(b, start, stop, 1, "copy") as i:
+            value = b.load(self.gep(b, source, b.mul(i, _const(s_stride)) if s_stride != 1 else i), typ=F32, align=4)
+            b.store(value, self.gep(b, destination, i), align=4)
+
+    def fill_zero(self, b, destination, start, stop) -> None:
+        with counted_loop(b, start, stop, 1, "zero") as i:
+            b.store(ir.Constant(F32, 0.0), self.gep(b, destination, i), align=4)
+
+    def pack_im2col_row(self, b, image, destination, row, jc, block_end) -> None:
+        """One row k = (c, ky, kx) of the im2col block: columns n = (oy, ox) in [jc, block_end)."""
+        _, height, width, _, out_w, kh, kw, sh, sw, dh, dw, ph, pw = self.p.conv
+
+        def smax(x, y):
+            return b.select(b.icmp_signed(">", x, y), x, y)
+
+        def smin(x, y):
+            return b.select(b.icmp_signed("<", x, y), x, y)
+
+        def ceil_div(x, d: int):  # x >= 0
+            return b.sdiv(b.add(x, _const(d - 1)), _const(d))
+
+        channel = b.udiv(row, _const(kh * kw))
+        offset = b.urem(row, _const(kh * kw))
+        ky, kx = b.udiv(offset, _const(kw)), b.urem(offset, _const(kw))
+        plane = self.gep(b, image, b.mul(channel, _const(height * width)))
+        x0 = b.sub(b.mul(kx, _const(dw)), _const(pw))  # input x = ox*sw + x0
+        first_ox = ceil_div(smax(b.sub(_const(0), x0), _const(0)), sw)
+        stop_ox = ceil_div(smax(b.sub(_const(width), x0), _const(0)), sw)
+        first_row, last_row = b.udiv(jc, _const(out_w)), b.udiv(b.sub(block_end, _const(1)), _const(out_w))
+        with counted_loop(b, first_row, b.add(last_row, _const(1)), 1, "oy") as oy:
+            row_start = b.mul(oy, _const(out_w))
+            start = b.sub(smax(jc, row_start), row_start)
+            stop = b.sub(smin(block_end, b.add(row_start, _const(out_w))), row_start)
+            output_row = self.gep(b, destination, row_start)  # [ox]
+            y = b.add(b.sub(b.mul(oy, _const(sh)), _const(ph)), b.mul(ky, _const(dh)))
+            inside = b.icmp_unsigned("<", y, _const(height))
+            with b.if_else(inside) as (then, otherwise):
+                with then:
+                    low = smin(smax(first_ox, start), stop)
+                    high = smax(smin(stop_ox, stop), low)
+                    self.fill_zero(b, output_row, start, low)
+                    source = self.gep(b, plane, b.add(b.mul(y, _const(width)), x0))  # [ox*sw]
+                    self.copy(b, output_row, 1, source, sw, low, high)
+                    self.fill_zero(b, output_row, high, stop)
+                with otherwise:
+                    self.fill_zero(b, output_row, start, stop)

@@ -1,0 +1,102 @@
+"""Which loop of a loop nest may run its iterations on several threads.
+
+A nest (one kernel function, see llvm.py) is split over the thread pool of
+runtime/support/onnxc_parallel.c when its outermost loop with more than one
+iteration — below any single-iteration loops such as a batch of 1 — provably
+has independent iterations and the nest does enough work to repay waking the
+pool.
+
+Independence is shown per buffer, without any dependence algebra: every
+buffer the nest stores to must be accessed (loaded and stored) only at
+indices that hold the loop's induction variable itself in one fixed
+dimension. Then iteration i touches only slice i of that buffer, and distinct
+iterations touch disjoint memory (buffers never alias: see llvm.py). Loops
+carrying values between iterations (`iter_args`) are never split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation, SSAValue
+
+PARALLEL_FOR = "onnxc_parallel_for"
+# Estimated operations (see _work) below which a nest stays on one thread: waking the pool costs a few µs.
+MIN_PARALLEL_WORK = 1 << 18
+
+
+@dataclass(frozen=True)
+class ParallelLoop:
+    loop: scf.ForOp
+    trip_count: int
+
+
+def _constant(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+def _trip_count(loop: scf.ForOp) -> int | None:
+    lower, upper, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
+    if lower is None or upper is None or step is None or step <= 0:
+        return None
+    return max(0, -(-(upper - lower) // step))
+
+
+def _estimated_trip_count(loop: scf.ForOp) -> int:
+    """The trip count, or for bounds computed at run time a guess from a constant clamp (min(x, C))."""
+    exact = _trip_count(loop)
+    if exact is not None:
+        return exact
+    owner = loop.ub.owner
+    if isinstance(owner, arith.MinSIOp | arith.MinUIOp):
+        bounds = [c for c in (_constant(v) for v in owner.operands) if c is not None]
+        if bounds:
+            return max(1, min(bounds))
+    return 1
+
+
+def _work(op: Operation) -> int:
+    """Operations `op` executes, counting loop bodies by their (estimated) trip counts."""
+    if isinstance(op, scf.ForOp):
+        return _estimated_trip_count(op) * sum(_work(inner) for inner in op.body.block.ops)
+    return 1 + sum(_work(inner) for region in op.regions for block in region.blocks for inner in block.ops)
+
+
+def _only_loop_in(loop: scf.ForOp) -> scf.ForOp | None:
+    """The loop that is `loop`'s whole body (besides the yield), if any."""
+    ops = [op for op in loop.body.block.ops if not isinstance(op, scf.YieldOp)]
+    return ops[0] if len(ops) == 1 and isinstance(ops[0], scf.ForOp) else None
+
+
+def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
+    """Whether every stored buffer is only accessed at indices holding `loop`'s induction variable in one dimension."""
+    iv = loop.body.block.args[0]
+    accesses: dict[SSAValue, list[memref.LoadOp | memref.StoreOp]] = {}
+    for op in nest.walk():
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            accesses.setdefault(op.memref, []).append(op)
+    for buffer, ops in accesses.items():
+        if not any(isinstance(op, memref.StoreOp) for op in ops):
+            continue
+        dimensions = set.intersection(*({d for d, index in enumerate(op.indices) if index == iv} for op in ops))
+        if not dimensions:
+            return False
+    return True
+
+
+def parallel_loop(nest: Operation) -> ParallelLoop | None:
+    """The loop of `nest` to split over threads, or None to run the nest on one thread."""
+    loop = nest if isinstance(nest, scf.ForOp) else None
+    while loop is not None and not loop.iter_args and _trip_count(loop) == 1:
+        loop = _only_loop_in(loop)
+    if loop is None or loop.iter_args:
+        return None
+    trip_count = _trip_count(loop)
+    if trip_count is None or trip_count < 2 or _work(nest) < MIN_PARALLEL_WORK or not _slices_by(loop, nest):
+        return None
+    return ParallelLoop(loop, trip_count)

@@ -1,0 +1,195 @@
+"""Float32 exp, log, tanh and erf as LLVM IR that the loop vectorizer can vectorize.
+
+libm calls (`expf`, ...) are opaque to LLVM's loop vectorizer, so a Softmax or
+Tanh loop calling them stays scalar (a vector library option had no effect
+with llvmlite). Each function here is an internal `alwaysinline` function whose
+body is straight-line code: arithmetic, `fma`, bit casts, integer shifts,
+`select` and intrinsics LLVM vectorizes (fabs, copysign, minnum, maxnum,
+roundeven). Once inlined into a loop it vectorizes like any other arithmetic.
+
+Accuracy is a few ulp against correctly rounded results over the whole float
+range (tests/test_vector_math.py), with IEEE behaviour at the edges: NaN in,
+NaN out; exp overflows to +inf and underflows through the subnormals to 0; log
+of a subnormal is exact-exponent, log(0) = -inf, log(x < 0) = NaN; tanh and
+erf saturate to ±1 and keep the sign of zero.
+
+The polynomial coefficients come from Chebyshev interpolation in float64 at
+import time (near-minimax, see `_fitted`), so their provenance is this file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from llvmlite import ir
+
+F32 = ir.FloatType()
+I32 = ir.IntType(32)
+
+
+# ------------------------------------------------------------------ coefficients
+
+
+def _fitted(
+    function: Callable[[np.ndarray], np.ndarray], low: float, high: float, degree: int, *, normalized: bool
+) -> list[float]:
+    """Power-series coefficients (constant first) of `function` interpolated at Chebyshev points of [low, high].
+
+    With `normalized`, the series is in t = (2x - low - high) / (high - low) ∈ [-1, 1]
+    (well conditioned for intervals away from 0); otherwise in x itself.
+    """
+    series = np.polynomial.Chebyshev.interpolate(function, degree, domain=[low, high])
+    if normalized:
+        return [float(np.float32(c)) for c in series.convert(kind=np.polynomial.Polynomial, domain=[low, high]).coef]
+    return [float(np.float32(c)) for c in series.convert(kind=np.polynomial.Polynomial).coef]
+
+
+_erf = np.vectorize(math.erf)
+_erfc = np.vectorize(math.erfc)
+
+# exp(r) on |r| <= ln2/2: Taylor to degree 7 (truncation error < 1e-8 relative).
+_EXP_TAYLOR = [1.0 / math.factorial(k) for k in range(8)]
+# log: 2 atanh(s) = 2s (1 + s²/3 + s⁴/5 + ...) with s² <= 0.0295 (truncation < 3e-9 relative).
+_ATANH_ODD = [1 / 3, 1 / 5, 1 / 7, 1 / 9]
+# tanh(a) = a + a z P(z), z = a² <= 0.625², for the small arguments where 1 - 2/(e^2a + 1) cancels.
+_TANH_SMALL_LIMIT = 0.625
+_TANH_SMALL = _fitted(
+    lambda z: (np.tanh(np.sqrt(z)) / np.sqrt(z) - 1) / z, 1e-6, _TANH_SMALL_LIMIT**2, 6, normalized=False
+)
+# erf(a) = a P(a²) for a < 0.9; above, erf(a) = 1 - exp(L(a)) with L ≈ log erfc(a) up to where erf rounds to 1.
+_ERF_SMALL_LIMIT = 0.9
+_ERF_ONE = 3.93
+_ERF_SMALL = _fitted(lambda z: _erf(np.sqrt(z)) / np.sqrt(z), 1e-8, _ERF_SMALL_LIMIT**2, 6, normalized=False)
+_ERF_LOG_ERFC = _fitted(lambda a: np.log(_erfc(a)), _ERF_SMALL_LIMIT, _ERF_ONE, 11, normalized=True)
+
+# ln 2 split so that k * LN2_HI is exact for |k| < 2^9 (Cody and Waite).
+_LN2_HI = 0.693145751953125
+_LN2_LO = float(np.float32(math.log(2) - _LN2_HI))
+_SQRT_HALF_BITS = 0x3F3504F3  # bits of float32 sqrt(1/2)
+
+
+# ------------------------------------------------------------------ the builder
+
+
+class _Emitter:
+    """Terse float32 arithmetic on an IRBuilder, for writing the algorithms below."""
+
+    def __init__(self, builder: ir.IRBuilder):
+        self.b = builder
+
+    @staticmethod
+    def c(value: float) -> ir.Constant:
+        return ir.Constant(F32, float(np.float32(value)))
+
+    @staticmethod
+    def i(value: int) -> ir.Constant:
+        return ir.Constant(I32, value)
+
+    def intrinsic(self, name: str, *args: ir.Value) -> ir.Value:
+        module = self.b.module
+        full = f"llvm.{name}.f32"
+        function = module.globals.get(full) or ir.Function(module, ir.FunctionType(F32, [F32] * len(args)), full)
+        return self.b.call(function, args)
+
+    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        return self.intrinsic("fma", a, b, c)
+
+    def horner(self, x: ir.Value, coefficients: list[float]) -> ir.Value:
+        """sum(c_k x^k) by Horner's rule with fused multiply-adds."""
+        result = self.c(coefficients[-1])
+        for coefficient in reversed(coefficients[:-1]):
+            result = self.fma(result, x, self.c(coefficient))
+        return result
+
+    def is_nan(self, x: ir.Value) -> ir.Value:
+        return self.b.fcmp_unordered("uno", x, x)
+
+    def pow2(self, k: ir.Value) -> ir.Value:
+        """2^k as a float, for integer k in [-126, 127]."""
+        return self.b.bitcast(self.b.shl(self.b.add(k, self.i(127)), self.i(23)), F32)
+
+
+def _exp(e: _Emitter, x: ir.Value) -> ir.Value:
+    """e^x = 2^k e^r with k = round(x / ln2), |r| <= ln2 / 2; 2^k applied in two halves so subnormals round once."""
+    b = e.b
+    clamped = e.intrinsic("minnum", e.intrinsic("maxnum", x, e.c(-104.0)), e.c(89.0))
+    n = e.intrinsic("roundeven", b.fmul(clamped, e.c(1 / math.log(2))))
+    r = e.fma(n, e.c(-_LN2_HI), clamped)
+    r = e.fma(n, e.c(-_LN2_LO), r)
+    p = e.horner(r, _EXP_TAYLOR)
+    k = b.fptosi(n, I32)  # in [-150, 129]
+    half = b.ashr(k, e.i(1))
+    value = b.fmul(b.fmul(p, e.pow2(half)), e.pow2(b.sub(k, half)))
+    return b.select(e.is_nan(x), b.fadd(x, x), value)
+
+
+def _log(e: _Emitter, x: ir.Value) -> ir.Value:
+    """log x = k ln2 + log(1 + f), 1 + f in [sqrt(1/2), sqrt 2), log(1 + f) = f - s (f - 2 R), s = f / (2 + f)."""
+    b = e.b
+    subnormal = b.fcmp_ordered("<", x, e.c(2.0**-126))
+    scaled = b.select(subnormal, b.fmul(x, e.c(2.0**23)), x)
+    offset = b.sub(b.bitcast(scaled, I32), e.i(_SQRT_HALF_BITS))
+    k = b.add(b.ashr(offset, e.i(23)), b.select(subnormal, e.i(-23), e.i(0)))
+    m = b.bitcast(b.add(b.and_(offset, e.i(0x7FFFFF)), e.i(_SQRT_HALF_BITS)), F32)
+    f = b.fsub(m, e.c(1.0))
+    s = b.fdiv(f, b.fadd(f, e.c(2.0)))
+    z = b.fmul(s, s)
+    r = b.fmul(z, e.horner(z, _ATANH_ODD))
+    log1p = b.fsub(f, b.fmul(s, e.fma(e.c(-2.0), r, f)))
+    kf = b.sitofp(k, F32)
+    value = b.fadd(e.fma(kf, e.c(_LN2_LO), log1p), b.fmul(kf, e.c(_LN2_HI)))
+    value = b.select(b.fcmp_ordered("==", x, e.c(math.inf)), x, value)
+    value = b.select(b.fcmp_ordered("==", x, e.c(0.0)), e.c(-math.inf), value)
+    value = b.select(b.fcmp_ordered("<", x, e.c(0.0)), e.c(math.nan), value)
+    return b.select(e.is_nan(x), b.fadd(x, x), value)
+
+
+def _tanh(e: _Emitter, x: ir.Value) -> ir.Value:
+    """tanh |x| = 1 - 2 / (e^2|x| + 1), or a polynomial below 0.625; the sign copied from x."""
+    b = e.b
+    a = e.intrinsic("fabs", x)
+    exponential = _exp(e, e.intrinsic("minnum", b.fadd(a, a), e.c(40.0)))
+    large = b.fsub(e.c(1.0), b.fdiv(e.c(2.0), b.fadd(exponential, e.c(1.0))))
+    z = b.fmul(a, a)
+    small = e.fma(b.fmul(a, z), e.horner(z, _TANH_SMALL), a)
+    value = e.intrinsic("copysign", b.select(b.fcmp_ordered("<", a, e.c(_TANH_SMALL_LIMIT)), small, large), x)
+    return b.select(e.is_nan(x), b.fadd(x, x), value)
+
+
+def _erf(e: _Emitter, x: ir.Value) -> ir.Value:
+    """erf x = x P(x²) for |x| < 0.9, else ±(1 - exp(L(|x|))) with L ≈ log erfc, saturating at 3.93."""
+    b = e.b
+    a = e.intrinsic("fabs", x)
+    small = b.fmul(x, e.horner(b.fmul(x, x), _ERF_SMALL))
+    clamped = e.intrinsic("minnum", a, e.c(_ERF_ONE))
+    low, high = _ERF_SMALL_LIMIT, _ERF_ONE
+    t = e.fma(clamped, e.c(2 / (high - low)), e.c(-(high + low) / (high - low)))
+    large = e.intrinsic("copysign", b.fsub(e.c(1.0), _exp(e, e.horner(t, _ERF_LOG_ERFC))), x)
+    value = b.select(b.fcmp_ordered("<", a, e.c(_ERF_SMALL_LIMIT)), small, large)
+    return b.select(e.is_nan(x), b.fadd(x, x), value)
+
+
+_ALGORITHMS: dict[str, Callable[[_Emitter, ir.Value], ir.Value]] = {
+    "exp": _exp,
+    "log": _log,
+    "tanh": _tanh,
+    "erf": _erf,
+}
+FUNCTIONS = tuple(_ALGORITHMS)
+
+
+def float32_function(module: ir.Module, name: str) -> ir.Function:
+    """The module's `float onnxc.<name>f(float)` (one of FUNCTIONS), defined on first use."""
+    symbol = f"onnxc.{name}f"
+    existing = module.globals.get(symbol)
+    if existing is not None:
+        return existing
+    function = ir.Function(module, ir.FunctionType(F32, [F32]), symbol)
+    function.linkage = "internal"
+    function.attributes.add("alwaysinline")
+    function.attributes.add("nounwind")
+    builder = ir.IRBuilder(function.append_basic_block("entry"))
+    builder.ret(_ALGORITHMS[name](_Emitter(builder), function.args[0]))
+    return function

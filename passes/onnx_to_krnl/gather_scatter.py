@@ -1,0 +1,213 @@
+"""Indexed data movement: Gather, GatherElements, GatherND, ScatterElements,
+ScatterND, OneHot, ReverseSequence, and the scatters MaxUnpool and Col2Im.
+
+Indices are data (read in the loop body), negative ones count from the end of
+their dim. Scatters copy `data` to the output, then apply the updates in the
+order of the updates tensor, so that with duplicate indices the last update
+wins (reduction "none") or all are combined, as in the reference.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import (
+    GraphLowering,
+    constant_array,
+    copy_reshaped,
+    delinearize,
+    fill,
+    load_index,
+    lowers,
+    normalized_axis,
+    shape_of,
+)
+
+
+@lowers("Gather")
+def lower_gather(g: GraphLowering, op: OnnxOp) -> None:
+    """out[a..., i..., b...] = data[a..., indices[i...], b...] with the index at `axis`."""
+    data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    shape = shape_of(data)
+    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    index_rank = len(shape_of(indices))
+    ivs, b = g.top.loop_nest(shape_of(out))
+    index = load_index(b, indices, ivs[axis : axis + index_rank], shape[axis])
+    b.store(b.load(data, [*ivs[:axis], index, *ivs[axis + index_rank :]]), out, ivs)
+
+
+@lowers("GatherElements")
+def lower_gather_elements(g: GraphLowering, op: OnnxOp) -> None:
+    """out[i] = data[i with i[axis] := indices[i]]."""
+    data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    shape = shape_of(data)
+    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    ivs, b = g.top.loop_nest(shape_of(out))
+    source = list(ivs)
+    source[axis] = load_index(b, indices, ivs, shape[axis])
+    b.store(b.load(data, source), out, ivs)
+
+
+def _nd_index(
+    b: KernelBuilder, indices: SSAValue, prefix: Sequence[Bound], shape: Sequence[int], first_dim: int
+) -> list[Bound]:
+    """The data indices named by the last dim of `indices` at `prefix` (GatherND,
+    ScatterND): one per data dim from `first_dim` on."""
+    depth = shape_of(indices)[-1]
+    return [load_index(b, indices, [*prefix, k], shape[first_dim + k]) for k in range(depth)]
+
+
+@lowers("GatherND")
+def lower_gather_nd(g: GraphLowering, op: OnnxOp) -> None:
+    """out[batch..., i..., rest...] = data[batch..., indices[batch..., i..., :], rest...]:
+    the first `batch_dims` dims are shared by data and indices."""
+    data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    batch_dims = op.attr("batch_dims", 0)
+    index_rank = len(shape_of(indices))
+    depth = shape_of(indices)[-1]
+    ivs, b = g.top.loop_nest(shape_of(out))
+    prefix = ivs[: index_rank - 1]
+    picked = _nd_index(b, indices, prefix, shape_of(data), batch_dims)
+    rest = ivs[index_rank - 1 :]
+    if batch_dims + depth + len(rest) != len(shape_of(data)):
+        raise g.shape_error(op, f"indices {list(shape_of(indices))} do not fit data {list(shape_of(data))}")
+    b.store(b.load(data, [*ivs[:batch_dims], *picked, *rest]), out, ivs)
+
+
+_REDUCTIONS = {"add": "add", "mul": "mul", "max": "max", "min": "min"}
+"""Scatter reduction attribute -> KernelBuilder arithmetic."""
+
+
+Destination = Callable[[KernelBuilder, list[SSAValue]], list[Bound]]
+"""(builder in the nest over the updates, its ivs) -> the output indices to update."""
+
+
+def _scatter(g: GraphLowering, op: OnnxOp, destination: Destination) -> None:
+    """Copy data (input 0) to the output, then for every position i of the updates
+    (input 2): out[destination(i)] = updates[i], or combined with it by `reduction`."""
+    data, updates, out = g.input(op, 0), g.input(op, 2), g.result(op)
+    reduction = op.attr("reduction", "none")
+    if reduction != "none":
+        if reduction not in _REDUCTIONS:
+            raise g.unsupported(op, f"reduction '{reduction}'")
+        g.element_type(op, op.results[0])
+    copy_reshaped(g.top, data, out)
+    ivs, b = g.top.loop_nest(shape_of(updates))
+    target = destination(b, ivs)
+    value = b.load(updates, ivs)
+    if reduction != "none":
+        value = b.binary(_REDUCTIONS[reduction], b.load(out, target), value)
+    b.store(value, out, target)
+
+
+@lowers("ScatterElements")
+def lower_scatter_elements(g: GraphLowering, op: OnnxOp) -> None:
+    """out[i with i[axis] := indices[i]] = updates[i]."""
+    shape = shape_of(g.input(op, 0))
+    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    indices = g.input(op, 1)
+
+    def destination(b: KernelBuilder, ivs: list[SSAValue]) -> list[Bound]:
+        target: list[Bound] = list(ivs)
+        target[axis] = load_index(b, indices, ivs, shape[axis])
+        return target
+
+    _scatter(g, op, destination)
+
+
+@lowers("ScatterND")
+def lower_scatter_nd(g: GraphLowering, op: OnnxOp) -> None:
+    """out[indices[i..., :], rest...] = updates[i..., rest...]."""
+    shape = shape_of(g.input(op, 0))
+    indices = g.input(op, 1)
+    prefix_rank = len(shape_of(indices)) - 1
+
+    def destination(b: KernelBuilder, ivs: list[SSAValue]) -> list[Bound]:
+        return [*_nd_index(b, indices, ivs[:prefix_rank], shape, 0), *ivs[prefix_rank:]]
+
+    _scatter(g, op, destination)
+
+
+@lowers("OneHot")
+def lower_one_hot(g: GraphLowering, op: OnnxOp) -> None:
+    """out[a..., j, b...] = values[1] if indices[a..., b...] == j (negative indices
+    count from depth) else values[0]; j runs over the new dim at `axis`."""
+    indices, values, out = g.input(op, 0), g.input(op, 2), g.result(op)
+    if constant_array(op.input(1)) is None:
+        raise g.unsupported(op, "OneHot with a depth that is not a constant")
+    axis = normalized_axis(g, op, op.attr("axis", -1), len(shape_of(out)))
+    depth = shape_of(out)[axis]
+    off, on = (g.top.load(values, [k]) for k in (0, 1))
+    ivs, b = g.top.loop_nest(shape_of(out))
+    index = load_index(b, indices, [*ivs[:axis], *ivs[axis + 1 :]], depth)
+    b.store(b.select(b.compare("eq", index, ivs[axis]), on, off), out, ivs)
+
+
+@lowers("ReverseSequence")
+def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
+    """Along `time_axis`, the first sequence_lens[b] elements of batch b reversed,
+    the others copied."""
+    src, lengths, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    batch_axis, time_axis = op.attr("batch_axis", 1), op.attr("time_axis", 0)
+    ivs, b = g.top.loop_nest(shape_of(out))
+    length = b.to_index(b.load(lengths, [ivs[batch_axis]]))
+    time = ivs[time_axis]
+    reversed_time = b.sub(b.sub(length, 1), time)
+    source = list(ivs)
+    source[time_axis] = b.select(b.compare("slt", time, length), reversed_time, time)
+    b.store(b.load(src, source), out, ivs)
+
+
+@lowers("MaxUnpool")
+def lower_max_unpool(g: GraphLowering, op: OnnxOp) -> None:
+    """Zeros, with each input value stored at its index (a row-major offset into
+    the whole output, as MaxPool's Indices give)."""
+    x, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    fill(g.top, out, g.top.element_constant(0, out.type.get_element_type()))
+    ivs, b = g.top.loop_nest(shape_of(x))
+    offset = b.to_index(b.load(indices, ivs))
+    b.store(b.load(x, ivs), out, delinearize(b, offset, shape_of(out)))
+
+
+@lowers("Col2Im")
+def lower_col2im(g: GraphLowering, op: OnnxOp) -> None:
+    """The inverse of im2col: input (N, C * prod(block), L) holds one column per
+    block position; every element is added to the image pixel it came from
+    (block position * stride - pad + kernel offset * dilation), if inside."""
+    columns, out = g.input(op, 0), g.result(op)
+    block = constant_array(op.input(2))
+    if block is None or constant_array(op.input(1)) is None:
+        raise g.unsupported(op, "Col2Im with an image or block shape that is not a constant")
+    block = block.reshape(-1).tolist()
+    image = shape_of(out)[2:]
+    spatial = len(image)
+    strides = op.attr("strides") or [1] * spatial
+    dilations = op.attr("dilations") or [1] * spatial
+    pads = op.attr("pads") or [0] * (2 * spatial)
+    blocks = [
+        (size + pads[d] + pads[spatial + d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+        for d, size in enumerate(image)
+    ]
+    if pymath.prod(blocks) != shape_of(columns)[2]:
+        raise g.shape_error(op, f"{shape_of(columns)[2]} columns for {blocks} block positions")
+    g.element_type(op, op.results[0])
+    fill(g.top, out, g.top.constant(0, out.type.get_element_type()))
+    ivs, b = g.top.loop_nest(shape_of(columns))
+    n, channel_offset, column = ivs
+    kernel = delinearize(b, b.rem(channel_offset, pymath.prod(block)), block)
+    position = delinearize(b, column, blocks)
+    pixel, inside = [], None
+    for d in range(spatial):
+        start = b.sub(b.mul(position[d], strides[d]), pads[d])
+        at = b.index(b.add(start, b.mul(kernel[d], dilations[d])))
+        within = b.and_(b.compare("sge", at, 0), b.compare("slt", at, image[d]))
+        inside = within if inside is None else b.and_(inside, within)
+        pixel.append(at)
+    add = b.if_then(inside)
+    target = [n, add.div(channel_offset, pymath.prod(block)), *pixel]
+    add.store(add.add(add.load(out, target), add.load(columns, ivs)), out, target)

@@ -1,0 +1,324 @@
+"""Conv, MatMul and Gemm as `krnl.matmul`: the register-blocked GEMM kernel.
+
+Conv (2-D, one group, constant weights) is C[M, OH*OW] = W[M, C*KH*KW] x
+im2col(X) per image: its weights are packed at compile time into the
+kernel's row panels (see krnl.MatmulOp, a_layout "panels"), and a 1x1 stride-1 unpadded conv
+reads the image in place as the matrix [C, H*W].
+
+Epilogue fusion, decided here and nowhere else, along a chain of single uses
+(a value with one use is not a graph output: returning it would be a second
+use, so no intermediate is lost):
+1. a BatchNormalization with constant statistics (inference): its scale and
+   shift are folded into the packed weights and the bias;
+2. a residual Add/Sum of two values, the other one `r` computed already: the
+   kernel accumulates into r's buffer (C starts as r), which is legal when r
+   is a scratch buffer (not an input, constant or output) and every other use
+   of r, or of any value sharing its buffer, comes before the Conv;
+3. a Relu or a Clip with constant bounds: the clamp of the kernel's store.
+Fused ops are added to `GraphLowering.fused` (their lowering is skipped) and
+the kernel writes the last fused op's result buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import Float32Type, MemRefType, f32
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.krnl import GlobalOp, MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.onnx import OnnxOp, WeightStore
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
+from onnxc.passes.onnx_to_krnl.windows import sliding_windows
+
+TILE_ROWS = 12
+"""mr: rows of a register tile (the vectors per row are the target's, see codegen/gemm.py)."""
+REDUCTION_BLOCK = 128
+"""kc: reduction steps per pass over a tile; a kc x nr B tile (16 KB with AVX-512) stays in L1."""
+COLUMN_BLOCK = 512
+"""nc: columns per block; the kc x nc B block (512 KB) fits a 1 MB L2. A multiple of every nr."""
+
+
+def _single_user(value: SSAValue) -> OnnxOp | None:
+    """The op that is `value`'s only use, if it is an onnx op."""
+    uses = list(value.uses)
+    if len(uses) == 1 and isinstance(uses[0].operation, OnnxOp):
+        return uses[0].operation
+    return None
+
+
+def _fold_batch_norm(g: GraphLowering, norm: OnnxOp) -> tuple[np.ndarray, np.ndarray] | None:
+    """(scale, shift) per channel of an inference BatchNormalization with constant
+    statistics: y = x * scale + shift. None when it cannot be folded."""
+    if norm.attr("training_mode", 0) or norm.attr("spatial", 1) == 0 or any(r.uses for r in norm.results[1:]):
+        return None
+    params = [constant_array(norm.input(k)) for k in range(1, 5)]
+    if any(p is None or p.ndim != 1 for p in params):
+        return None
+    gamma, beta, mean, var = (p.astype(np.float64) for p in params)
+    scale = gamma / np.sqrt(var + norm.attr("epsilon", 1e-5))
+    return scale, beta - mean * scale
+
+
+def _clip_bounds(g: GraphLowering, op: OnnxOp) -> tuple[float, float] | None:
+    """The clamp of a Relu or a Clip with constant (or absent) bounds."""
+    if op.OP_TYPE == "Relu":
+        return 0.0, float("inf")
+    if op.OP_TYPE != "Clip":
+        return None
+    if g.version(op) < 11:
+        return float(op.attr("min", float("-inf"))), float(op.attr("max", float("inf")))
+    bounds = []
+    for index, default in ((1, float("-inf")), (2, float("inf"))):
+        value = op.input(index)
+        if value is None:
+            bounds.append(default)
+            continue
+        array = constant_array(value)
+        if array is None or array.size != 1:
+            return None
+        bounds.append(float(array.reshape(-1)[0]))
+    return bounds[0], bounds[1]
+
+
+def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> SSAValue | None:
+    """The buffer of the other addend of `add` (an Add/Sum of `value` and r) if the
+    kernel of `conv` may accumulate into it in place (see the module docstring)."""
+    operands = list(add.operands)
+    if add.OP_TYPE not in ("Add", "Sum") or len(operands) != 2 or operands.count(value) != 1:
+        return None
+    (other,) = [v for v in operands if v is not value]
+    buffer = g.buffers.get(other)
+    if (
+        buffer is None
+        or not isinstance(buffer.owner, memref.AllocOp)
+        or other.type != value.type
+        or add.results[0] in g.destinations
+    ):
+        return None
+    block = conv.parent_block()
+    position = block.get_operation_index(conv)
+    for shared in [v for v, b in g.buffers.items() if b is buffer]:  # r and values aliasing its buffer
+        for use in shared.uses:
+            user = use.operation
+            if user is not add and (user.parent_block() is not block or block.get_operation_index(user) > position):
+                return None
+    return buffer
+
+
+def _global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str) -> SSAValue:
+    """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    handle = WeightStore.of(op).add(array, hint)
+    return g.top.insert(GlobalOp(handle, MemRefType(f32, array.shape))).result
+
+
+def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
+    """Lower a Conv (and the ops fused into it) to krnl.matmul; False if it does not apply."""
+    x_value, w_value = op.input(0), op.input(1)
+    weights = constant_array(w_value)
+    bias = constant_array(op.input(2)) if op.input(2) is not None else np.zeros(0)
+    x_shape, out_shape = shape_of(g.buffers[x_value]), tuple(op.results[0].type.get_shape())
+    if (
+        weights is None
+        or bias is None
+        or weights.dtype != np.float32
+        or not isinstance(x_value.type.get_element_type(), Float32Type)
+        or len(x_shape) != 4
+        or weights.ndim != 4
+        or op.attr("group", 1) != 1
+        or x_shape[1] != weights.shape[1]
+        or len(out_shape) != 4
+        or out_shape[:2] != (x_shape[0], weights.shape[0])
+        or op.attr("kernel_shape") not in (None, list(weights.shape[2:]))
+        or bias.size not in (0, weights.shape[0])
+    ):
+        return False
+    batch, channels, height, width = x_shape
+    out_channels, _, kernel_h, kernel_w = weights.shape
+    window_y, window_x = sliding_windows(g, op, (height, width), out_shape[2:], (kernel_h, kernel_w))
+
+    # Fusion: BatchNormalization, then Relu/Clip.
+    matrix = weights.reshape(out_channels, -1).astype(np.float64)
+    shift = bias.astype(np.float64) if bias.size else np.zeros(out_channels)
+    last, fused = op, []
+    user = _single_user(op.results[0])
+    if user is not None and user.OP_TYPE == "BatchNormalization" and user.input(0) is op.results[0]:
+        folded = _fold_batch_norm(g, user)
+        if folded is not None and folded[0].shape == (out_channels,):
+            scale, offset = folded
+            matrix, shift = matrix * scale[:, None], shift * scale + offset
+            last, fused = user, [user]
+    residual = None
+    user = _single_user(last.results[0])
+    if user is not None:
+        residual = _residual(g, op, user, last.results[0])
+        if residual is not None:
+            last, fused = user, [*fused, user]
+    clip = (float("-inf"), float("inf"))
+    user = _single_user(last.results[0])
+    if user is not None and user.input(0) is last.results[0]:
+        bounds = _clip_bounds(g, user)
+        if bounds is not None:
+            clip, last, fused = bounds, user, [*fused, user]
+    g.fused.update(fused)
+
+    reduction = matrix.shape[1]
+    tiles = -(-out_channels // TILE_ROWS)
+    padded = np.zeros((tiles * TILE_ROWS, reduction))
+    padded[:out_channels] = matrix
+    panels = padded.reshape(tiles, TILE_ROWS, reduction).transpose(0, 2, 1)  # [tile, k, row]
+    block = min(REDUCTION_BLOCK, reduction)
+    blocked = np.concatenate([panels[:, k : k + block].reshape(-1) for k in range(0, reduction, block)])
+    a = _global(g, op, blocked.reshape(panels.shape), f"{op.node_name or 'conv'}_panels")
+    bias_buffer = _global(g, op, shift, f"{op.node_name or 'conv'}_bias")
+    if residual is None:
+        out = g.result(last)
+    else:
+        out = residual
+        g.alias(last.results[0], out)
+    for value in (op.results[0], *(f.results[0] for f in fused)):
+        g.alias(value, out)
+
+    columns = window_y.output_size * window_x.output_size
+    in_place = (kernel_h, kernel_w) == (1, 1) and all(
+        w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
+    )
+    scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(columns, COLUMN_BLOCK)]))
+    image, result = channels * height * width, out_channels * columns
+    g.top.insert(
+        MatmulOp(
+            a,
+            g.buffers[x_value],
+            out,
+            sizes=[out_channels, columns, reduction],
+            tile=[TILE_ROWS, block, COLUMN_BLOCK],
+            a_layout="panels",
+            b_access="rows" if in_place else "im2col",
+            ldb=height * width if in_place else 0,
+            conv=[]
+            if in_place
+            else [
+                channels,
+                height,
+                width,
+                window_y.output_size,
+                window_x.output_size,
+                kernel_h,
+                kernel_w,
+                window_y.stride,
+                window_x.stride,
+                window_y.dilation,
+                window_x.dilation,
+                window_y.pad_begin,
+                window_x.pad_begin,
+            ],
+            ldc=columns,
+            batch=[v for n in range(batch) for v in (0, n * image, n * result)],
+            accumulate=residual is not None,
+            clip=clip,
+            scratch=scratch,
+            bias=bias_buffer,
+        )
+    )
+    return True
+
+
+def _batch_offsets(batch_shape, a_batch, b_batch, a_matrix: int, b_matrix: int, c_matrix: int) -> list[int]:
+    """(a, b, c) element offsets of every matrix product of a broadcast batch:
+    a_batch/b_batch are the operands' batch dims, right-aligned to batch_shape."""
+
+    def strides(dims):
+        dims = [1] * (len(batch_shape) - len(dims)) + list(dims)
+        step, result = 1, [0] * len(dims)
+        for axis in reversed(range(len(dims))):
+            result[axis] = 0 if dims[axis] == 1 else step
+            step *= dims[axis]
+        return result
+
+    a_strides, b_strides = strides(a_batch), strides(b_batch)
+    offsets = []
+    for position, index in enumerate(np.ndindex(*batch_shape) if batch_shape else [()]):
+        a_index = sum(i * s for i, s in zip(index, a_strides))
+        b_index = sum(i * s for i, s in zip(index, b_strides))
+        offsets += [a_index * a_matrix, b_index * b_matrix, position * c_matrix]
+    return offsets
+
+
+def emit_matrix_product(
+    g: GraphLowering,
+    a: SSAValue,
+    b: SSAValue,
+    out: SSAValue,
+    sizes: tuple[int, int, int],
+    a_strides: tuple[int, int],
+    batch: list[int],
+    *,
+    accumulate: bool = False,
+) -> None:
+    """krnl.matmul for out[m, n] (+)= sum_k a[m*s0 + k*s1] * b[k*N + n], per batch triple.
+    B is packed into scratch when several row tiles reuse it, else read in place."""
+    m, n, k = sizes
+    block = min(REDUCTION_BLOCK, k)
+    scratch = None
+    if m > TILE_ROWS:
+        scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
+    g.top.insert(
+        MatmulOp(
+            a,
+            b,
+            out,
+            sizes=sizes,
+            tile=[TILE_ROWS, block, COLUMN_BLOCK],
+            a_layout="strided",
+            a_strides=a_strides,
+            b_access="rows",
+            ldb=n,
+            ldc=n,
+            batch=batch,
+            accumulate=accumulate,
+            scratch=scratch,
+        )
+    )
+
+
+def is_f32(*values: SSAValue) -> bool:
+    return all(isinstance(v.type.get_element_type(), Float32Type) for v in values)
+
+
+def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank: int) -> bool:
+    """MatMul (numpy semantics, shapes already checked) on float32 into `out` as krnl.matmul."""
+    if not is_f32(op.input(0), op.input(1)):
+        return False
+    a, b = g.input(op, 0), g.input(op, 1)
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    out_shape = shape_of(out)
+    m = a_shape[-2] if len(a_shape) > 1 else 1
+    k = a_shape[-1]
+    n = b_shape[-1] if len(b_shape) > 1 else 1
+    batch = _batch_offsets(out_shape[:batch_rank], a_shape[:-2], b_shape[:-2], m * k, k * n, m * n)
+    emit_matrix_product(g, a, b, out, (m, n, k), (k, 1), batch)
+    return True
+
+
+def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: bool) -> bool:
+    """Gemm's alpha * A' @ B' on float32 as krnl.matmul, accumulating into `out`
+    (already holding beta * C) when `accumulate`. B' must be a row-major [K, N]
+    buffer: a transposed or scaled B must be constant (transposed and scaled at
+    compile time); a runtime A is read with the strides of A or A^T."""
+    if not is_f32(op.input(0), op.input(1)):
+        return False
+    alpha, transpose_a, transpose_b = op.attr("alpha", 1.0), op.attr("transA", 0), op.attr("transB", 0)
+    a, b = g.input(op, 0), g.input(op, 1)
+    a_shape = shape_of(a)
+    rows, reduction = reversed(a_shape) if transpose_a else a_shape
+    if transpose_b or alpha != 1.0:
+        weights = constant_array(op.input(1))
+        if weights is None:
+            return False
+        weights = (weights.T if transpose_b else weights) * np.float32(alpha)
+        b = _global(g, op, weights, f"{op.node_name or 'gemm'}_b")
+    columns = shape_of(out)[1]
+    a_strides = (1, rows) if transpose_a else (reduction, 1)
+    emit_matrix_product(g, a, b, out, (rows, columns, reduction), a_strides, [0, 0, 0], accumulate=accumulate)
+    return True

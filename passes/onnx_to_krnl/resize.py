@@ -1,0 +1,256 @@
+"""Resize: nearest, linear and cubic interpolation (with antialias), every
+coordinate transformation mode, axes and keep_aspect_ratio_policy.
+
+Resize is separable: the spec's result is a 1-D resize along each resized
+axis in turn. Scales, sizes and roi are bound at compile time, so for each
+axis the source positions and weights of every output position are computed
+here, with numpy, into constant tables (`AxisTaps`); the kernel of an axis
+sums weight * input over the taps of each output position.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, i64
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.dialects.types import is_float
+from onnxc.passes.onnx_to_krnl.common import (
+    GraphLowering,
+    constant_array,
+    constant_buffer,
+    copy_reshaped,
+    lowers,
+    normalized_axis,
+    shape_of,
+)
+
+Coefficients = Callable[[float, float], np.ndarray]
+"""(ratio in (0, 1] of the source position past its left pixel, scale) -> tap weights."""
+
+
+def _nearest(nearest_mode: str) -> Coefficients:
+    def coefficients(ratio: float, scale: float) -> np.ndarray:
+        if float(ratio).is_integer():
+            return np.array([0.0, 1.0])
+        right = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": False, "ceil": True}[
+            nearest_mode
+        ]
+        return np.array([0.0, 1.0]) if right else np.array([1.0, 0.0])
+
+    return coefficients
+
+
+def _linear(ratio: float, scale: float) -> np.ndarray:
+    return np.array([1 - ratio, ratio])
+
+
+def _linear_antialias(ratio: float, scale: float) -> np.ndarray:
+    """A triangle filter stretched by 1/scale when downsampling."""
+    scale = min(scale, 1.0)
+    start = int(np.floor(-1 / scale) + 1)
+    distances = (np.arange(start, 2 - start) - ratio) * scale
+    weights = np.clip(1 - np.abs(distances), 0, 1)
+    return weights / weights.sum()
+
+
+def _cubic_kernel(a: float, x: float) -> float:
+    """Keys' cubic convolution kernel with parameter a."""
+    x = abs(x)
+    if x <= 1:
+        return (a + 2) * x**3 - (a + 3) * x**2 + 1
+    if x < 2:
+        return a * x**3 - 5 * a * x**2 + 8 * a * x - 4 * a
+    return 0.0
+
+
+def _cubic(a: float, antialias: bool) -> Coefficients:
+    def coefficients(ratio: float, scale: float) -> np.ndarray:
+        if not antialias:
+            return np.array([_cubic_kernel(a, d) for d in (ratio + 1, ratio, 1 - ratio, 2 - ratio)])
+        scale = min(scale, 1.0)
+        start = int(np.floor(-2 / scale) + 1)
+        weights = np.array([_cubic_kernel(a, scale * (i - ratio)) for i in range(start, 2 - start)])
+        return weights / weights.sum()
+
+    return coefficients
+
+
+@dataclass
+class AxisTaps:
+    """For each output position along one axis: the input positions read (clamped
+    into the input), their weights, and whether the position is outside the
+    crop region (tf_crop_and_resize: the output is the extrapolation value)."""
+
+    indices: np.ndarray  # [out, taps] int64
+    weights: np.ndarray  # [out, taps] float64
+    extrapolated: np.ndarray | None  # [out] bool
+
+
+def source_coordinates(mode: str, out_size: int, in_size: int, scale: float, roi: tuple[float, float]) -> np.ndarray:
+    """The input coordinate of each output position, per coordinate_transformation_mode."""
+    y = np.arange(out_size, dtype=np.float64)
+    scaled_size = scale * in_size
+    if mode == "align_corners":
+        return np.zeros(out_size) if scaled_size == 1 else y * (in_size - 1) / (scaled_size - 1)
+    if mode == "asymmetric":
+        return y / scale
+    if mode == "tf_crop_and_resize":
+        start, end = roi
+        if scaled_size == 1:
+            x = np.full(out_size, (end - start) * (in_size - 1) / 2)
+        else:
+            x = y * (end - start) * (in_size - 1) / (scaled_size - 1)
+        return x + start * (in_size - 1)
+    if mode == "pytorch_half_pixel":
+        return np.full(out_size, -0.5) if scaled_size == 1 else (y + 0.5) / scale - 0.5
+    if mode == "half_pixel":
+        return (y + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        offset = in_size / 2 * (1 - out_size / scaled_size)
+        return offset + (y + 0.5) / scale - 0.5
+    raise ValueError(mode)
+
+
+def axis_taps(
+    coefficients: Coefficients,
+    coordinate_mode: str,
+    in_size: int,
+    out_size: int,
+    scale: float,
+    roi: tuple[float, float],
+    exclude_outside: bool,
+) -> AxisTaps:
+    """Taps of a 1-D resize: the n input positions nearest to each source coordinate
+    (ties to the left; edge positions repeated past the ends) and the weights
+    `coefficients` gives for its distance to the pixel on its left."""
+    x = source_coordinates(coordinate_mode, out_size, in_size, scale, roi)
+    left = np.floor(x)
+    ratios = np.where(x == left, 1.0, x - left)
+    weights = np.array([coefficients(float(r), scale) for r in ratios], dtype=np.float64).reshape(out_size, -1)
+    taps = weights.shape[1]
+    if taps % 2 == 0:
+        first = left - taps // 2 + np.where(x == left, 0, 1)
+    else:
+        first = left - (taps - 1) // 2 + np.where(x - left <= 0.5, 0, 1)
+    indices = first.astype(np.int64)[:, None] + np.arange(taps)[None, :]
+    if exclude_outside:
+        weights = np.where((indices < 0) | (indices >= in_size), 0.0, weights)
+        totals = weights.sum(axis=1, keepdims=True)
+        weights = weights / np.where(totals == 0, 1.0, totals)
+    extrapolated = None
+    if coordinate_mode == "tf_crop_and_resize":
+        extrapolated = (x < 0) | (x > in_size - 1)
+    return AxisTaps(np.clip(indices, 0, in_size - 1), weights, extrapolated)
+
+
+def _scales(g: GraphLowering, op: OnnxOp, in_shape, out_shape, axes) -> list[float]:
+    """The scale of each dim: from `scales`, or out/in for `sizes` (a common one
+    under keep_aspect_ratio_policy not_larger / not_smaller)."""
+    scales = constant_array(op.input(2)) if op.input(2) is not None else None
+    if scales is not None and scales.size:
+        per_dim = [1.0] * len(in_shape)
+        for axis, scale in zip(axes, scales.reshape(-1).tolist()):
+            per_dim[axis] = scale
+        return per_dim
+    if op.input(3) is None or constant_array(op.input(3)) is None:
+        raise g.unsupported(op, "Resize needs constant scales or sizes")
+    sizes = constant_array(op.input(3)).reshape(-1).tolist()
+    per_dim = [1.0] * len(in_shape)
+    for axis, size in zip(axes, sizes):
+        per_dim[axis] = size / in_shape[axis]
+    policy = op.attr("keep_aspect_ratio_policy", "stretch")
+    if policy != "stretch":
+        common = (min if policy == "not_larger" else max)(per_dim[a] for a in axes)
+        per_dim = [common if d in axes else 1.0 for d in range(len(in_shape))]
+    return per_dim
+
+
+def _coefficients(g: GraphLowering, op: OnnxOp) -> Coefficients:
+    mode = op.attr("mode", "nearest")
+    antialias = bool(op.attr("antialias", 0))
+    if mode == "nearest" and not antialias:
+        return _nearest(op.attr("nearest_mode", "round_prefer_floor"))
+    if mode == "linear":
+        return _linear_antialias if antialias else _linear
+    if mode == "cubic":
+        return _cubic(op.attr("cubic_coeff_a", -0.75), antialias)
+    raise g.unsupported(op, f"Resize mode '{mode}'" + (" with antialias" if antialias else ""))
+
+
+@lowers("Resize")
+def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
+    if g.version(op) < 11:
+        raise g.unsupported(op, "Resize before opset 11 (scales only, asymmetric coordinates)")
+    src, out = g.input(op, 0), g.result(op)
+    in_shape, out_shape = shape_of(src), shape_of(out)
+    rank = len(in_shape)
+    axes = [normalized_axis(g, op, a, rank) for a in (op.attr("axes") or range(rank))]
+    scales = _scales(g, op, in_shape, out_shape, axes)
+    coordinate_mode = op.attr("coordinate_transformation_mode", "half_pixel")
+    roi = constant_array(op.input(1)) if op.input(1) is not None else None
+    roi = None if roi is None or roi.size == 0 else roi.reshape(-1).tolist()
+    if coordinate_mode == "tf_crop_and_resize" and roi is None:
+        raise g.unsupported(op, "tf_crop_and_resize without a constant roi")
+    coefficients = _coefficients(g, op)
+    nearest = op.attr("mode", "nearest") == "nearest"
+    element = out.type.get_element_type()
+    if not nearest and not is_float(element):
+        raise g.unsupported(op, f"{op.attr('mode')} interpolation of {element}")
+
+    current, shape = src, list(in_shape)
+    for axis in axes:
+        axis_roi = (0.0, 1.0) if roi is None else (roi[axes.index(axis)], roi[len(axes) + axes.index(axis)])
+        if pymath.isclose(scales[axis], 1.0) and out_shape[axis] == in_shape[axis] and axis_roi == (0.0, 1.0):
+            continue
+        taps = axis_taps(
+            coefficients,
+            coordinate_mode,
+            in_shape[axis],
+            out_shape[axis],
+            scales[axis],
+            axis_roi,
+            bool(op.attr("exclude_outside", 0)),
+        )
+        shape[axis] = out_shape[axis]
+        last = shape == list(out_shape)
+        target = out if last else g.top.alloc(MemRefType(element, shape))
+        _resize_axis(g, op, current, target, axis, taps, nearest)
+        current = target
+    if current is not out:
+        copy_reshaped(g.top, current, out)
+
+
+def _resize_axis(
+    g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue, axis: int, taps: AxisTaps, nearest: bool
+) -> None:
+    """out[..., i, ...] = sum over taps t of weights[i, t] * src[..., indices[i, t], ...]
+    (nearest: the one tap of weight 1)."""
+    element = out.type.get_element_type()
+    indices, weights = taps.indices, taps.weights
+    if nearest:  # one tap: the position of weight 1
+        indices = np.take_along_axis(indices, weights.argmax(axis=1)[:, None], axis=1)
+    index_table = constant_buffer(g.top, indices, i64)
+    weight_table = None if nearest else constant_buffer(g.top, weights, element)
+    extrapolated = None
+    if taps.extrapolated is not None and taps.extrapolated.any():
+        extrapolated = constant_buffer(g.top, taps.extrapolated.astype(np.int64), i64)
+        fill_value = g.top.constant(op.attr("extrapolation_value", 0.0), element)
+    ivs, b = g.top.loop_nest(shape_of(out))
+    total = None
+    for tap in range(indices.shape[1]):
+        source = list(ivs)
+        source[axis] = b.to_index(b.load(index_table, [ivs[axis], tap]))
+        value = b.load(src, source)
+        if weight_table is not None:
+            value = b.mul(b.load(weight_table, [ivs[axis], tap]), value)
+        total = value if total is None else b.add(total, value)
+    if extrapolated is not None:
+        outside = b.compare("ne", b.load(extrapolated, [ivs[axis]]), b.constant(0, i64))
+        total = b.select(outside, fill_value, total)
+    b.store(total, out, ivs)

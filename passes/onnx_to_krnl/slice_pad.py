@@ -1,0 +1,140 @@
+"""Windows of a tensor: Slice, Pad and CenterCropPad.
+
+Their geometry (starts, pads, target shape) is bound at compile time, so each
+output dim reads input position `iv * step + start` (Slice) or `iv - begin`
+mapped back into the input by the pad mode (Pad, CenterCropPad).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import (
+    GraphLowering,
+    constant_array,
+    fill,
+    lowers,
+    normalized_axis,
+    shape_of,
+    strided_copy,
+)
+
+
+def _constant_operand(g: GraphLowering, op: OnnxOp, index: int, name: str) -> np.ndarray | None:
+    """An optional operand that must be known at compile time, as an array."""
+    value = op.input(index)
+    if value is None:
+        return None
+    array = constant_array(value)
+    if array is None:
+        raise g.unsupported(op, f"{op.OP_TYPE} with a '{name}' input that is not a constant")
+    return array
+
+
+def _axes(g: GraphLowering, op: OnnxOp, index: int, rank: int, count: int) -> list[int]:
+    """The `axes` operand (default: the first `count` dims), normalized."""
+    axes = _constant_operand(g, op, index, "axes")
+    axes = range(count) if axes is None else axes.reshape(-1).tolist()
+    return [normalized_axis(g, op, int(a), rank) for a in axes]
+
+
+@lowers("Slice")
+def lower_slice(g: GraphLowering, op: OnnxOp) -> None:
+    """out[i] = in[start + i * step] per dim; starts and ends are clamped as in
+    numpy (Python's `slice.indices`), which is what the spec says."""
+    src, out = g.input(op, 0), g.result(op)
+    shape = shape_of(src)
+    starts, ends = (_constant_operand(g, op, k, name).reshape(-1) for k, name in ((1, "starts"), (2, "ends")))
+    axes = _axes(g, op, 3, len(shape), len(starts))
+    steps = _constant_operand(g, op, 4, "steps")
+    steps = [1] * len(starts) if steps is None else steps.reshape(-1).tolist()
+    first, stride = [0] * len(shape), [1] * len(shape)
+    for axis, start, end, step in zip(axes, starts.tolist(), ends.tolist(), steps):
+        if step == 0:
+            raise g.shape_error(op, "a Slice step is 0")
+        first[axis], stop, stride[axis] = slice(start, end, step).indices(shape[axis])
+        if len(range(first[axis], stop, stride[axis])) != shape_of(out)[axis]:
+            raise g.shape_error(op, f"slice of axis {axis} does not match the result shape {list(shape_of(out))}")
+    strided_copy(g.top, src, out, first, stride)
+
+
+def _source_index(b: KernelBuilder, position: Bound, size: int, mode: str) -> tuple[Bound, SSAValue | None]:
+    """Where output position `position` (relative to the input's start, possibly
+    outside [0, size)) reads the input, and for constant mode whether it is inside."""
+    position = b.index(position)
+    if mode == "edge":
+        return b.max(b.min(position, size - 1), 0), None
+    if mode == "reflect":  # mirror without repeating the edge: -1 -> 1, size -> size - 2
+        mirrored = b.sub(size - 1, b.abs(b.sub(size - 1, b.abs(position))))
+        return b.max(mirrored, 0), None
+    if mode == "wrap":
+        return b.rem(b.add(b.rem(position, size), size), size), None
+    inside = b.and_(b.compare("sge", position, 0), b.compare("slt", position, size))
+    return b.max(b.min(position, size - 1), 0), inside
+
+
+def pad_copy(
+    g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue, begins: Sequence[int], mode: str, value: SSAValue
+) -> None:
+    """out[i] = in[i - begins] per dim, positions outside the input filled by `mode`:
+    `value` (constant), the nearest edge, the mirror image or the other end."""
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise g.unsupported(op, f"pad mode '{mode}'")
+    shape = shape_of(src)
+    if 0 in shape:  # nothing to read: only the fill value
+        if mode != "constant":
+            raise g.unsupported(op, f"{mode} padding of an empty tensor")
+        fill(g.top, out, value)
+        return
+    ivs, b = g.top.loop_nest(shape_of(out))
+    index, inside = [], None
+    for iv, begin, size, out_size in zip(ivs, begins, shape, shape_of(out)):
+        if begin == 0 and out_size <= size:  # only cropped at the end, if at all
+            index.append(iv)
+            continue
+        position, within = _source_index(b, b.sub(iv, begin), size, mode)
+        index.append(position)
+        if within is not None:
+            inside = within if inside is None else b.and_(inside, within)
+    loaded = b.load(src, index)
+    b.store(loaded if inside is None else b.select(inside, loaded, value), out, ivs)
+
+
+@lowers("Pad")
+def lower_pad(g: GraphLowering, op: OnnxOp) -> None:
+    """pads (begins then ends, over `axes`) are constants; negative pads crop. The
+    fill value is an optional scalar input (0 if absent)."""
+    src, out = g.input(op, 0), g.result(op)
+    rank = len(shape_of(src))
+    pads = _constant_operand(g, op, 1, "pads")
+    if pads is None:
+        raise g.unsupported(op, "Pad without pads")
+    pads = pads.reshape(-1).tolist()
+    axes = _axes(g, op, 3, rank, len(pads) // 2)
+    begins = [0] * rank
+    for axis, begin in zip(axes, pads[: len(axes)]):
+        begins[axis] = begin
+    element = out.type.get_element_type()
+    fill_buffer = g.input(op, 2)
+    if fill_buffer is None:
+        value = g.top.element_constant(0, element)
+    else:
+        value = g.top.load(fill_buffer, [0] * len(shape_of(fill_buffer)))
+    pad_copy(g, op, src, out, begins, op.attr("mode", "constant"), value)
+
+
+@lowers("CenterCropPad")
+def lower_center_crop_pad(g: GraphLowering, op: OnnxOp) -> None:
+    """Center the input in the target shape along `axes`: crop (extra goes to the
+    end) or pad with zeros (extra goes to the end)."""
+    src, out = g.input(op, 0), g.result(op)
+    shape, out_shape = shape_of(src), shape_of(out)
+    begins = []
+    for size, target in zip(shape, out_shape):
+        begins.append(-((size - target) // 2) if size >= target else (target - size) // 2)
+    pad_copy(g, op, src, out, begins, "constant", g.top.element_constant(0, out.type.get_element_type()))

@@ -1,0 +1,76 @@
+// RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
+
+// Conv with constant weights, then BatchNormalization with constant statistics,
+// then Relu: one krnl.matmul. The weights (BN scale folded in) are packed at
+// compile time into 12-row panels [ceil(4/12), 3*3*3, 12]; the bias (BN shift
+// folded in) is a compile-time weight too; the Relu is the clamp [0, inf] of
+// the kernel's store, which writes %y. No nest is left for BN or Relu.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<4x3x3x3xf32>} : () -> tensor<4x3x3x3xf32>
+    %b = "onnx.Constant"() {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : () -> tensor<4xf32>
+    %s = "onnx.Constant"() {value = dense<2.0> : tensor<4xf32>} : () -> tensor<4xf32>
+    %mean = "onnx.Constant"() {value = dense<0.5> : tensor<4xf32>} : () -> tensor<4xf32>
+    %var = "onnx.Constant"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<4xf32>
+    %c = "onnx.Conv"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {pads = [1, 1, 1, 1]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    %n = "onnx.BatchNormalization"(%c, %s, %b, %mean, %var) <{resultSegmentSizes = array<i32: 1, 0, 0>}> : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    %y = "onnx.Relu"(%n) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+    func.return %y : tensor<1x4x8x8xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x3x8x8xf32>, %y: memref<1x4x8x8xf32>) {
+// CHECK:         %[[A:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x27x12xf32>>} : memref<1x27x12xf32>
+// CHECK-NEXT:    %[[BIAS:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<4xf32>>} : memref<4xf32>
+// CHECK-NEXT:    %[[SCRATCH:.+]] = memref.alloc() : memref<2160xf32>
+// CHECK-NEXT:    krnl.matmul %[[A]], %x into %y scratch %[[SCRATCH]] bias %[[BIAS]]
+// CHECK-SAME:      sizes = [4 : i64, 64 : i64, 27 : i64], tile = [12 : i64, 27 : i64, 512 : i64], a_layout = "panels"
+// CHECK-SAME:      b_access = "im2col"
+// CHECK-SAME:      conv = [3 : i64, 8 : i64, 8 : i64, 8 : i64, 8 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64], ldc = 64 : i64
+// CHECK-SAME:      clip = [0.000000e+00 : f64, 0x7ff0000000000000 : f64]
+// CHECK-NOT:     krnl.iterate
+// CHECK:         func.return
+
+// -----
+
+// 1x1, stride 1, no padding: B is the image itself as a [C, H*W] matrix
+// ("rows", ldb = H*W), copied block by block into the scratch rows. A
+// following Clip with constant bounds is the kernel's clamp; no bias input
+// means a zero bias.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<2x3x4x5xf32>) -> tensor<2x2x4x5xf32> {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<2x3x1x1xf32>} : () -> tensor<2x3x1x1xf32>
+    %lo = "onnx.Constant"() {value = dense<-1.0> : tensor<f32>} : () -> tensor<f32>
+    %hi = "onnx.Constant"() {value = dense<6.0> : tensor<f32>} : () -> tensor<f32>
+    %c = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<2x3x4x5xf32>, tensor<2x3x1x1xf32>) -> tensor<2x2x4x5xf32>
+    %y = "onnx.Clip"(%c, %lo, %hi) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (tensor<2x2x4x5xf32>, tensor<f32>, tensor<f32>) -> tensor<2x2x4x5xf32>
+    func.return %y : tensor<2x2x4x5xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         krnl.matmul
+// CHECK-SAME:      sizes = [2 : i64, 20 : i64, 3 : i64]
+// CHECK-SAME:      b_access = "rows", ldb = 20 : i64, conv = [], ldc = 20 : i64
+// CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64, 0 : i64, 60 : i64, 40 : i64]
+// CHECK-SAME:      clip = [-1.000000e+00 : f64, 6.000000e+00 : f64]
+// CHECK-NOT:     krnl.iterate
+// CHECK:         func.return
+
+// -----
+
+// A Conv whose result has a second user keeps its Relu separate.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x3x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<2x3x1x1xf32>} : () -> tensor<2x3x1x1xf32>
+    %c = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<1x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<1x2x4x4xf32>
+    %y = "onnx.Relu"(%c) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    func.return %c, %y : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         krnl.matmul
+// CHECK-SAME:      clip = [0xfff0000000000000 : f64, 0x7ff0000000000000 : f64]
+// CHECK:         krnl.iterate
+// CHECK:           arith.maximumf

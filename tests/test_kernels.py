@@ -1,0 +1,224 @@
+"""The GEMM kernel (krnl.matmul) end to end: Conv, MatMul and Gemm at sizes that
+are not multiples of the register tile (mr = 12 rows, nr = 32 columns with
+AVX-512), the reduction block (kc = 128) or the column block (nc = 512), with
+broadcast batches and 1-sized dims; the epilogue fusions (BatchNormalization,
+Relu, Clip); other vector shapes (AVX2) and the cross targets' builds.
+Reference: onnxruntime. Tolerance: 1e-4 of the output's largest magnitude.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxc
+from onnxc.codegen import emit_object, resolve_target
+from onnxc.compiler import module_text
+from onnxc.dialects import make_context
+from onnxc.importer import import_model
+from onnxc.passes import get_pass
+
+RNG = np.random.default_rng(5)
+
+
+def rand(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def model_of(nodes, inputs: dict[str, np.ndarray], initializers: dict[str, np.ndarray], output: str, shape):
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, shape)],
+        [numpy_helper.from_array(a, n) for n, a in initializers.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def krnl_text(model: onnx.ModelProto) -> str:
+    module = import_model(model)
+    for name in ("shape-inference", "convert-onnx-to-krnl"):
+        get_pass(name)().apply(make_context(), module)
+    return module_text(module)
+
+
+def check(model: onnx.ModelProto, inputs: dict[str, np.ndarray], tmp_path, target=None) -> None:
+    """onnxc's output matches onnxruntime's, and the kernel was used."""
+    assert "krnl.matmul" in krnl_text(model)
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, inputs)
+    library = onnxc.compile(model, tmp_path / "model.so", target=target)
+    (actual,) = onnxc.Session(library).run(None, inputs)
+    assert actual.shape == expected.shape
+    scale = max(float(np.abs(expected).max()), 1e-6)
+    assert float(np.abs(actual - expected).max()) <= 1e-4 * scale
+
+
+# ------------------------------------------------------------------------------- MatMul
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape",
+    [
+        ((1, 1), (1, 1)),
+        ((13, 7), (7, 33)),  # row and column tails
+        ((12, 130), (130, 32)),  # exact tiles, reduction tail past kc
+        ((25, 300), (300, 600)),  # column block tail past nc, several kc blocks
+        ((5,), (5, 40)),  # 1-D lhs
+        ((30, 17), (17,)),  # 1-D rhs: N = 1
+        ((2, 1, 14, 9), (3, 9, 35)),  # broadcast batch
+        ((4, 14, 9), (9, 20)),  # batched lhs, shared rhs
+    ],
+)
+def test_matmul(tmp_path, a_shape, b_shape):
+    a, b = rand(*a_shape), rand(*b_shape)
+    shape = np.matmul(a, b).shape
+    model = model_of([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": a, "b": b}, {}, "y", shape)
+    check(model, {"a": a, "b": b}, tmp_path)
+
+
+def test_matmul_constant_rhs(tmp_path):
+    a, w = rand(3, 50), rand(50, 70)
+    model = model_of([helper.make_node("MatMul", ["a", "w"], ["y"])], {"a": a}, {"w": w}, "y", (3, 70))
+    check(model, {"a": a}, tmp_path)
+
+
+# --------------------------------------------------------------------------------- Gemm
+
+
+@pytest.mark.parametrize(
+    "trans_a, trans_b, alpha, beta, c_shape",
+    [
+        (0, 0, 1.0, 1.0, (37,)),
+        (1, 0, 1.0, 0.5, (19, 37)),
+        (0, 1, 2.0, 1.0, (1, 37)),  # constant B^T, alpha folded into it
+        (1, 1, 0.5, 0.0, None),
+    ],
+)
+def test_gemm(tmp_path, trans_a, trans_b, alpha, beta, c_shape):
+    m, k, n = 19, 140, 37
+    a = rand(k, m) if trans_a else rand(m, k)
+    w = rand(n, k) if trans_b else rand(k, n)
+    initializers = {"w": w}
+    names = ["a", "w"]
+    if c_shape is not None:
+        initializers["c"] = rand(*c_shape)
+        names.append("c")
+    node = helper.make_node("Gemm", names, ["y"], transA=trans_a, transB=trans_b, alpha=alpha, beta=beta)
+    check(model_of([node], {"a": a}, initializers, "y", (m, n)), {"a": a}, tmp_path)
+
+
+# --------------------------------------------------------------------------------- Conv
+
+
+def conv_model(x_shape, w_shape, *, bias=True, then=(), **attrs):
+    """Conv (constant weights), then optionally BatchNormalization / Relu / Clip."""
+    x, w = rand(*x_shape), rand(*w_shape) * 0.3
+    initializers = {"w": w}
+    names = ["x", "w"]
+    if bias:
+        initializers["b"] = rand(w_shape[0])
+        names.append("b")
+    nodes = [helper.make_node("Conv", names, ["conv"], **attrs)]
+    last = "conv"
+    for kind in then:
+        if kind == "bn":
+            m = w_shape[0]
+            initializers |= {
+                "scale": 1 + 0.1 * rand(m),
+                "shift": rand(m),
+                "mean": rand(m),
+                "var": np.abs(rand(m)) + 0.5,
+            }
+            nodes.append(helper.make_node("BatchNormalization", [last, "scale", "shift", "mean", "var"], ["bn"]))
+            last = "bn"
+        elif kind == "relu":
+            nodes.append(helper.make_node("Relu", [last], ["relu"]))
+            last = "relu"
+        elif kind == "clip":
+            initializers |= {"lo": np.array(-0.5, np.float32), "hi": np.array(0.75, np.float32)}
+            nodes.append(helper.make_node("Clip", [last, "lo", "hi"], ["clip"]))
+            last = "clip"
+    session_model = model_of(nodes, {"x": x}, initializers, last, None)
+    inferred = onnx.shape_inference.infer_shapes(session_model).graph
+    (info,) = [v for v in [*inferred.value_info, *inferred.output] if v.name == "conv"]
+    shape = [d.dim_value for d in info.type.tensor_type.shape.dim]
+    return model_of(nodes, {"x": x}, initializers, last, shape), x
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, attrs",
+    [
+        ((1, 3, 5, 5), (12, 3, 1, 1), {}),  # 1x1: B read as [C, H*W]
+        ((2, 5, 9, 7), (13, 5, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),  # batch 2, odd sizes
+        ((1, 3, 11, 11), (5, 3, 3, 3), {"pads": [2, 2, 2, 2], "dilations": [2, 2]}),
+        ((1, 4, 6, 6), (7, 4, 1, 1), {"strides": [2, 2]}),  # 1x1 stride 2: im2col
+        ((1, 20, 30, 30), (25, 20, 3, 3), {"pads": [1, 0, 1, 2]}),  # K = 180 > kc, N = 900 > nc
+        ((1, 3, 23, 23), (16, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),  # a stem conv
+        ((1, 2, 1, 9), (3, 2, 1, 3), {"auto_pad": "SAME_UPPER"}),  # 1-sized spatial dim
+    ],
+)
+def test_conv(tmp_path, x_shape, w_shape, attrs):
+    model, x = conv_model(x_shape, w_shape, **attrs)
+    check(model, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("then", [("bn",), ("bn", "relu"), ("relu",), ("clip",), ("bn", "clip")])
+def test_conv_epilogue_fusion(tmp_path, then):
+    model, x = conv_model((1, 6, 8, 8), (14, 6, 3, 3), then=then, pads=[1, 1, 1, 1])
+    text = krnl_text(model)
+    assert text.count("krnl.iterate") == 0, "the fused ops leave no loop nest"
+    check(model, {"x": x}, tmp_path)
+
+
+def test_conv_without_bias_fused_relu(tmp_path):
+    model, x = conv_model((1, 8, 10, 10), (20, 8, 1, 1), bias=False, then=("relu",))
+    check(model, {"x": x}, tmp_path)
+
+
+# ------------------------------------------------------------------------------ targets
+
+
+def test_avx2_vector_shape(tmp_path):
+    """x86-64-v3 (AVX2, 8-float vectors, one per tile row) computes the same."""
+    model, x = conv_model((1, 5, 9, 9), (14, 5, 3, 3), then=("relu",), pads=[1, 1, 1, 1])
+    check(model, {"x": x}, tmp_path, target=resolve_target("x86_64", cpu="x86-64-v3"))
+
+
+@pytest.mark.parametrize("spelling", ["ppc64le", "s390x"])
+def test_cross_targets_build_the_kernel(spelling):
+    model, _ = conv_model((1, 5, 9, 9), (14, 5, 3, 3), then=("bn", "relu"), pads=[1, 1, 1, 1])
+    module = import_model(model)
+    for name in ("shape-inference", "convert-onnx-to-krnl", "convert-krnl-to-loops"):
+        get_pass(name)().apply(make_context(), module)
+    assert len(emit_object(module, resolve_target(spelling))) > 0
+
+
+def residual_model(shortcut_used_later: bool):
+    """x -> conv1 (1x1) -> r; r -> conv2 -> Add(r) -> Relu: conv2 can accumulate into
+    r's buffer, unless r is read again after conv2 (then it must not)."""
+    x = rand(1, 4, 6, 6)
+    initializers = {"w1": rand(8, 4, 1, 1), "w2": rand(8, 8, 3, 3) * 0.3, "b2": rand(8)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["r"]),
+        helper.make_node("Conv", ["r", "w2", "b2"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c", "r"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    output = "y"
+    if shortcut_used_later:
+        nodes.append(helper.make_node("Mul", ["y", "r"], ["z"]))
+        output = "z"
+    return model_of(nodes, {"x": x}, initializers, output, (1, 8, 6, 6)), x
+
+
+@pytest.mark.parametrize("shortcut_used_later", [False, True])
+def test_conv_residual_fusion(tmp_path, shortcut_used_later):
+    model, x = residual_model(shortcut_used_later)
+    text = krnl_text(model)
+    assert text.count("accumulate = 1") == (0 if shortcut_used_later else 1)
+    check(model, {"x": x}, tmp_path)

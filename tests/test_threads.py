@@ -1,0 +1,178 @@
+"""The thread pool of compiled libraries (runtime/support/onnxc_parallel.c, onnxc/codegen/parallel.py).
+
+Which loops are split, that outputs do not depend on the thread count, that
+concurrent runs of one session stay correct, how the thread count is chosen,
+and that foreign targets still link with the pool.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.parser import Parser
+
+from onnxc.codegen.parallel import MIN_PARALLEL_WORK, parallel_loop
+from onnxc.compiler import compile
+from onnxc.dialects import make_context
+from onnxc.runtime import Session
+
+
+def _model() -> onnx.ModelProto:
+    """Conv (split over output channels), Relu, Softmax (split over rows): big enough to be parallel."""
+    rng = np.random.default_rng(0)
+    weight = numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2, "w")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Reshape", ["r", "rows"], ["m"]),
+        helper.make_node("Softmax", ["m"], ["y"], axis=1),
+    ]
+    rows = numpy_helper.from_array(np.array([16, 64 * 64], np.int64), "rows")
+    graph = helper.make_graph(
+        nodes,
+        "threads",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64 * 64])],
+        [weight, rows],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("threads")
+    model = _model()
+    onnx.save(model, directory / "model.onnx")
+    compile(model, directory / "model.ll", emit="llvm")
+    return compile(model, directory / "model.so"), (directory / "model.ll").read_text()
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    return {"x": np.random.default_rng(1).standard_normal((1, 8, 64, 64)).astype(np.float32)}
+
+
+def test_nests_call_the_pool(library):
+    _, text = library
+    assert text.count("call void @onnxc_parallel_for(") >= 2
+
+
+def test_outputs_identical_across_thread_counts(library, inputs):
+    path, _ = library
+    outputs = {}
+    for threads in (1, 2, 3):
+        session = Session(path, threads=threads)
+        assert session.num_threads == threads
+        outputs[threads] = session.run(None, inputs)[0]
+    np.testing.assert_array_equal(outputs[1], outputs[2])
+    np.testing.assert_array_equal(outputs[1], outputs[3])
+    ort = pytest.importorskip("onnxruntime")
+    expected = ort.InferenceSession(_model().SerializeToString()).run(None, inputs)[0]
+    np.testing.assert_allclose(outputs[2], expected, rtol=1e-4, atol=1e-6)
+
+
+def test_concurrent_runs_of_one_session(library):
+    path, _ = library
+    session = Session(path, threads=2)
+    rng = np.random.default_rng(2)
+    feeds = [{"x": rng.standard_normal((1, 8, 64, 64)).astype(np.float32)} for _ in range(6)]
+    expected = [Session(path, threads=1).run(None, feed)[0] for feed in feeds]
+    Session(path, threads=2)
+    results: dict[int, list[np.ndarray]] = {}
+
+    def work(index: int) -> None:
+        results[index] = [session.run(None, feeds[index])[0] for _ in range(20)]
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(len(feeds))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for index, outputs in results.items():
+        for output in outputs:
+            np.testing.assert_array_equal(output, expected[index])
+    assert len(results) == len(feeds)
+
+
+def _threads_in_fresh_process(path, environment: dict[str, str]) -> int:
+    script = "import sys; from onnxc.runtime import Session; print(Session(sys.argv[1]).num_threads)"
+    env = {k: v for k, v in os.environ.items() if k != "ONNXC_NUM_THREADS"} | environment
+    result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    return int(result.stdout)
+
+
+def test_thread_count_from_environment_else_cpus(library):
+    path, _ = library
+    assert _threads_in_fresh_process(path, {"ONNXC_NUM_THREADS": "3"}) == 3
+    assert _threads_in_fresh_process(path, {}) == len(os.sched_getaffinity(0))
+
+
+def test_threads_argument_is_checked(library):
+    path, _ = library
+    with pytest.raises(ValueError):
+        Session(path, threads=0)
+
+
+def _nest(body: str, rows: int = 256, columns: int = 256) -> object:
+    """The first top-level loop of a function over A: memref<rows x columns>, B: memref<columns>."""
+    text = f"""
+    func.func @f(%A: memref<{rows}x{columns}xf32>, %B: memref<{columns}xf32>) {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %rows = arith.constant {rows} : index
+      %columns = arith.constant {columns} : index
+      scf.for %b = %c0 to %c1 step %c1 {{
+        scf.for %i = %c0 to %rows step %c1 {{
+          scf.for %j = %c0 to %columns step %c1 {{
+            {body}
+          }}
+        }}
+      }}
+      func.return
+    }}"""
+    module = Parser(make_context(), text).parse_module()
+    function = next(iter(module.ops))
+    return [op for op in function.body.block.ops if op.regions][0]
+
+
+def test_split_loop_is_below_single_iteration_loops():
+    nest = _nest("""
+            %v = memref.load %A[%i, %j] : memref<256x256xf32>
+            %w = arith.addf %v, %v : f32
+            memref.store %w, %A[%i, %j] : memref<256x256xf32>""")
+    found = parallel_loop(nest)
+    assert found is not None and found.trip_count == 256
+    assert found.loop.body.block.args[0].name_hint == "i"
+
+
+def test_loop_with_dependent_iterations_is_not_split():
+    # B[j] accumulates over i: iterations of the i loop write the same elements.
+    nest = _nest("""
+            %v = memref.load %A[%i, %j] : memref<256x256xf32>
+            %s = memref.load %B[%j] : memref<256xf32>
+            %w = arith.addf %v, %s : f32
+            memref.store %w, %B[%j] : memref<256xf32>""")
+    assert parallel_loop(nest) is None
+
+
+def test_small_nest_is_not_split():
+    body = """
+            %z = arith.constant 0.0 : f32
+            memref.store %z, %A[%i, %j] : memref<{0}x{0}xf32>"""
+    assert parallel_loop(_nest(body.format(512), rows=512, columns=512)) is not None
+    assert 8 * 8 * 2 < MIN_PARALLEL_WORK
+    assert parallel_loop(_nest(body.format(8), rows=8, columns=8)) is None
+
+
+@pytest.mark.parametrize("target", ["ppc64le", "s390x"])
+def test_foreign_targets_link_with_the_pool(tmp_path, target):
+    output = compile(_model(), tmp_path / "model.so", target=target)
+    assert b"onnxc_set_num_threads" in output.read_bytes()
