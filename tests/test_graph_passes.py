@@ -222,3 +222,14 @@ def test_resnet50_graph_passes_are_fast():
     elapsed = time.perf_counter() - start
     assert elapsed < 5.0, f"graph passes took {elapsed:.2f} s"
     assert collections.Counter(op.OP_TYPE for op in onnx_ops(module))["BatchNormalization"] == 0
+
+
+def test_bert_optimized_matches_onnxruntime(tmp_path):
+    """The PyTorch BERT-style encoder, shape arithmetic folded and LayerNorm/GELU lowered, end to end."""
+    ort = pytest.importorskip("onnxruntime")
+    path = MODELS / "bert_tiny.onnx"
+    session = onnxc.Session(onnxc.compile(path, tmp_path / "bert.so", shapes=BERT_SHAPES))
+    ids = np.random.default_rng(0).integers(0, 100, (1, 16)).astype(np.int64)
+    (got,) = session.run(None, {"input_ids": ids})
+    (want,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"input_ids": ids})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
