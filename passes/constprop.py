@@ -156,7 +156,7 @@ class Folder:
                 node = node_proto(op)
                 feeds = {name: value for name, value in zip(node.input, args) if name}
                 evaluator = onnx.reference.ReferenceEvaluator(node, opsets={"": op_opset(op, self.opset)})
-                outputs = evaluator.run(None, feeds)
+                outputs = evaluator.run([name for name in node.output if name], feeds)
         except Exception:  # noqa: BLE001  an op the reference cannot run, or invalid data (e.g. an index out of range)
             return None
         results = []

@@ -36,6 +36,7 @@ from onnxc.passes.graph import (
     node_proto,
     onnx_functions,
     onnx_ops,
+    onnx_outputs,
     op_opset,
     replace_results,
     update_function_types,
@@ -194,7 +195,8 @@ def _inline(op: OnnxOp, body: onnx.FunctionProto, schema: onnx.defs.OpSchema) ->
         new_ops.append(new)
         for output, result in zip([o for o in node.output if o], new.results):
             values[output] = result
-    results = [values.get(name) for name in body.output]
+    present = [i for i, value in enumerate(onnx_outputs(op)) if value is not None]  # op.results, by position
+    results = [values.get(body.output[i]) if i < len(body.output) else None for i in present]
     return new_ops, results
 
 
