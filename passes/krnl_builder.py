@@ -195,14 +195,6 @@ class KernelBuilder:
             return self._constants.get(attr)
         return self.insert(arith.ConstantOp(attr)).result
 
-    def element_constant(self, value: float | int | bool, element_type: Attribute) -> SSAValue:
-        """A constant of any element type, unsigned integers included (arith has
-        signless constants only: an unsigned one is a signless constant cast)."""
-        if isinstance(element_type, IntegerType) and element_type.signedness.data == Signedness.UNSIGNED:
-            signless = self.constant(value, IntegerType(element_type.width.data))
-            return self.insert(UnrealizedConversionCastOp.get([signless], [element_type])).results[0]
-        return self.constant(value, element_type)
-
     def lowest(self, element_type: Attribute) -> SSAValue:
         """The identity of max: -inf for floats, the minimum of an integer type."""
         if is_float(element_type):
@@ -324,7 +316,7 @@ class KernelBuilder:
             return self.insert(math.AbsFOp(value)).result
         return self.select(self.less_than(value, self.constant(0, value.type)), self.neg(value), value)
 
-    def compare(self, predicate: str, lhs: Bound, rhs: Bound) -> SSAValue:
+    def compare_index(self, predicate: str, lhs: Bound, rhs: Bound) -> SSAValue:
         """An arith.cmpi (eq, ne, slt, sle, sgt, sge, ult...) of integers or indices as
         i1; a Python int operand becomes an index constant."""
         lhs, rhs = (self.index(v) if isinstance(v, int) else v for v in (lhs, rhs))
@@ -352,10 +344,7 @@ class KernelBuilder:
     def as_signless(self, value: SSAValue) -> SSAValue:
         """An unsigned integer reinterpreted as the signless integer of its width
         (what arith ops take); other values unchanged."""
-        t = value.type
-        if isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED:
-            return self.insert(UnrealizedConversionCastOp.get([value], [IntegerType(t.width.data)])).results[0]
-        return value
+        return self.reinterpret(value, signless(value.type))
 
     def if_then(self, condition: SSAValue) -> KernelBuilder:
         """An scf.if without results; returns a builder in its then-block."""

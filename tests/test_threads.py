@@ -176,3 +176,20 @@ def test_small_nest_is_not_split():
 def test_foreign_targets_link_with_the_pool(tmp_path, target):
     output = compile(_model(), tmp_path / "model.so", target=target)
     assert b"onnxc_set_num_threads" in output.read_bytes()
+
+
+def test_unloading_a_library_stops_its_pool(library):
+    """Session.close() dlcloses the library; its workers must be stopped and joined
+    first (a destructor in the pool), or they would run unmapped code. A fresh
+    process, so that a crash is seen as its exit status, not as a dead test runner."""
+    script = (
+        "import sys, numpy as np\n"
+        "from onnxc.runtime import Session\n"
+        "x = np.ones((1, 8, 64, 64), np.float32)\n"
+        "for _ in range(20):\n"
+        "    with Session(sys.argv[1], threads=2) as session:\n"
+        "        session.run(None, {'x': x})\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(library[0])], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]

@@ -362,7 +362,7 @@ def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound
     """An element of an integer (or float) index tensor as an index into a dim of
     `size`, a negative one counting from the end (as in Gather, Scatter, OneHot)."""
     index = builder.to_index(builder.load(buffer, indices))
-    return builder.select(builder.compare("slt", index, 0), builder.index(builder.add(index, size)), index)
+    return builder.select(builder.compare_index("slt", index, 0), builder.index(builder.add(index, size)), index)
 
 
 def strided_copy(

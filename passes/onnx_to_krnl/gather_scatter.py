@@ -145,7 +145,7 @@ def lower_one_hot(g: GraphLowering, op: OnnxOp) -> None:
     off, on = (g.top.load(values, [k]) for k in (0, 1))
     ivs, b = g.top.loop_nest(shape_of(out))
     index = load_index(b, indices, [*ivs[:axis], *ivs[axis + 1 :]], depth)
-    b.store(b.select(b.compare("eq", index, ivs[axis]), on, off), out, ivs)
+    b.store(b.select(b.compare_index("eq", index, ivs[axis]), on, off), out, ivs)
 
 
 @lowers("ReverseSequence")
@@ -159,7 +159,7 @@ def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
     time = ivs[time_axis]
     reversed_time = b.sub(b.sub(length, 1), time)
     source = list(ivs)
-    source[time_axis] = b.select(b.compare("slt", time, length), reversed_time, time)
+    source[time_axis] = b.select(b.compare_index("slt", time, length), reversed_time, time)
     b.store(b.load(src, source), out, ivs)
 
 
@@ -168,7 +168,7 @@ def lower_max_unpool(g: GraphLowering, op: OnnxOp) -> None:
     """Zeros, with each input value stored at its index (a row-major offset into
     the whole output, as MaxPool's Indices give)."""
     x, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
-    fill(g.top, out, g.top.element_constant(0, out.type.get_element_type()))
+    fill(g.top, out, g.top.constant(0, out.type.get_element_type()))
     ivs, b = g.top.loop_nest(shape_of(x))
     offset = b.to_index(b.load(indices, ivs))
     b.store(b.load(x, ivs), out, delinearize(b, offset, shape_of(out)))
@@ -205,7 +205,7 @@ def lower_col2im(g: GraphLowering, op: OnnxOp) -> None:
     for d in range(spatial):
         start = b.sub(b.mul(position[d], strides[d]), pads[d])
         at = b.index(b.add(start, b.mul(kernel[d], dilations[d])))
-        within = b.and_(b.compare("sge", at, 0), b.compare("slt", at, image[d]))
+        within = b.and_(b.compare_index("sge", at, 0), b.compare_index("slt", at, image[d]))
         inside = within if inside is None else b.and_(inside, within)
         pixel.append(at)
     add = b.if_then(inside)

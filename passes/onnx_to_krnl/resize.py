@@ -251,6 +251,6 @@ def _resize_axis(
             value = b.mul(b.load(weight_table, [ivs[axis], tap]), value)
         total = value if total is None else b.add(total, value)
     if extrapolated is not None:
-        outside = b.compare("ne", b.load(extrapolated, [ivs[axis]]), b.constant(0, i64))
+        outside = b.compare_index("ne", b.load(extrapolated, [ivs[axis]]), b.constant(0, i64))
         total = b.select(outside, fill_value, total)
     b.store(total, out, ivs)

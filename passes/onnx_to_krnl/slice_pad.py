@@ -74,7 +74,7 @@ def _source_index(b: KernelBuilder, position: Bound, size: int, mode: str) -> tu
         return b.max(mirrored, 0), None
     if mode == "wrap":
         return b.rem(b.add(b.rem(position, size), size), size), None
-    inside = b.and_(b.compare("sge", position, 0), b.compare("slt", position, size))
+    inside = b.and_(b.compare_index("sge", position, 0), b.compare_index("slt", position, size))
     return b.max(b.min(position, size - 1), 0), inside
 
 
@@ -122,7 +122,7 @@ def lower_pad(g: GraphLowering, op: OnnxOp) -> None:
     element = out.type.get_element_type()
     fill_buffer = g.input(op, 2)
     if fill_buffer is None:
-        value = g.top.element_constant(0, element)
+        value = g.top.constant(0, element)
     else:
         value = g.top.load(fill_buffer, [0] * len(shape_of(fill_buffer)))
     pad_copy(g, op, src, out, begins, op.attr("mode", "constant"), value)
@@ -137,4 +137,4 @@ def lower_center_crop_pad(g: GraphLowering, op: OnnxOp) -> None:
     begins = []
     for size, target in zip(shape, out_shape):
         begins.append(-((size - target) // 2) if size >= target else (target - size) // 2)
-    pad_copy(g, op, src, out, begins, "constant", g.top.element_constant(0, out.type.get_element_type()))
+    pad_copy(g, op, src, out, begins, "constant", g.top.constant(0, out.type.get_element_type()))

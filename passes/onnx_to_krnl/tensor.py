@@ -189,9 +189,9 @@ def lower_trilu(g: GraphLowering, op: OnnxOp) -> None:
     k_buffer = g.input(op, 1)
     k: Bound = 0 if k_buffer is None else g.top.to_index(g.top.load(k_buffer, [0] * len(shape_of(k_buffer))))
     keep_predicate = "sge" if op.attr("upper", 1) else "sle"
-    zero = g.top.element_constant(0, out.type.get_element_type())
+    zero = g.top.constant(0, out.type.get_element_type())
     ivs, b = g.top.loop_nest(shape_of(out))
-    keep = b.compare(keep_predicate, b.index(_diagonal_offset(b, ivs)), k)
+    keep = b.compare_index(keep_predicate, b.index(_diagonal_offset(b, ivs)), k)
     b.store(b.select(keep, b.load(src, ivs), zero), out, ivs)
 
 
@@ -200,9 +200,9 @@ def lower_eye_like(g: GraphLowering, op: OnnxOp) -> None:
     """Ones on diagonal k (column - row == k), zeros elsewhere, in the result's type."""
     out = g.result(op)
     element = out.type.get_element_type()
-    one, zero = (g.top.element_constant(v, element) for v in (1, 0))
+    one, zero = (g.top.constant(v, element) for v in (1, 0))
     ivs, b = g.top.loop_nest(shape_of(out))
-    on_diagonal = b.compare("eq", b.index(_diagonal_offset(b, ivs)), op.attr("k", 0))
+    on_diagonal = b.compare_index("eq", b.index(_diagonal_offset(b, ivs)), op.attr("k", 0))
     b.store(b.select(on_diagonal, one, zero), out, ivs)
 
 

@@ -10,7 +10,7 @@ final store.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, Signedness, i64
+from xdsl.dialects.builtin import IntegerType, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
@@ -21,13 +21,7 @@ from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, lowe
 
 def _comes_first(b: KernelBuilder, lhs: SSAValue, rhs: SSAValue, largest: bool) -> tuple[SSAValue, SSAValue]:
     """(lhs strictly before rhs in the order, lhs == rhs) as i1 values."""
-    if is_float(lhs.type):
-        strictly = b.insert(arith.CmpfOp(lhs, rhs, "ogt" if largest else "olt")).result
-        return strictly, b.insert(arith.CmpfOp(lhs, rhs, "oeq")).result
-    unsigned = isinstance(lhs.type, IntegerType) and lhs.type.signedness.data == Signedness.UNSIGNED
-    lhs, rhs = b.as_signless(lhs), b.as_signless(rhs)
-    predicate = ("u" if unsigned else "s") + ("gt" if largest else "lt")
-    return b.compare(predicate, lhs, rhs), b.compare("eq", lhs, rhs)
+    return b.compare("gt" if largest else "lt", lhs, rhs), b.compare("eq", lhs, rhs)
 
 
 @lowers("TopK")
@@ -53,12 +47,12 @@ def lower_top_k(g: GraphLowering, op: OnnxOp) -> None:
         other = list(ivs)
         other[axis] = other_ivs[0]
         strictly, equal = _comes_first(inner, inner.load(x, other), value, largest)
-        earlier = inner.compare("slt", other_ivs[0], position)
+        earlier = inner.compare_index("slt", other_ivs[0], position)
         before = inner.insert(arith.OrIOp(strictly, inner.and_(equal, earlier))).result
         return inner.add(rank, inner.select_index(before, 1, 0))
 
     rank = b.reduce([(0, shape[axis])], b.index(0), count_before)
-    kept = b.if_then(b.compare("slt", rank, k))
+    kept = b.if_then(b.compare_index("slt", rank, k))
     out_index = list(ivs)
     out_index[axis] = rank
     kept.store(value, values, out_index)

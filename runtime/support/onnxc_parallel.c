@@ -20,6 +20,9 @@
  *
  * Thread count: onnxc_set_num_threads(n), else the environment variable
  * ONNXC_NUM_THREADS, else the number of CPUs this process may run on.
+ *
+ * Unloading: the library's destructor stops and joins the workers, so that
+ * dlclose never unmaps code a worker is still running (or waiting) in.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -45,6 +48,8 @@ static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
 
 static atomic_int num_threads;     /* 0 until chosen */
 static int num_workers;            /* started workers (pool_lock) */
+static pthread_t workers[MAX_THREADS];
+static atomic_int stopping;        /* set once, by the destructor */
 static atomic_uint_fast64_t ticket; /* job number << 32 | slices << 16 | next slice to claim */
 static atomic_int finished;        /* slices of the current job that have run */
 
@@ -113,12 +118,13 @@ static void *worker_main(void *unused) {
   (void)unused;
   uint64_t seen = 0;  /* the last job this worker looked at */
   for (;;) {
-    for (int i = 0; i < SPIN_ROUNDS && (atomic_load(&ticket) >> 32) == seen; ++i) relax();
+    for (int i = 0; i < SPIN_ROUNDS && (atomic_load(&ticket) >> 32) == seen && !atomic_load(&stopping); ++i) relax();
     if ((atomic_load(&ticket) >> 32) == seen) {
       pthread_mutex_lock(&wake_lock);
-      while ((atomic_load(&ticket) >> 32) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
+      while ((atomic_load(&ticket) >> 32) == seen && !atomic_load(&stopping)) pthread_cond_wait(&wake_cond, &wake_lock);
       pthread_mutex_unlock(&wake_lock);
     }
+    if (atomic_load(&stopping)) return NULL;
     seen = atomic_load(&ticket) >> 32;
     run_slices_of(seen);
   }
@@ -127,15 +133,22 @@ static void *worker_main(void *unused) {
 
 /* Start workers until there are `wanted` (pool_lock held); fewer if the system refuses. */
 static void start_workers(int wanted) {
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  while (num_workers < wanted) {
-    pthread_t thread;
-    if (pthread_create(&thread, &attributes, worker_main, NULL) != 0) break;
+  while (num_workers < wanted && num_workers < MAX_THREADS) {
+    if (pthread_create(&workers[num_workers], NULL, worker_main, NULL) != 0) break;
     ++num_workers;
   }
-  pthread_attr_destroy(&attributes);
+}
+
+/* Runs at dlclose (and process exit): wake every worker, let it return, join it. */
+__attribute__((destructor)) static void stop_workers(void) {
+  pthread_mutex_lock(&pool_lock);
+  pthread_mutex_lock(&wake_lock);
+  atomic_store(&stopping, 1);
+  pthread_cond_broadcast(&wake_cond);
+  pthread_mutex_unlock(&wake_lock);
+  for (int i = 0; i < num_workers; ++i) pthread_join(workers[i], NULL);
+  num_workers = 0;
+  pthread_mutex_unlock(&pool_lock);
 }
 
 HIDDEN void onnxc_parallel_for(onnxc_range_fn fn, void *ctx, int64_t begin, int64_t end) {
