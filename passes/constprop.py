@@ -33,6 +33,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.types import tensor_type_of
 from onnxc.passes.graph import (
     constant_array,
     erase_dead,
@@ -69,7 +70,7 @@ class ConstPropPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         opset = module_opset(op)
         for function in onnx_functions(op):
-            _Folder(opset, self.integers_only).run(onnx_ops(function))
+            Folder(opset, self.integers_only).run(onnx_ops(function))
         update_function_types(op)
 
 
@@ -79,11 +80,14 @@ class FoldShapesPass(ConstPropPass):
     integers_only: ClassVar[bool] = True
 
 
-class _Folder:
+class Folder:
+    """Folds ops one at a time, in order; also used by decompose on the ops it inlines."""
+
     def __init__(self, opset: int, integers_only: bool):
         self.opset = opset
         self.integers_only = integers_only
         self.changed: set[SSAValue] = set()
+        self.replaced: dict[OnnxOp, list[SSAValue]] = {}  # folded op -> its constants' values
 
     def run(self, ops: list[OnnxOp]) -> None:
         for op in ops:
@@ -94,6 +98,11 @@ class _Folder:
                 infer_op(op, op_opset(op, self.opset))
                 self.changed.update(r for r, t in zip(op.results, before) if r.type != t)
             self.visit(op)
+
+    def settle(self, op: OnnxOp) -> None:
+        """Infer a new op's types, then fold it if it can be."""
+        infer_op(op, op_opset(op, self.opset))
+        self.visit(op)
 
     def visit(self, op: OnnxOp) -> None:
         if op.OP_TYPE in ("Shape", "Size"):
@@ -120,6 +129,8 @@ class _Folder:
             dtype = result_dtype(result)
             if dtype is None or (self.integers_only and dtype.kind not in "iub"):
                 return False
+            if tensor_type_of(dtype, shape) != result.type:  # e.g. bfloat16, held as uint16
+                return False
         return True
 
     def shape_value(self, op: OnnxOp) -> np.ndarray | None:
@@ -145,7 +156,7 @@ class _Folder:
                 node = node_proto(op)
                 feeds = {name: value for name, value in zip(node.input, args) if name}
                 evaluator = onnx.reference.ReferenceEvaluator(node, opsets={"": op_opset(op, self.opset)})
-                outputs = evaluator.run(None, feeds)
+                outputs = evaluator.run([name for name in node.output if name], feeds)
         except Exception:  # noqa: BLE001  an op the reference cannot run, or invalid data (e.g. an index out of range)
             return None
         results = []
@@ -193,6 +204,7 @@ class _Folder:
         insert_before(op, constants)
         for constant in constants:
             self.changed.add(constant.results[0])
+        self.replaced[op] = [c.results[0] for c in constants]
         replace_results(op, [c.results[0] for c in constants])
 
 

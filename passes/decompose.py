@@ -4,9 +4,7 @@ An op with no lowering registered in `LOWERINGS` is replaced by its schema's
 function body (`onnx.defs`: a fixed body, or a context-dependent one built from
 the input types), with the caller's attributes substituted for the body's
 attribute references. Ops that gain a lowering later stop being decomposed
-automatically. A few reductions without a function body get explicit rules
-(`ReduceL1 → ReduceSum(Abs)`, `ReduceL2`, `ReduceSumSquare`, `ReduceLogSum`,
-`ReduceLogSumExp` in its max-shifted, overflow-free form).
+automatically.
 
 New ops are named `<original node>/<body op>_<k>`, so an error in one of them
 still names the node the user wrote, and are shape-inferred right away; they
@@ -24,11 +22,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs
+from onnxc.errors import OnnxcError
+from onnxc.passes.constprop import Folder
 from onnxc.passes.graph import (
     attribute_from_proto,
-    infer_new_ops,
     insert_before,
     make_constant,
     make_op,
@@ -36,8 +36,8 @@ from onnxc.passes.graph import (
     node_proto,
     onnx_functions,
     onnx_ops,
+    onnx_outputs,
     op_opset,
-    python_attribute,
     replace_results,
     update_function_types,
 )
@@ -74,22 +74,42 @@ class DecomposePass(ModulePass):
 
 def decompose(op: OnnxOp, opset: int) -> list[OnnxOp]:
     """Replace `op` by an equivalent sub-graph; the new ops, or [] if there is none."""
-    rule = _RULES.get(op.OP_TYPE)
-    if rule is not None:
-        new_ops, result = rule(op)
-    else:
-        body = function_body(op, opset)
-        if body is None:
-            return []
-        new_ops, result = _inline(op, body)
-        if new_ops is None:
-            return []
-    # Inference gives results new SSA values: keep (producer, index) to find them after it.
+    body = function_body(op, opset)
+    if body is None:
+        return []
+    new_ops, result = _inline(op, body, onnx.defs.get_schema(op.OP_TYPE, opset))
+    if new_ops is None:
+        return []
+    # The new ops are settled (typed, their shape arithmetic folded) before the original op's
+    # uses move to them. Folding and inference give results new SSA values, so body outputs
+    # are kept as (producer, index) and looked up afterwards.
     positions = [None if v is None else (v.owner, v.index) for v in result]
     insert_before(op, new_ops)
-    infer_new_ops(new_ops, opset)
-    replace_results(op, [None if p is None else p[0].results[p[1]] for p in positions])
-    return new_ops
+    folder = Folder(opset, integers_only=True)
+    try:
+        for new in new_ops:
+            if new.parent is not None and new.OP_TYPE != "Constant":
+                folder.settle(new)
+    except OnnxcError:  # the body does not type here: keep the op (it is reported as having no kernel)
+        _erase_unused(new_ops + [v.owner for values in folder.replaced.values() for v in values])
+        return []
+    replace_results(op, [None if p is None else _current(folder, *p) for p in positions])
+    return [new for new in new_ops if new.parent is not None]
+
+
+def _current(folder: Folder, owner: OnnxOp, index: int) -> SSAValue:
+    return folder.replaced[owner][index] if owner in folder.replaced else owner.results[index]
+
+
+def _erase_unused(ops: list[OnnxOp]) -> None:
+    pending = [op for op in ops if op.parent is not None]
+    while pending:
+        erasable = [op for op in pending if all(r.first_use is None for r in op.results)]
+        for op in erasable:
+            Rewriter.erase_op(op)
+        pending = [op for op in pending if op.parent is not None]
+        if not erasable:
+            break
 
 
 def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
@@ -131,14 +151,15 @@ def _body_version(versions: list[int], opset: int) -> int:
     return max(older) if older else min(versions)
 
 
-def _inline(op: OnnxOp, body: onnx.FunctionProto) -> tuple[list[OnnxOp] | None, list]:
+def _inline(op: OnnxOp, body: onnx.FunctionProto, schema: onnx.defs.OpSchema) -> tuple[list[OnnxOp] | None, list]:
     """The body's nodes as ops on op's operands (None where a node cannot be expressed)."""
     values: dict[str, SSAValue | None] = {"": None}
     for formal, actual in zip(body.input, onnx_inputs(op)):
         values[formal] = actual
     for formal in body.input[len(onnx_inputs(op)) :]:
         values[formal] = None
-    caller = {a.name: a for a in node_proto(op).attribute}
+    caller = {name: a.default_value for name, a in schema.attributes.items() if a.default_value.name}
+    caller.update({a.name: a for a in node_proto(op).attribute})
     body_opset = next((o.version for o in body.opset_import if o.domain in ("", "ai.onnx")), None)
     new_ops: list[OnnxOp] = []
     for k, node in enumerate(body.node):
@@ -149,7 +170,7 @@ def _inline(op: OnnxOp, body: onnx.FunctionProto) -> tuple[list[OnnxOp] | None, 
         for attr in node.attribute:
             if attr.ref_attr_name:
                 if attr.ref_attr_name not in caller:
-                    continue  # the schema's default applies
+                    continue  # an optional attribute the caller left out
                 resolved = onnx.AttributeProto()
                 resolved.CopyFrom(caller[attr.ref_attr_name])
                 resolved.name = attr.name
@@ -174,7 +195,8 @@ def _inline(op: OnnxOp, body: onnx.FunctionProto) -> tuple[list[OnnxOp] | None, 
         new_ops.append(new)
         for output, result in zip([o for o in node.output if o], new.results):
             values[output] = result
-    results = [values.get(name) for name in body.output]
+    present = [i for i, value in enumerate(onnx_outputs(op)) if value is not None]  # op.results, by position
+    results = [values.get(body.output[i]) if i < len(body.output) else None for i in present]
     return new_ops, results
 
 
@@ -189,61 +211,3 @@ def _constant(anchor: OnnxOp, attributes: dict[str, onnx.AttributeProto], name: 
     except Exception:
         return None
     return make_constant(anchor, value, name)
-
-
-# ----------------------------------------------------------------- explicit rules
-
-
-def _reduce(op: OnnxOp, input_value, name: str, reduce: str = "ReduceSum", keepdims: int | None = None) -> OnnxOp:
-    attributes = {k: v for k, v in op.attributes.items() if k in ("keepdims", "noop_with_empty_axes")}
-    if keepdims is not None:
-        attributes["keepdims"] = python_attribute(keepdims)
-    new = make_op(reduce, [input_value, op.input(1)], attributes, name)
-    new.attributes[SINCE_VERSION_ATTR] = IntegerAttr(onnx.defs.get_schema(reduce).since_version, i64)  # axes input
-    return new
-
-
-def _reduce_l1(op: OnnxOp):
-    absolute = make_op("Abs", [op.input(0)], name=f"{op.node_name}/Abs")
-    total = _reduce(op, absolute.results[0], f"{op.node_name}/ReduceSum")
-    return [absolute, total], [total.results[0]]
-
-
-def _reduce_sum_square(op: OnnxOp):
-    square = make_op("Mul", [op.input(0), op.input(0)], name=f"{op.node_name}/Mul")
-    total = _reduce(op, square.results[0], f"{op.node_name}/ReduceSum")
-    return [square, total], [total.results[0]]
-
-
-def _reduce_l2(op: OnnxOp):
-    ops, (total,) = _reduce_sum_square(op)
-    root = make_op("Sqrt", [total], name=f"{op.node_name}/Sqrt")
-    return ops + [root], [root.results[0]]
-
-
-def _reduce_log_sum(op: OnnxOp):
-    total = _reduce(op, op.input(0), f"{op.node_name}/ReduceSum")
-    log = make_op("Log", [total.results[0]], name=f"{op.node_name}/Log")
-    return [total, log], [log.results[0]]
-
-
-def _reduce_log_sum_exp(op: OnnxOp):
-    """max + log(sum(exp(x − max))): no overflow for large x."""
-    n = op.node_name
-    peak = _reduce(op, op.input(0), f"{n}/ReduceMax", "ReduceMax", keepdims=1)
-    shifted = make_op("Sub", [op.input(0), peak.results[0]], name=f"{n}/Sub")
-    exp = make_op("Exp", [shifted.results[0]], name=f"{n}/Exp")
-    total = _reduce(op, exp.results[0], f"{n}/ReduceSum")
-    log = make_op("Log", [total.results[0]], name=f"{n}/Log")
-    out_peak = _reduce(op, op.input(0), f"{n}/ReduceMax_out", "ReduceMax")
-    result = make_op("Add", [log.results[0], out_peak.results[0]], name=f"{n}/Add")
-    return [peak, shifted, exp, total, log, out_peak, result], [result.results[0]]
-
-
-_RULES = {
-    "ReduceL1": _reduce_l1,
-    "ReduceL2": _reduce_l2,
-    "ReduceSumSquare": _reduce_sum_square,
-    "ReduceLogSum": _reduce_log_sum,
-    "ReduceLogSumExp": _reduce_log_sum_exp,
-}

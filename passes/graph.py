@@ -188,13 +188,27 @@ def update_function_types(module: ModuleOp) -> None:
             )
 
 
+def onnx_outputs(op: OnnxOp) -> list[SSAValue | None]:
+    """ONNX outputs in schema order, with None for absent optionals."""
+    result: list[SSAValue | None] = []
+    for name, _ in op.get_irdl_definition().results:
+        value = getattr(op, name)
+        if isinstance(value, SSAValue) or value is None:
+            result.append(value)
+        else:
+            result.extend(value)
+    return result
+
+
 def node_proto(op: OnnxOp) -> onnx.NodeProto:
-    """`op` as a NodeProto with inputs in0.. (""=absent) and outputs out0.."""
+    """`op` as a NodeProto with inputs in0.. and outputs out0.. by schema position (""=absent)."""
     node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
     node.input.extend("" if v is None else f"in{i}" for i, v in enumerate(onnx_inputs(op)))
     while node.input and not node.input[-1]:
         node.input.pop()
-    node.output.extend(f"out{i}" for i in range(len(op.results)))
+    node.output.extend("" if v is None else f"out{i}" for i, v in enumerate(onnx_outputs(op)))
+    while node.output and not node.output[-1]:
+        node.output.pop()
     for attr_name, attr in op.attributes.items():
         if attr_name in op.ATTR_TYPES:
             node.attribute.append(attribute_proto(op, attr_name, attr))
