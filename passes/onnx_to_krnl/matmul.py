@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
@@ -11,6 +12,7 @@ from onnxc.passes.krnl_builder import Bound
 from onnxc.passes.onnx_to_krnl.common import (
     MATMUL_COLUMN_TILE,
     GraphLowering,
+    Operand,
     broadcast,
     broadcast_axes,
     broadcast_index,
@@ -39,13 +41,20 @@ def contract(
     column_axis: int | None,
     alpha: float = 1.0,
 ) -> None:
-    """out[i...] += alpha * sum_k lhs[..k..] * rhs[..k..], accumulating in `out`.
+    """out[i...] += alpha * sum_k lhs[..k..] * rhs[..k..], accumulating in `out`
+    (float16 and bfloat16 accumulate in a float32 copy of `out`, rounded once at the
+    end, as onnxruntime does: partial sums rounded to 11 bits drift far from it).
 
     Schedule: the column loop is blocked and the reduction loop sits between
     its tile loops, so that the innermost loop walks a row of `rhs` and of
     `out` with unit stride while a tile of `rhs` columns stays in cache across
     rows: (batch..., column tile, row, k, column).
     """
+    element = out.type.get_element_type()
+    result, wide = out, f32 if isinstance(element, Float16Type | BFloat16Type) else None
+    if wide is not None:
+        out = g.top.alloc(MemRefType(wide, shape_of(result)))
+        elementwise(g.top, out, [Operand.whole(result)], lambda b, xs: b.convert(xs[0], wide))
     nest = g.top.loops([*shape_of(out), reduction_size])
     *out_loops, k_loop = nest.loops
     batch = [loop for axis, loop in enumerate(out_loops) if axis not in (row_axis, column_axis)]
@@ -57,11 +66,14 @@ def contract(
         nest.permute([*batch, column_outer, *row, k_loop, column_inner])
     (*ivs, k), body = nest.iterate()
     (lhs_buffer, lhs_index), (rhs_buffer, rhs_index) = lhs, rhs
-    left = body.load(lhs_buffer, lhs_index(ivs, k))
+    accumulated = out.type.get_element_type()
+    left = body.convert(body.load(lhs_buffer, lhs_index(ivs, k)), accumulated)
     if alpha != 1.0:
         left = body.mul(left, body.constant(alpha, left.type))
-    product = body.mul(left, body.load(rhs_buffer, rhs_index(ivs, k)))
+    product = body.mul(left, body.convert(body.load(rhs_buffer, rhs_index(ivs, k)), accumulated))
     body.store(body.add(body.load(out, ivs), product), out, ivs)
+    if wide is not None:
+        elementwise(g.top, result, [Operand.whole(out)], lambda b, xs: b.convert(xs[0], element))
 
 
 @lowers("MatMul")
