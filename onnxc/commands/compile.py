@@ -20,6 +20,11 @@ def parse_shape(text: str) -> tuple[str, list[int]]:
     return name, values
 
 
+def add_shape_option(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """The repeatable `--shape NAME=DIMS` option of every subcommand that imports a model."""
+    parser.add_argument("--shape", action="append", type=parse_shape, default=[], metavar="NAME=DIMS", help=help_text)
+
+
 def parser() -> argparse.ArgumentParser:
     from onnxc.compiler import EMIT_KINDS, pipeline
 
@@ -48,14 +53,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--mcpu", help="LLVM CPU name (default: the host's for native builds, pwr9 for ppc64le, z14 for s390x)"
     )
-    parser.add_argument(
-        "--shape",
-        action="append",
-        type=parse_shape,
-        default=[],
-        metavar="NAME=DIMS",
-        help="pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)",
-    )
+    add_shape_option(parser, "pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)")
     parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")
     parser.add_argument(
         "-v",

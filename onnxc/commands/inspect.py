@@ -15,7 +15,7 @@ import onnx
 import onnx.shape_inference
 from onnx import helper
 
-from onnxc.commands.compile import parse_shape
+from onnxc.commands.compile import add_shape_option
 from onnxc.errors import ShapeError
 from onnxc.flops import COUNTING_RULE, node_flops
 from onnxc.importer import load_model, model_opset
@@ -30,14 +30,7 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("model", help="the .onnx model file")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument(
-        "--shape",
-        action="append",
-        type=parse_shape,
-        default=[],
-        metavar="NAME=DIMS",
-        help="pin an input's symbolic dims to count FLOPs, e.g. --shape input=1,3,224,224 (repeatable)",
-    )
+    add_shape_option(parser, "pin an input's symbolic dims to count FLOPs, e.g. --shape input=1,3,224,224 (repeatable)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from onnxc.commands.compile import parse_shape
+from onnxc.commands.compile import add_shape_option
 from onnxc.errors import InputError
 
 
@@ -32,13 +32,9 @@ def parser() -> argparse.ArgumentParser:
         help=f"an input as a .npy file (repeatable); missing inputs are random (seeded): standard normal "
         f"floats, integers in [{low}, {high})",
     )
-    parser.add_argument(
-        "--shape",
-        action="append",
-        type=parse_shape,
-        default=[],
-        metavar="NAME=DIMS",
-        help="pin an input's symbolic dims, e.g. --shape input=1,3,224,224 (inputs given as files are pinned "
+    add_shape_option(
+        parser,
+        "pin an input's symbolic dims, e.g. --shape input=1,3,224,224 (inputs given as files are pinned "
         "to the file's shape)",
     )
     parser.add_argument("--rtol", type=float, default=1e-3, help="relative tolerance (default 1e-3)")
