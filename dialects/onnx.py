@@ -212,6 +212,18 @@ def onnx_inputs(op: OnnxOp) -> list[SSAValue | None]:
     return result
 
 
+def onnx_outputs(op: OnnxOp) -> list[SSAValue | None]:
+    """ONNX outputs in schema order, with None for absent optionals."""
+    result: list[SSAValue | None] = []
+    for name, _ in op.get_irdl_definition().results:
+        value = getattr(op, name)
+        if isinstance(value, SSAValue) or value is None:
+            result.append(value)
+        else:
+            result.extend(value)
+    return result
+
+
 _RESERVED = set(dir(IRDLOperation)) | {"name", "attr", "input", "node_name"}
 
 

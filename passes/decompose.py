@@ -24,7 +24,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs
+from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, onnx_outputs
 from onnxc.errors import OnnxcError
 from onnxc.passes.constprop import Folder
 from onnxc.passes.graph import (
@@ -36,7 +36,6 @@ from onnxc.passes.graph import (
     node_proto,
     onnx_functions,
     onnx_ops,
-    onnx_outputs,
     op_opset,
     replace_results,
     update_function_types,

@@ -42,6 +42,7 @@ from onnxc.dialects.onnx import (
     WeightAttr,
     WeightStore,
     onnx_inputs,
+    onnx_outputs,
     tensor_value,
 )
 from onnxc.dialects.types import numpy_dtype_of
@@ -186,18 +187,6 @@ def update_function_types(module: ModuleOp) -> None:
             function.function_type = func.FunctionType.from_lists(
                 function.function_type.inputs.data, [v.type for v in returns[0].arguments]
             )
-
-
-def onnx_outputs(op: OnnxOp) -> list[SSAValue | None]:
-    """ONNX outputs in schema order, with None for absent optionals."""
-    result: list[SSAValue | None] = []
-    for name, _ in op.get_irdl_definition().results:
-        value = getattr(op, name)
-        if isinstance(value, SSAValue) or value is None:
-            result.append(value)
-        else:
-            result.extend(value)
-    return result
 
 
 def node_proto(op: OnnxOp) -> onnx.NodeProto:

@@ -38,6 +38,7 @@ from onnxc.dialects.onnx import (
     WeightAttr,
     attribute_to_python,
     onnx_inputs,
+    onnx_outputs,
     tensor_value,
 )
 from onnxc.dialects.types import dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
@@ -113,8 +114,12 @@ def infer_op(op: OnnxOp, opset: int) -> None:
             input_data[name] = onnx.numpy_helper.from_array(constant, name)
     while node.input and not node.input[-1]:
         node.input.pop()  # older schemas reject trailing absent inputs
-    output_names = [f"out{i}" for i in range(len(op.results))]
-    node.output.extend(output_names)
+    # Outputs by schema position: an absent optional output (an empty name) must
+    # not shift the ones after it.
+    outputs = onnx_outputs(op)
+    node.output.extend("" if value is None else f"out{index}" for index, value in enumerate(outputs))
+    while node.output and not node.output[-1]:
+        node.output.pop()
     for attr_name, attr in op.attributes.items():
         if attr_name in op.ATTR_TYPES:
             node.attribute.append(attribute_proto(op, attr_name, attr))
@@ -127,8 +132,8 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ShapeError(f"shape inference failed: {message}", **where) from None
 
-    for index, (name, result) in enumerate(zip(output_names, op.results)):
-        proto = inferred.get(name)
+    for index, result in ((i, v) for i, v in enumerate(outputs) if v is not None):
+        proto = inferred.get(f"out{index}")
         if proto is None or not proto.HasField("tensor_type"):
             raise UnsupportedOpError("no type could be inferred for its output (sequence/map or unknown)", **where)
         ttype = _tensor_type(proto.tensor_type, where)

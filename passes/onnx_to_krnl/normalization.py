@@ -9,7 +9,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.onnx import OnnxOp, onnx_inputs, onnx_outputs
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -92,9 +92,13 @@ def stash_type(g: GraphLowering, op: OnnxOp, element: Attribute) -> Attribute:
     return element
 
 
-def optional_result(g: GraphLowering, op: OnnxOp, index: int) -> SSAValue | None:
-    """The buffer of an optional result that something reads, else None."""
-    return g.result(op, index) if len(op.results) > index and op.results[index].uses else None
+def optional_result(g: GraphLowering, op: OnnxOp, position: int) -> SSAValue | None:
+    """The buffer of the optional output at schema `position`, if present and read, else None."""
+    outputs = onnx_outputs(op)
+    value = outputs[position] if position < len(outputs) else None
+    if value is None or not value.uses:
+        return None
+    return g.result(op, list(op.results).index(value))
 
 
 @lowers("LayerNormalization", "RMSNormalization")
