@@ -69,15 +69,19 @@ class WeightStore:
         self.arrays: dict[str, np.ndarray] = {}
         self._counter = itertools.count()
 
-    def add(self, array: np.ndarray, hint: str = "const") -> "WeightAttr":
-        """Store `array` under a fresh name and return the handle to it."""
+    def add(self, array: np.ndarray, hint: str = "const", element: Attribute | None = None) -> "WeightAttr":
+        """Store `array` under a fresh name and return the handle to it. `element`
+        overrides the element type numpy's dtype implies (bfloat16 is held as uint16)."""
         name = hint or "const"
         while name in self.arrays:
             name = f"{hint}_{next(self._counter)}"
         array = np.require(array, requirements="C")
         array.setflags(write=False)
         self.arrays[name] = array
-        return WeightAttr(StringAttr(name), tensor_type_of(array.dtype, array.shape))
+        tensor_type = tensor_type_of(array.dtype, array.shape)
+        if element is not None:
+            tensor_type = TensorType(element, tensor_type.get_shape())
+        return WeightAttr(StringAttr(name), tensor_type)
 
     def get(self, handle: "WeightAttr") -> np.ndarray:
         name = handle.ref.data

@@ -120,7 +120,9 @@ class _GraphImporter:
 
         for tensor in self.graph.initializer:
             self._define(
-                tensor.name, self._constant(block, tensor.name, decode_tensor(tensor, self.base_dir)), "initializer"
+                tensor.name,
+                self._constant(block, tensor.name, decode_tensor(tensor, self.base_dir), tensor.data_type),
+                "initializer",
             )
         for node in self._sorted_nodes(initializer_names | {vi.name for vi in inputs}):
             self._import_node(block, node)
@@ -207,8 +209,11 @@ class _GraphImporter:
                 return UnrankedTensorType(element)
         return UNKNOWN_TYPE
 
-    def _constant(self, block: Block, name: str, array: np.ndarray) -> SSAValue:
-        handle = self.store.add(array, hint=name)
+    def _constant(self, block: Block, name: str, array: np.ndarray, onnx_type: int | None = None) -> SSAValue:
+        """An onnx.Constant holding `array`; `onnx_type`, the source tensor's element
+        type, is needed where numpy's dtype does not tell (bfloat16 arrives as uint16)."""
+        element = element_type_of_onnx(onnx_type) if onnx_type is not None else None
+        handle = self.store.add(array, hint=name, element=element)
         op = OPS["Constant"](attributes={"value": handle}, result_types=[[handle.type]])
         op.location = NameLoc(StringAttr(name), NoneAttr())
         block.add_op(op)
@@ -287,9 +292,10 @@ class _GraphImporter:
             ) from None
 
         if node.op_type == "Constant":
-            self._define(
-                node.output[0], self._constant(block, node.output[0], self._constant_node_value(node)), "Constant"
-            )
+            value = node.attribute[0] if len(node.attribute) == 1 else None
+            onnx_type = value.t.data_type if value is not None and value.name == "value" else None
+            constant = self._constant(block, node.output[0], self._constant_node_value(node), onnx_type)
+            self._define(node.output[0], constant, "Constant")
             return
         node, upgraded_to = self._move_attributes_to_inputs(block, node)
 

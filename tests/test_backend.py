@@ -65,3 +65,24 @@ def test_wrong_input_count_is_an_input_error(tmp_path):
     rep = backend.prepare(_reshape_model(), cache_dir=tmp_path)
     with pytest.raises(InputError, match="takes 2 inputs, got 1"):
         rep.run([np.ones((2, 2), np.float32)])
+
+
+@pytest.mark.parametrize("op_type", ["Add", "Max", "Concat"])
+def test_bfloat16_initializers_keep_their_type(tmp_path, op_type):
+    """bfloat16 arrives from protobuf as uint16 bits; the constant must still be typed bf16
+    (it was ui16, and shape inference refused the op for mixing types)."""
+    import ml_dtypes
+    from onnx import numpy_helper
+
+    attributes = {"axis": 0} if op_type == "Concat" else {}
+    model = _model(
+        [helper.make_node(op_type, ["a", "b"], ["c"], **attributes)],
+        [helper.make_tensor_value_info("a", TensorProto.BFLOAT16, [4])],
+        [helper.make_tensor_value_info("c", TensorProto.BFLOAT16, ["n"])],
+    )
+    b = np.array([1, 2, 3, 4], ml_dtypes.bfloat16)
+    model.graph.initializer.append(numpy_helper.from_array(b, "b"))
+    a = np.array([1.5, 2, -3, 4], ml_dtypes.bfloat16)
+    (c,) = backend.prepare(model, cache_dir=tmp_path).run([a])
+    expected = {"Add": a + b, "Max": np.maximum(a, b), "Concat": np.concatenate([a, b])}[op_type]
+    np.testing.assert_array_equal(c.astype(np.float32), expected.astype(np.float32))
