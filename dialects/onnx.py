@@ -15,7 +15,7 @@ arrays. Small hand-written tests may use builtin `dense<...>` instead.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +30,8 @@ from xdsl.dialects.builtin import (
     NameLoc,
     StringAttr,
     TensorType,
+    f32,
+    i64,
 )
 from xdsl.ir import Attribute, Data, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
@@ -188,6 +190,26 @@ class OnnxOp(IRDLOperation):
         return values[index] if index < len(values) else None
 
 
+def attribute_of_proto(
+    proto: onnx.AttributeProto, store_tensor: Callable[[onnx.TensorProto], WeightAttr]
+) -> Attribute | None:
+    """An ONNX attribute in the form the onnx dialect holds it (ints as i64, floats as
+    f32, strings decoded); a TENSOR goes through `store_tensor`, which puts its array in
+    a WeightStore. None for kinds the dialect has no form for (graphs, sparse tensors, types)."""
+    kind = onnx.AttributeProto
+    forms: dict[int, Callable[[], Attribute]] = {
+        kind.INT: lambda: IntegerAttr(proto.i, i64),
+        kind.FLOAT: lambda: FloatAttr(proto.f, f32),
+        kind.STRING: lambda: StringAttr(proto.s.decode("utf-8", errors="replace")),
+        kind.INTS: lambda: ArrayAttr([IntegerAttr(v, i64) for v in proto.ints]),
+        kind.FLOATS: lambda: ArrayAttr([FloatAttr(v, f32) for v in proto.floats]),
+        kind.STRINGS: lambda: ArrayAttr([StringAttr(v.decode("utf-8", errors="replace")) for v in proto.strings]),
+        kind.TENSOR: lambda: store_tensor(proto.t),
+    }
+    form = forms.get(proto.type)
+    return None if form is None else form()
+
+
 def attribute_to_python(op: Operation, value: Attribute) -> Any:
     if isinstance(value, IntegerAttr):
         return value.value.data
@@ -328,8 +350,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
 def _generate_ops() -> dict[str, type[OnnxOp]]:
     schemas = sorted(
-        (s for s in onnx.defs.get_all_schemas() if s.domain == "" and not s.deprecated),
-        key=lambda s: s.name,
+        (s for s in onnx.defs.get_all_schemas() if s.domain == "" and not s.deprecated), key=lambda s: s.name
     )
     return {s.name: _make_op_class(s) for s in schemas}
 

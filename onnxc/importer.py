@@ -21,7 +21,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    FloatAttr,
     IntegerAttr,
     ModuleOp,
     NameLoc,
@@ -30,13 +29,12 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnrankedTensorType,
-    f32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 
-from onnxc.dialects.onnx import OPS, OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore
+from onnxc.dialects.onnx import OPS, OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore, attribute_of_proto
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.tensors import check_tensor_size, decode_tensor
@@ -427,21 +425,11 @@ class _GraphImporter:
                 f"expected {onnx.AttributeProto.AttributeType.Name(expected)}",
                 **where,
             )
+        hint = f"{node.name}.{attr.name}"
+        value = attribute_of_proto(attr, lambda t: self.store.add(decode_tensor(t, self.base_dir), hint=hint))
+        if value is not None:
+            return value
         kind = onnx.AttributeProto
-        if attr.type == kind.INT:
-            return IntegerAttr(attr.i, i64)
-        if attr.type == kind.FLOAT:
-            return FloatAttr(attr.f, f32)
-        if attr.type == kind.STRING:
-            return StringAttr(attr.s.decode("utf-8", errors="replace"))
-        if attr.type == kind.INTS:
-            return ArrayAttr([IntegerAttr(v, i64) for v in attr.ints])
-        if attr.type == kind.FLOATS:
-            return ArrayAttr([FloatAttr(v, f32) for v in attr.floats])
-        if attr.type == kind.STRINGS:
-            return _strings(s.decode("utf-8", errors="replace") for s in attr.strings)
-        if attr.type == kind.TENSOR:
-            return self.store.add(decode_tensor(attr.t, self.base_dir), hint=f"{node.name}.{attr.name}")
         raise UnsupportedOpError(
             f"attribute '{attr.name}' of type {kind.AttributeType.Name(attr.type)} is not supported", **where
         )

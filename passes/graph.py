@@ -41,6 +41,7 @@ from onnxc.dialects.onnx import (
     OnnxOp,
     WeightAttr,
     WeightStore,
+    attribute_of_proto,
     onnx_inputs,
     onnx_outputs,
     tensor_value,
@@ -206,21 +207,10 @@ def node_proto(op: OnnxOp) -> onnx.NodeProto:
 
 def attribute_from_proto(anchor: Operation, op_type: str, proto: onnx.AttributeProto, hint: str) -> Attribute:
     """An ONNX attribute as the xDSL attribute the onnx dialect uses (tensors into the WeightStore)."""
+    value = attribute_of_proto(proto, lambda t: WeightStore.of(anchor).add(onnx.numpy_helper.to_array(t), hint=hint))
+    if value is not None:
+        return value
     kind = onnx.AttributeProto
-    if proto.type == kind.INT:
-        return IntegerAttr(proto.i, i64)
-    if proto.type == kind.FLOAT:
-        return FloatAttr(proto.f, f32)
-    if proto.type == kind.STRING:
-        return StringAttr(proto.s.decode("utf-8", errors="replace"))
-    if proto.type == kind.INTS:
-        return ArrayAttr([IntegerAttr(v, i64) for v in proto.ints])
-    if proto.type == kind.FLOATS:
-        return ArrayAttr([FloatAttr(v, f32) for v in proto.floats])
-    if proto.type == kind.STRINGS:
-        return ArrayAttr([StringAttr(s.decode("utf-8", errors="replace")) for s in proto.strings])
-    if proto.type == kind.TENSOR:
-        return WeightStore.of(anchor).add(onnx.numpy_helper.to_array(proto.t), hint=hint)
     raise TypeError(f"attribute '{proto.name}' of {op_type} has unsupported type {kind.AttributeType.Name(proto.type)}")
 
 
