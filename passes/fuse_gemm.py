@@ -23,15 +23,11 @@ from onnxc.passes.graph import (
     insert_before,
     make_constant,
     make_op,
-    module_opset,
-    onnx_functions,
-    onnx_ops,
-    op_opset,
     python_attribute,
     replace_results,
+    rewrite_ops,
     single_use,
     static_shape,
-    update_function_types,
 )
 
 
@@ -40,12 +36,7 @@ class FuseGemmPass(ModulePass):
     name = "fuse-gemm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        opset = module_opset(op)
-        for function in onnx_functions(op):
-            for node in onnx_ops(function):
-                if node.parent is not None and node.OP_TYPE == "Add":
-                    fuse_add(node, op_opset(node, opset))
-        update_function_types(op)
+        rewrite_ops(op, {"Add": fuse_add})
 
 
 def broadcasts_onto(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:

@@ -8,7 +8,7 @@ rewrite created — so every pass leaves a fully typed graph behind.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -178,6 +178,22 @@ def erase_dead(op: Operation) -> None:
         producers = [v.owner for v in current.operands if isinstance(v.owner, OnnxOp)]
         Rewriter.erase_op(current)
         worklist.extend(producers)
+
+
+NodeRewrite = Callable[[OnnxOp, int], None]
+"""(op, the opset it follows) -> None; may replace or erase the op."""
+
+
+def rewrite_ops(module: ModuleOp, rewrites: Mapping[str, NodeRewrite]) -> None:
+    """Apply the rewrite registered for each live onnx op's type, in order, then
+    refresh the function types (a rewrite may change result types)."""
+    opset = module_opset(module)
+    for function in onnx_functions(module):
+        for node in onnx_ops(function):
+            rewrite = rewrites.get(node.OP_TYPE)
+            if rewrite is not None and node.parent is not None:  # not erased by an earlier rewrite
+                rewrite(node, op_opset(node, opset))
+    update_function_types(module)
 
 
 def update_function_types(module: ModuleOp) -> None:

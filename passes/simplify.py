@@ -30,15 +30,11 @@ from onnxc.passes.graph import (
     insert_before,
     make_constant,
     make_op,
-    module_opset,
-    onnx_functions,
-    onnx_ops,
-    op_opset,
     python_attribute,
     replace_results,
+    rewrite_ops,
     single_use,
     static_shape,
-    update_function_types,
 )
 
 
@@ -47,15 +43,7 @@ class SimplifyPass(ModulePass):
     name = "simplify"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        opset = module_opset(op)
-        for function in onnx_functions(op):
-            for node in onnx_ops(function):
-                if node.parent is None:
-                    continue
-                rewrite = _REWRITES.get(node.OP_TYPE)
-                if rewrite:
-                    rewrite(node, op_opset(node, opset))
-        update_function_types(op)
+        rewrite_ops(op, _REWRITES)
 
 
 def remove_identity(op: OnnxOp, opset: int) -> None:
