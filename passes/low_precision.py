@@ -268,6 +268,8 @@ def _encode_e8m0(b: KernelBuilder, value: SSAValue, saturate: bool, round_mode: 
 def _wrapped_to_i8(b: KernelBuilder, value: SSAValue) -> SSAValue:
     """An integer, bool or float as i8 keeping the low bits: floats truncated toward
     zero through int64 (0 for NaN and beyond the int64 range)."""
+    if is_float(value.type) and value.type.bitwidth == 16:  # exact in f32, which holds 2^63
+        value = b.convert(value, f32)
     source = value.type
     if is_float(source):
         in_range = b.less_than(b.abs(value), b.constant(2.0**63, source))
