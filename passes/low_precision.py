@@ -4,8 +4,8 @@ int2), emitted as integer code on their bits.
 These types are one element per byte (the ml_dtypes layout, see
 dialects/types.py) and nothing computes on them: `KernelBuilder.convert`
 decodes them to f32 (exact for every one of them) or to i8/ui8, and encodes
-f32 (or f64, rounded once) and integers into them. The rules are ONNX Cast's,
-as `onnx.reference` implements them:
+f32 and integers into them. The rules are ONNX Cast's,
+as `onnx.reference` implements them (f64 is rounded to f32 first, as there):
 
 - float8: round to nearest even; with `saturate` an out-of-range value or an
   infinity becomes the largest finite value of its sign, without it an
@@ -16,7 +16,7 @@ as `onnx.reference` implements them:
 - float8 E8M0 (a power of two, no sign) keeps the float32 exponent, rounded
   by `round_mode` (up, down, nearest); NaN and infinity become NaN (0xFF).
 - int4/uint4/int2/uint2 wrap: floats are truncated toward zero and the low
-  bits kept; a value beyond int64 or NaN gives 0.
+  bits kept; a value beyond int32 or NaN gives 0.
 """
 
 from __future__ import annotations
@@ -32,14 +32,11 @@ from xdsl.dialects.builtin import (
     Float8E5M2FNUZType,
     Float8E5M2Type,
     Float8E8M0FNUType,
-    Float64Type,
     IntegerType,
     Signedness,
     f32,
-    f64,
     i8,
     i32,
-    i64,
 )
 from xdsl.ir import Attribute, SSAValue
 
@@ -93,20 +90,6 @@ MINIFLOATS: dict[type[Attribute], MiniFloat] = {
 }
 
 
-@dataclass(frozen=True)
-class _SourceFloat:
-    """The float a minifloat is rounded from, as an integer of its width."""
-
-    element: Attribute
-    width: int
-    mantissa_bits: int
-    bias: int
-
-
-_F32 = _SourceFloat(f32, 32, 23, 127)
-_F64 = _SourceFloat(f64, 64, 52, 1023)
-
-
 def is_narrow_int(element: Attribute) -> bool:
     return isinstance(element, IntegerType) and element.width.data in (2, 4)
 
@@ -132,7 +115,6 @@ def from_wide(
 ) -> SSAValue:
     """`value` (a float, integer or bool, not of a low-precision type) in a low-precision
     type, by the rules in the module docstring."""
-    source = value.type
     if is_narrow_int(element):
         bits = _wrapped_to_i8(b, value)
         low_bits = _op(b, arith.AndIOp, bits, b.constant((1 << element.width.data) - 1, i8))
@@ -142,8 +124,7 @@ def from_wide(
             raise ValueError(f"round_mode '{round_mode}' is not one of {ROUND_MODES}")
         code = _encode_e8m0(b, b.convert(value, f32), saturate, round_mode)
     else:
-        wide = value if isinstance(source, Float64Type) else b.convert(value, f32)
-        code = _encode_minifloat(b, wide, MINIFLOATS[type(element)], saturate)
+        code = _encode_minifloat(b, b.convert(value, f32), MINIFLOATS[type(element)], saturate)
     return b.reinterpret(code, element)
 
 
@@ -166,7 +147,7 @@ def _decode_minifloat(b: KernelBuilder, code: SSAValue, fmt: MiniFloat) -> SSAVa
     bits = b.select(is_subnormal, b.insert(arith.BitcastOp(subnormal, i32)).result, normal)
     sign = _op(b, arith.ShLIOp, _op(b, arith.AndIOp, code, c(fmt.sign_bit)), c(31 - fmt.exponent_bits - m))
     bits = _op(b, arith.OrIOp, bits, sign)
-    quiet_nan = c(0x7FC00000)
+    quiet_nan = _op(b, arith.OrIOp, c(0x7FC00000), sign)  # with its sign, as ml_dtypes
     if fmt.specials == "ieee":
         infinity = _op(b, arith.OrIOp, c(0x7F800000), sign)
         special = b.select(b.compare_index("eq", mantissa, c(0)), infinity, quiet_nan)
@@ -191,29 +172,26 @@ def _decode_e8m0(b: KernelBuilder, code: SSAValue) -> SSAValue:
 
 
 def _encode_minifloat(b: KernelBuilder, value: SSAValue, fmt: MiniFloat, saturate: bool) -> SSAValue:
-    """The minifloat bits (as i8) of an f32 or f64, rounded to nearest even once."""
-    src = _F64 if isinstance(value.type, Float64Type) else _F32
-    itype = IntegerType(src.width)
-    c = lambda v: b.constant(v, itype)  # noqa: E731
+    """The minifloat bits (as i8) of an f32, rounded to nearest even. (An f64 is rounded
+    to f32 first, as onnx.reference and onnxruntime do.)"""
+    c = lambda v: b.constant(v, i32)  # noqa: E731
     m = fmt.mantissa_bits
-    bits = b.insert(arith.BitcastOp(value, itype)).result
-    sign = _op(b, arith.ShRUIOp, bits, c(src.width - 1))
-    magnitude = _op(b, arith.AndIOp, bits, c((1 << (src.width - 1)) - 1))
-    infinity = ((1 << (src.width - 1 - src.mantissa_bits)) - 1) << src.mantissa_bits
-    is_nan = b.compare_index("ugt", magnitude, c(infinity))
+    bits = b.insert(arith.BitcastOp(value, i32)).result
+    sign = _op(b, arith.ShRUIOp, bits, c(31))
+    magnitude = _op(b, arith.AndIOp, bits, c(0x7FFFFFFF))
+    is_nan = b.compare_index("ugt", magnitude, c(0x7F800000))
 
-    # Normal in the target: the magnitude rebiased is (exponent << mantissa_bits | mantissa).
-    rebias = src.bias - fmt.bias
-    is_normal = b.compare_index("uge", magnitude, c((rebias + 1) << src.mantissa_bits))
-    normal = _op(b, arith.SubiOp, magnitude, c(rebias << src.mantissa_bits))
+    # Normal in the target: the magnitude rebiased is (exponent << m | mantissa).
+    rebias = 127 - fmt.bias
+    is_normal = b.compare_index("uge", magnitude, c((rebias + 1) << 23))
+    normal = _op(b, arith.SubiOp, magnitude, c(rebias << 23))
     # Subnormal in the target: the full significand, shifted further by how far the
-    # exponent is below the target's smallest; every shift of width - 1 or more gives 0.
-    exponent = _op(b, arith.ShRUIOp, magnitude, c(src.mantissa_bits))
-    implicit = b.select(b.compare_index("eq", exponent, c(0)), c(0), c(1 << src.mantissa_bits))
-    significand = _op(b, arith.OrIOp, _op(b, arith.AndIOp, magnitude, c((1 << src.mantissa_bits) - 1)), implicit)
-    below = _op(b, arith.SubiOp, c(rebias + 1 + src.mantissa_bits - m), exponent)
-    subnormal_shift = _op(b, arith.MinUIOp, below, c(src.width - 1))
-    shift = b.select(is_normal, c(src.mantissa_bits - m), subnormal_shift)
+    # exponent is below the target's smallest; every shift of 31 or more gives 0.
+    exponent = _op(b, arith.ShRUIOp, magnitude, c(23))
+    implicit = b.select(b.compare_index("eq", exponent, c(0)), c(0), c(1 << 23))
+    significand = _op(b, arith.OrIOp, _op(b, arith.AndIOp, magnitude, c((1 << 23) - 1)), implicit)
+    below = _op(b, arith.SubiOp, c(rebias + 1 + 23 - m), exponent)
+    shift = b.select(is_normal, c(23 - m), _op(b, arith.MinUIOp, below, c(31)))
     unrounded = b.select(is_normal, normal, significand)
     # Round to nearest even: add half - 1, plus 1 when the kept lsb is odd.
     lsb = _op(b, arith.AndIOp, _op(b, arith.ShRUIOp, unrounded, shift), c(1))
@@ -267,14 +245,15 @@ def _encode_e8m0(b: KernelBuilder, value: SSAValue, saturate: bool, round_mode: 
 
 def _wrapped_to_i8(b: KernelBuilder, value: SSAValue) -> SSAValue:
     """An integer, bool or float as i8 keeping the low bits: floats truncated toward
-    zero through int64 (0 for NaN and beyond the int64 range)."""
-    if is_float(value.type) and value.type.bitwidth == 16:  # exact in f32, which holds 2^63
+    zero through int32, 0 for NaN and beyond the int32 range (as ml_dtypes, the
+    reference, does on x86, where such a conversion gives INT32_MIN)."""
+    if is_float(value.type) and value.type.bitwidth == 16:  # exact in f32, which holds 2^31
         value = b.convert(value, f32)
     source = value.type
     if is_float(source):
-        in_range = b.less_than(b.abs(value), b.constant(2.0**63, source))
-        truncated = b.insert(arith.FPToSIOp(value, i64)).result
-        value = b.select(in_range, truncated, b.constant(0, i64))
+        in_range = b.less_than(b.abs(value), b.constant(2.0**31, source))
+        truncated = b.insert(arith.FPToSIOp(value, i32)).result
+        value = b.select(in_range, truncated, b.constant(0, i32))
     return b.convert(value, i8)
 
 

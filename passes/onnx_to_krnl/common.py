@@ -250,10 +250,11 @@ PASS_THROUGH = ("Identity", "Dropout")
 
 LOW_PRECISION_OPS = frozenset(
     {"Cast", "CastLike", "BitCast", "Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"}
-    | {"Transpose", "Concat", "Split", "Slice", "Shape", "Size"}
+    | {"Transpose", "Shape", "Size"}
 )
 """Ops whose lowerings take the low-precision types (float8, float4, int4, int2): they
-only move elements, or convert them with `KernelBuilder.convert`."""
+only move elements, or convert them with `KernelBuilder.convert`. (Of the other ops,
+only these accept all of those types in their ONNX schemas.)"""
 
 
 def passes_through(value: SSAValue) -> bool:
