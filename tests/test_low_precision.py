@@ -315,3 +315,14 @@ def test_runtime_does_not_import_ml_dtypes_for_ordinary_models():
     code = "import sys, onnxc.runtime, onnxc.dtypes; print('ml_dtypes' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_onnxc_run_reads_npy_files_of_ml_dtypes_arrays(tmp_path, capsys):
+    """np.save writes an int4 array as raw bytes (|V1): `onnxc run` reads them as the input's type."""
+    from onnxc.commands import run
+
+    model = _model([helper.make_node("Cast", ["x"], ["y"], to=1)], [("x", TensorProto.INT4, [3])], [("y", 1, [3])])
+    library = onnxc.compile(model, str(tmp_path / "run.so"))
+    np.save(tmp_path / "x.npy", np.array([-8, 7, -1], ml_dtypes.int4))
+    assert run.main([str(library), "--input", f"x={tmp_path / 'x.npy'}"]) == 0
+    assert "y: float32[3] [-8.,  7., -1.]" in capsys.readouterr().out
