@@ -5,7 +5,10 @@ layout, sequence_lens, initial states, peepholes, optional outputs, constant
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -223,3 +226,18 @@ def test_unsupported_is_refused_at_compile_time(tmp_path, op_type, settings, mes
     model, _ = _case(op_type, **settings)
     with pytest.raises(UnsupportedOpError, match=message):
         onnxc.compile(model, tmp_path / "model.so")
+
+
+MODELS = Path(__file__).parent / "models"
+
+
+@pytest.mark.parametrize("name", ["lstm_tiny", "gru_tiny"])
+def test_pytorch_export_matches_onnxruntime(tmp_path, name):
+    """The PyTorch-exported 2-layer bidirectional batch_first LSTM / GRU with a Linear
+    head (tests/models/export_lstm.py), at a batch size other than the export's."""
+    path = MODELS / f"{name}.onnx"
+    shapes = {"sequence": [3, 20, 16]}
+    session = onnxc.Session(onnxc.compile(path, tmp_path / f"{name}.so", shapes=shapes))
+    x = np.random.default_rng(0).standard_normal(shapes["sequence"]).astype(np.float32)
+    (got,) = session.run(None, {"sequence": x})
+    _assert_close([got], _onnxruntime(onnx.load(path), {"sequence": x}))
