@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects.krnl import GlobalOp
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
+from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, onnx_outputs, tensor_value
 from onnxc.dialects.types import is_float, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
@@ -223,6 +223,15 @@ LOWERINGS: dict[str, LoweringFunction] = {}
 
 PASS_THROUGH = ("Identity", "Dropout")
 """Ops whose first result is their first input, in inference."""
+
+
+def optional_result(g: GraphLowering, op: OnnxOp, position: int) -> SSAValue | None:
+    """The buffer of the optional output at schema `position`, if present and read, else None."""
+    outputs = onnx_outputs(op)
+    value = outputs[position] if position < len(outputs) else None
+    if value is None or not value.uses:
+        return None
+    return g.result(op, list(op.results).index(value))
 
 
 def passes_through(value: SSAValue) -> bool:
