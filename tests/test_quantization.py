@@ -224,3 +224,79 @@ def test_matmul_integer_zero_points(a_zero, b_zero, tmp_path):
     )
     (actual,) = compile_and_run(make_model(graph, 10), {"a": a}, tmp_path)
     np.testing.assert_array_equal(actual, matmul_integer_by_spec(a, b, a_zero, b_zero))
+
+
+def small_cnn() -> onnx.ModelProto:
+    """Conv → Relu → strided Conv → Reshape → MatMul, float32."""
+    rng = np.random.default_rng(7)
+    weights = {
+        "w1": rng.standard_normal((8, 3, 3, 3)).astype(F32) * 0.3,
+        "b1": rng.standard_normal(8).astype(F32) * 0.1,
+        "w2": rng.standard_normal((4, 8, 3, 3)).astype(F32) * 0.2,
+        "b2": rng.standard_normal(4).astype(F32) * 0.1,
+        "shape": np.array([1, -1]),
+        "wm": rng.standard_normal((36, 5)).astype(F32) * 0.2,
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], strides=[2, 2]),
+        helper.make_node("Reshape", ["c2", "shape"], ["flat"]),
+        helper.make_node("MatMul", ["flat", "wm"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cnn",
+        [value_info("x", F32, [1, 3, 8, 8])],
+        [value_info("y", F32, [1, 5])],
+        [numpy_helper.from_array(a, n) for n, a in weights.items()],
+    )
+    return make_model(graph, 13)
+
+
+QUANTIZED_OPS = {
+    "static_qoperator_per_channel": {"QuantizeLinear", "QLinearConv", "QLinearMatMul", "DequantizeLinear"},
+    "static_qdq": {"QuantizeLinear", "DequantizeLinear", "Conv", "MatMul"},
+    "dynamic": {"DynamicQuantizeLinear", "ConvInteger", "MatMulInteger"},
+}
+
+
+@pytest.mark.parametrize("quantization", list(QUANTIZED_OPS))
+def test_quantized_model_matches_onnxruntime(quantization, tmp_path):
+    """A model quantized by onnxruntime.quantization (QLinearConv/QLinearMatMul;
+    Quantize/DequantizeLinear around float ops; DynamicQuantizeLinear with
+    ConvInteger/MatMulInteger) gives onnxruntime's results, to within one output
+    quantization step (they agree exactly today; a tie may round differently)."""
+    quantization_tools = pytest.importorskip("onnxruntime.quantization")
+    import onnxruntime
+
+    float_path, quantized_path = tmp_path / "float.onnx", tmp_path / "quantized.onnx"
+    onnx.save(small_cnn(), float_path)
+    rng = np.random.default_rng(3)
+
+    class Calibration(quantization_tools.CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([{"x": rng.standard_normal((1, 3, 8, 8)).astype(F32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    if quantization == "dynamic":
+        quantization_tools.quantize_dynamic(float_path, quantized_path)
+    else:
+        qoperator = quantization == "static_qoperator_per_channel"
+        quantization_tools.quantize_static(
+            float_path,
+            quantized_path,
+            Calibration(),
+            quant_format=quantization_tools.QuantFormat.QOperator if qoperator else quantization_tools.QuantFormat.QDQ,
+            per_channel=qoperator,
+        )
+    model = onnx.load(quantized_path)
+    assert QUANTIZED_OPS[quantization] <= {n.op_type for n in model.graph.node}
+    feeds = {"x": rng.standard_normal((1, 3, 8, 8)).astype(F32)}
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, feeds)
+    (actual,) = compile_and_run(model, feeds, tmp_path)
+    step = (expected.max() - expected.min()) / 255
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=step)
