@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc.dialects.krnl import GlobalOp
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
+from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore, onnx_inputs, tensor_value
 from onnxc.dialects.types import is_float, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
@@ -365,6 +365,14 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant" and "value" in owner.attributes:
         return tensor_value(owner, owner.attributes["value"])
     return None
+
+
+def weight_buffer(g: GraphLowering, op: OnnxOp, array: np.ndarray, element: Attribute, hint: str) -> SSAValue:
+    """A krnl.global for an array of `element`s made at compile time (kept in the
+    module's WeightStore, out of the IR)."""
+    array = np.ascontiguousarray(array)
+    handle = WeightStore.of(op).add(array, hint, element)
+    return g.top.insert(GlobalOp(handle, MemRefType(element, array.shape))).result
 
 
 def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:

@@ -26,9 +26,9 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl import GlobalOp, MatmulOp, matmul_scratch_pitch
-from onnxc.dialects.onnx import OnnxOp, WeightStore
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
+from onnxc.dialects.krnl import MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
 TILE_ROWS = 12
@@ -107,10 +107,8 @@ def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> S
 
 
 def _global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str) -> SSAValue:
-    """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
-    array = np.ascontiguousarray(array, dtype=np.float32)
-    handle = WeightStore.of(op).add(array, hint)
-    return g.top.insert(GlobalOp(handle, MemRefType(f32, array.shape))).result
+    """A krnl.global for a float32 weight made at compile time."""
+    return weight_buffer(g, op, np.asarray(array, dtype=np.float32), f32, hint)
 
 
 def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:

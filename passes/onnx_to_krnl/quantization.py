@@ -28,14 +28,23 @@ from xdsl.dialects.builtin import (
     MemRefType,
     f32,
     f64,
+    i16,
     i32,
 )
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.dialects.types import element_type_of_onnx, is_float
+from onnxc.dialects.types import element_type_of_onnx, is_float, numpy_dtype_of
 from onnxc.passes.krnl_builder import Bound, KernelBuilder, is_unsigned
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, broadcast, lowers, normalized_axis, shape_of
+from onnxc.passes.onnx_to_krnl.common import (
+    GraphLowering,
+    broadcast,
+    constant_array,
+    lowers,
+    normalized_axis,
+    shape_of,
+    weight_buffer,
+)
 from onnxc.passes.onnx_to_krnl.conv import direct_conv
 from onnxc.passes.onnx_to_krnl.matmul import matmul_batch_rank, matmul_nest
 
@@ -268,50 +277,52 @@ def lower_dynamic_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
 # ------------------------------------------------------------------- integer contractions
 
 
-def minus_zero_point(g: GraphLowering, x: SSAValue, zero_point: Loader | None) -> SSAValue:
-    """x - zero_point as a new int32 tensor (x itself when there is no zero point:
-    the contractions convert their operands to int32 as they load them)."""
-    if zero_point is None:
-        return x
-    out = g.top.alloc(MemRefType(i32, shape_of(x)))
-    ivs, body = g.top.loop_nest(shape_of(x))
-    value = body.sub(body.convert(body.load(x, ivs), i32), body.convert(zero_point(body, ivs), i32))
-    body.store(value, out, ivs)
-    return out
-
-
-def integer_input(g: GraphLowering, op: OnnxOp, index: int) -> None:
+def minus_zero_point(g: GraphLowering, op: OnnxOp, index: int, zero_index: int, axis: int | None) -> SSAValue:
+    """Input `index` less its zero point (input `zero_index`, read along `axis` as
+    `parameter` does): the input itself where there is none (the contractions
+    widen their operands as they load them), else a new tensor, made at compile
+    time for constants (weights). The difference of 8-bit values is held in
+    int16, halving what the contraction loads."""
     element = op.input(index).type.get_element_type()
     if not isinstance(element, IntegerType) or element.width.data not in (8, 16, 32):
         raise g.unsupported(op, f"input {index} of element type {element} is not supported")
+    x, zero_buffer = g.input(op, index), g.input(op, zero_index)
+    if zero_buffer is None:
+        return x
+    shape = shape_of(x)
+    zero_point = parameter(g, op, zero_buffer, shape, axis)
+    difference = i16 if element.width.data == 8 else i32
+    values, zeros = constant_array(op.input(index)), constant_array(op.input(zero_index))
+    if values is not None and zeros is not None:
+        if zeros.size == 1:
+            zeros = zeros.reshape(())
+        elif zeros.ndim == 1:
+            zeros = zeros.reshape([-1 if d == axis else 1 for d in range(len(shape))])
+        array = (values.astype(np.int64) - zeros.astype(np.int64)).astype(numpy_dtype_of(difference))
+        return weight_buffer(g, op, array, difference, f"{op.node_name or op.OP_TYPE}_{index}_less_zero_point")
+    out = g.top.alloc(MemRefType(difference, shape))
+    ivs, body = g.top.loop_nest(shape)
+    value = body.sub(body.convert(body.load(x, ivs), i32), body.convert(zero_point(body, ivs), i32))
+    body.store(body.convert(value, difference), out, ivs)
+    return out
 
 
-def matmul_operands(
-    g: GraphLowering, op: OnnxOp, a_index: int, a_zero_index: int, b_index: int, b_zero_index: int
-) -> tuple[SSAValue, SSAValue]:
-    """The operands of an integer matmul less their zero points: A's per row
-    (1-D of A's row count, or [..., M, 1]), B's per column ([N] or [..., 1, N])."""
-    integer_input(g, op, a_index)
-    integer_input(g, op, b_index)
-    a, b = g.input(op, a_index), g.input(op, b_index)
-    a_shape, b_shape = shape_of(a), shape_of(b)
-    a_rows = len(a_shape) - 2 if len(a_shape) > 1 else None
-    a_zero = parameter(g, op, g.input(op, a_zero_index), a_shape, a_rows)
-    b_zero = parameter(g, op, g.input(op, b_zero_index), b_shape, len(b_shape) - 1)
-    return minus_zero_point(g, a, a_zero), minus_zero_point(g, b, b_zero)
+def matmul_operands(g: GraphLowering, op: OnnxOp, indices: tuple[int, int, int, int]) -> tuple[SSAValue, SSAValue]:
+    """The operands (input indices a, a zero point, b, b zero point) of an integer
+    matmul less their zero points: A's per row (1-D of A's row count, or
+    [..., M, 1]), B's per column ([N] or [..., 1, N])."""
+    a_index, a_zero_index, b_index, b_zero_index = indices
+    a_rank, b_rank = len(shape_of(g.input(op, a_index))), len(shape_of(g.input(op, b_index)))
+    a = minus_zero_point(g, op, a_index, a_zero_index, a_rank - 2 if a_rank > 1 else None)
+    return a, minus_zero_point(g, op, b_index, b_zero_index, b_rank - 1)
 
 
-def conv_operands(
-    g: GraphLowering, op: OnnxOp, x_index: int, x_zero_index: int, w_index: int, w_zero_index: int
-) -> tuple[SSAValue, SSAValue]:
-    """The operands of an integer convolution less their zero points: one for x,
-    one per output channel (or one) for the weights."""
-    integer_input(g, op, x_index)
-    integer_input(g, op, w_index)
-    x, w = g.input(op, x_index), g.input(op, w_index)
-    x_zero = parameter(g, op, g.input(op, x_zero_index), shape_of(x), None)
-    w_zero = parameter(g, op, g.input(op, w_zero_index), shape_of(w), 0)
-    return minus_zero_point(g, x, x_zero), minus_zero_point(g, w, w_zero)
+def conv_operands(g: GraphLowering, op: OnnxOp, indices: tuple[int, int, int, int]) -> tuple[SSAValue, SSAValue]:
+    """The operands (input indices x, x zero point, w, w zero point) of an integer
+    convolution less their zero points: one for x, one per output channel (or
+    one) for the weights."""
+    x_index, x_zero_index, w_index, w_zero_index = indices
+    return minus_zero_point(g, op, x_index, x_zero_index, None), minus_zero_point(g, op, w_index, w_zero_index, 0)
 
 
 def int32_result(g: GraphLowering, op: OnnxOp) -> SSAValue:
@@ -324,14 +335,14 @@ def int32_result(g: GraphLowering, op: OnnxOp) -> SSAValue:
 @lowers("MatMulInteger")
 def lower_matmul_integer(g: GraphLowering, op: OnnxOp) -> None:
     """int32 (A - a_zero_point) @ (B - b_zero_point)."""
-    a, b = matmul_operands(g, op, 0, 2, 1, 3)
+    a, b = matmul_operands(g, op, (0, 2, 1, 3))
     matmul_nest(g, op, a, b, int32_result(g, op))
 
 
 @lowers("ConvInteger")
 def lower_conv_integer(g: GraphLowering, op: OnnxOp) -> None:
     """int32 Conv of (x - x_zero_point) and (w - w_zero_point); padding is the zero point."""
-    x, w = conv_operands(g, op, 0, 2, 1, 3)
+    x, w = conv_operands(g, op, (0, 2, 1, 3))
     direct_conv(g, op, x, w, None, int32_result(g, op))
 
 
@@ -364,7 +375,7 @@ def lower_qlinear_matmul(g: GraphLowering, op: OnnxOp) -> None:
     """MatMulInteger of a and b, requantized with a's scale per row, b's per column
     and one y scale and zero point."""
     check_scales(g, op, [1, 4, 6])
-    a, b = matmul_operands(g, op, 0, 2, 3, 5)
+    a, b = matmul_operands(g, op, (0, 2, 3, 5))
     quantization_target(g, op, floats=False)
     out = g.result(op)
     out_shape = shape_of(out)
@@ -385,7 +396,7 @@ def lower_qlinear_conv(g: GraphLowering, op: OnnxOp) -> None:
     """ConvInteger of x and w plus the int32 bias, requantized with one x scale,
     w's scale per output channel, and one y scale and zero point."""
     check_scales(g, op, [1, 4, 6])
-    x, w = conv_operands(g, op, 0, 2, 3, 5)
+    x, w = conv_operands(g, op, (0, 2, 3, 5))
     quantization_target(g, op, floats=False)
     bias = g.input(op, 8)
     if bias is not None and bias.type.get_element_type() != i32:

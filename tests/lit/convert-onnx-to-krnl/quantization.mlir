@@ -58,30 +58,34 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 
 // -----
 
-// MatMulInteger with a zero point per row of A and per column of B: both
-// operands less their zero points as int32 copies, then the MatMul nest
-// accumulating in int32 (muli/addi) into %y.
+// MatMulInteger with a zero point per row of A and per column of B: A less its
+// zero points in an int16 copy (8-bit differences fit), constant B less its
+// zero points made at compile time (a weight); then the MatMul nest widening
+// both to int32 and accumulating into %y.
 builtin.module attributes {onnx.opset = 10 : i64} {
-  func.func @main_graph(%a: tensor<4x3xui8>, %b: tensor<3x2xi8>, %za: tensor<4xui8>, %zb: tensor<2xi8>) -> tensor<4x2xi32> {
-    %y = "onnx.MatMulInteger"(%a, %b, %za, %zb) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (tensor<4x3xui8>, tensor<3x2xi8>, tensor<4xui8>, tensor<2xi8>) -> tensor<4x2xi32>
+  func.func @main_graph(%a: tensor<4x3xui8>, %za: tensor<4xui8>) -> tensor<4x2xi32> {
+    %b = "onnx.Constant"() {value = dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi8>} : () -> tensor<3x2xi8>
+    %zb = "onnx.Constant"() {value = dense<[1, -2]> : tensor<2xi8>} : () -> tensor<2xi8>
+    %y = "onnx.MatMulInteger"(%a, %b, %za, %zb) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (tensor<4x3xui8>, tensor<3x2xi8>, tensor<4xui8>, tensor<2xi8>) -> tensor<4x2xi32> loc("mmi")
     func.return %y : tensor<4x2xi32>
   }
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK:         %[[A:.+]] = memref.alloc() : memref<4x3xi32>
+// CHECK:         %[[A:.+]] = memref.alloc() : memref<4x3xi16>
 // CHECK:         ^bb0(%[[I:.+]]: index, %[[K:.+]]: index):
 // CHECK:           %[[ZA:.+]] = memref.load %za[%[[I]]] : memref<4xui8>
-// CHECK:           arith.subi
-// CHECK:         %[[B:.+]] = memref.alloc() : memref<3x2xi32>
-// CHECK:         ^bb0(%{{.+}}: index, %[[N:.+]]: index):
-// CHECK:           %[[ZB:.+]] = memref.load %zb[%[[N]]] : memref<2xi8>
-// CHECK:           arith.subi
+// CHECK:           %[[D:.+]] = arith.subi %{{.+}}, %{{.+}} : i32
+// CHECK-NEXT:      %[[D16:.+]] = arith.trunci %[[D]] : i32 to i16
+// CHECK-NEXT:      memref.store %[[D16]], %[[A]][%[[I]], %[[K]]] : memref<4x3xi16>
+// CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"mmi_1_less_zero_point", tensor<3x2xi16>>} : memref<3x2xi16>
 // CHECK:         krnl.iterate
 // CHECK:         krnl.iterate
-// CHECK:           %[[L:.+]] = memref.load %[[A]][%{{.+}}, %{{.+}}] : memref<4x3xi32>
-// CHECK-NEXT:      %[[R:.+]] = memref.load %[[B]][%{{.+}}, %{{.+}}] : memref<3x2xi32>
-// CHECK-NEXT:      %[[P:.+]] = arith.muli %[[L]], %[[R]] : i32
+// CHECK:           %[[L:.+]] = memref.load %[[A]][%{{.+}}, %{{.+}}] : memref<4x3xi16>
+// CHECK-NEXT:      %[[L32:.+]] = arith.extsi %[[L]] : i16 to i32
+// CHECK-NEXT:      %[[R:.+]] = memref.load %[[B]][%{{.+}}, %{{.+}}] : memref<3x2xi16>
+// CHECK-NEXT:      %[[R32:.+]] = arith.extsi %[[R]] : i16 to i32
+// CHECK-NEXT:      %[[P:.+]] = arith.muli %[[L32]], %[[R32]] : i32
 // CHECK-NEXT:      %[[ACC:.+]] = memref.load %y
 // CHECK-NEXT:      arith.addi %[[ACC]], %[[P]] : i32
 
@@ -100,15 +104,16 @@ builtin.module attributes {onnx.opset = 10 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK:         %[[X:.+]] = memref.alloc() : memref<1x1x3x3xi32>
+// CHECK:         %[[X:.+]] = memref.alloc() : memref<1x1x3x3xi16>
 // CHECK:           memref.load %xz[] : memref<ui8>
-// CHECK:         %[[W:.+]] = memref.alloc() : memref<2x1x1x1xi32>
+// CHECK:         %[[W:.+]] = memref.alloc() : memref<2x1x1x1xi16>
 // CHECK:         ^bb0(%[[M:.+]]: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
 // CHECK:           memref.load %wz[%[[M]]] : memref<2xui8>
 // CHECK:         %[[SUMS:.+]] = memref.alloc() : memref<1x2x3x3xi32>
 // CHECK:         scf.for
 // CHECK:           memref.load %[[W]]
 // CHECK:           memref.load %[[X]]
+// CHECK-NEXT:      arith.extsi %{{.+}} : i16 to i32
 // CHECK-NEXT:      memref.load %[[SUMS]]
 // CHECK-NEXT:      arith.muli
 // CHECK:           memref.store %{{.+}}, %[[SUMS]]
