@@ -26,7 +26,15 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
 from onnxc.dialects.krnl import GlobalOp
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, onnx_outputs, tensor_value
+from onnxc.dialects.onnx import (
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    OnnxOp,
+    WeightStore,
+    onnx_inputs,
+    onnx_outputs,
+    tensor_value,
+)
 from onnxc.dialects.types import is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
@@ -406,6 +414,14 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant" and "value" in owner.attributes:
         return tensor_value(owner, owner.attributes["value"])
     return None
+
+
+def weight_buffer(g: GraphLowering, op: OnnxOp, array: np.ndarray, element: Attribute, hint: str) -> SSAValue:
+    """A krnl.global for an array of `element`s made at compile time (kept in the
+    module's WeightStore, out of the IR)."""
+    array = np.ascontiguousarray(array)
+    handle = WeightStore.of(op).add(array, hint, element)
+    return g.top.insert(GlobalOp(handle, MemRefType(element, array.shape))).result
 
 
 def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:
