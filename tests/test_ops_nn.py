@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_lowering_numeric import Case, rand, run_case
+from test_lowering_numeric import Case, ints, rand, run_case, with_output_types
 
 import onnxc
-from onnxc.errors import UnsupportedOpError
+from onnxc.errors import ShapeError, UnsupportedOpError
 
 
 def grid(*shape: int) -> np.ndarray:
@@ -45,6 +45,25 @@ CASES: dict[str, Case] = {
     "grid_sample_float64": Case(
         "GridSample", {"x": rand(1, 1, 3, 3, dtype=np.float64), "grid": grid(1, 2, 2, 2).astype(np.float64)}, opset=20
     ),
+    # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
+    "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
+    "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
+    "einsum_ellipsis_broadcast": Case(
+        "Einsum", {"a": rand(2, 1, 3, 4), "b": rand(1, 5, 4, 6)}, {"equation": "...ij,...jk->...ik"}
+    ),
+    "einsum_ellipsis_summed": Case("Einsum", {"a": rand(2, 3, 4)}, {"equation": "...i->i"}),
+    "einsum_trace": Case("Einsum", {"a": rand(4, 4)}, {"equation": "ii"}),
+    "einsum_diagonal_3d": Case("Einsum", {"a": rand(3, 2, 3)}, {"equation": "iji->ji"}),
+    "einsum_three_operands": Case(
+        "Einsum", {"a": rand(2, 3), "b": rand(3, 4), "c": rand(4, 2)}, {"equation": "ij, jk, kl -> il"}
+    ),
+    "einsum_outer_uppercase": Case("Einsum", {"a": rand(3), "b": rand(4)}, {"equation": "Z,a"}),
+    "einsum_int32": Case(
+        "Einsum", {"a": ints(2, 3, dtype=np.int32), "b": ints(3, 2, dtype=np.int32)}, {"equation": "ij,jk->ik"}
+    ),
+    "einsum_float16": Case(
+        "Einsum", {"a": rand(2, 8, dtype=np.float16), "b": rand(8, 3, dtype=np.float16)}, {"equation": "ij,jk->ik"}
+    ),
 }
 
 
@@ -63,3 +82,9 @@ def assert_refused(case: Case, message: str, tmp_path) -> None:
 def test_grid_sample_unknown_mode_is_refused(tmp_path):
     case = Case("GridSample", {"x": rand(1, 1, 3, 3), "grid": grid(1, 2, 2, 2)}, {"mode": "area"}, opset=20)
     assert_refused(case, "GridSample mode 'area'", tmp_path)
+
+
+def test_einsum_bad_equation_is_a_shape_error(tmp_path):
+    case = Case("Einsum", {"a": rand(2, 3)}, {"equation": "ijk->i"})
+    with pytest.raises(ShapeError):
+        onnxc.compile(with_output_types(case.model(), [np.zeros(2, np.float32)]), tmp_path / "model.so")
