@@ -64,6 +64,41 @@ CASES: dict[str, Case] = {
     "einsum_float16": Case(
         "Einsum", {"a": rand(2, 8, dtype=np.float16), "b": rand(8, 3, dtype=np.float16)}, {"equation": "ij,jk->ik"}
     ),
+    # DFT: complex and real signals, dft_length padding and truncating, inverse, one-sided both ways.
+    "dft_complex_padded": Case(
+        "DFT", {"x": rand(2, 5, 3, 2)}, {}, initializers={"n": np.array(8), "axis": np.array(1)}, opset=20
+    ),
+    "dft_real_truncated_onesided": Case(
+        "DFT", {"x": rand(3, 9, 1)}, {"onesided": 1}, initializers={"n": np.array(7), "axis": np.array(-2)}, opset=20
+    ),
+    "dft_inverse_complex_float64": Case(
+        "DFT",
+        {"x": rand(4, 6, 2, dtype=np.float64)},
+        {"inverse": 1},
+        initializers={"axis": np.array(0)},
+        node_inputs=["x", "", "axis"],
+        opset=20,
+    ),
+    "dft_irfft_odd_length": Case(
+        "DFT",
+        {"x": rand(2, 4, 2)},
+        {"inverse": 1, "onesided": 1},
+        initializers={"n": np.array(7), "axis": np.array(1)},
+        opset=20,
+    ),
+    "dft_opset17_axis_attribute": Case("DFT", {"x": rand(3, 4, 6, 1)}, {"axis": 2}, opset=17),
+    # STFT: a complex signal with a window, a real one without (two-sided).
+    "stft_complex_window": Case(
+        "STFT", {"x": rand(2, 20, 2)}, {"onesided": 0}, initializers={"step": np.array(3), "window": rand(8)}, opset=17
+    ),
+    "stft_real_frame_length": Case(
+        "STFT",
+        {"x": rand(1, 17, 1)},
+        {"onesided": 1},
+        initializers={"step": np.array(4), "frame_length": np.array(6)},
+        node_inputs=["x", "step", "", "frame_length"],
+        opset=17,
+    ),
 }
 
 
