@@ -45,6 +45,17 @@ CASES: dict[str, Case] = {
     "grid_sample_float64": Case(
         "GridSample", {"x": rand(1, 1, 3, 3, dtype=np.float64), "grid": grid(1, 2, 2, 2).astype(np.float64)}, opset=20
     ),
+    **{
+        f"affine_grid_{len(size) - 2}d_align{align}": Case(
+            "AffineGrid",
+            {"theta": rand(2, len(size) - 2, len(size) - 1)},
+            {"align_corners": align},
+            initializers={"size": np.array(size)},
+            opset=20,
+        )
+        for size in ([2, 3, 4, 5], [2, 1, 3, 2, 4])
+        for align in (0, 1)
+    },
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
     "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),

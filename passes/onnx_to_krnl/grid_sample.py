@@ -1,4 +1,6 @@
-"""GridSample: sample an (N, C, D1..Dk) input at the normalized positions of a
+"""GridSample and AffineGrid (the grid an affine transform gives).
+
+GridSample samples an (N, C, D1..Dk) input at the normalized positions of a
 grid, by nearest, (multi)linear or (multi)cubic interpolation, with zeros,
 border or reflection padding; any number of spatial dims.
 
@@ -14,13 +16,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, f64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_buffer, lowers, shape_of
 
 MODES = {"linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"}
 """Mode names of opset 20 and later, and their opset-16 spellings."""
@@ -182,3 +185,35 @@ def lower_grid_sample(g: GraphLowering, op: OnnxOp) -> None:
             value = b.mul(weight, value)
         total = value if total is None else b.add(total, value)
     b.store(b.convert(total, element), out, ivs)
+
+
+def base_coordinates(size: int, align_corners: bool) -> np.ndarray:
+    """The normalized coordinate of each position along a dim of `size`: pixel
+    centers in [-1, 1], the ends at the outer pixels' centers (align_corners)
+    or edges (as PyTorch's affine_grid)."""
+    if align_corners:
+        return np.linspace(-1.0, 1.0, size)
+    return (2 * np.arange(size) + 1) / size - 1
+
+
+@lowers("AffineGrid")
+def lower_affine_grid(g: GraphLowering, op: OnnxOp) -> None:
+    """grid[n, d..., i] = theta[n, i, :] . (x, y[, z], 1) at each output position,
+    in f64. The output shape is the static one of the result: `size` is not read."""
+    theta, out = g.input(op, 0), g.result(op)
+    element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
+    batch, *sizes, rank = shape_of(out)
+    if rank != len(sizes) or shape_of(theta) != (batch, rank, rank + 1):
+        raise g.shape_error(op, f"theta {list(shape_of(theta))} for a grid of shape {list(shape_of(out))}")
+    align_corners = bool(op.attr("align_corners", 0))
+    # Component j of a position is its coordinate along spatial dim rank - 1 - j.
+    bases = [constant_buffer(g.top, base_coordinates(size, align_corners), f64) for size in reversed(sizes)]
+
+    ivs, b = g.top.loop_nest([batch, *sizes])
+    n, *position = ivs
+    coordinates = [b.load(base, [position[rank - 1 - j]]) for j, base in enumerate(bases)]
+    for i in range(rank):
+        total = b.convert(b.load(theta, [n, i, rank]), f64)
+        for j, coordinate in enumerate(coordinates):
+            total = b.add(total, b.mul(b.convert(b.load(theta, [n, i, j]), f64), coordinate))
+        b.store(b.convert(total, element), out, [*ivs, i])

@@ -43,3 +43,24 @@ builtin.module attributes {onnx.opset = 20 : i64} {
 // CHECK-NOT:     memref.load %x
 // CHECK:         memref.store
 
+
+// -----
+
+// AffineGrid: each grid point is theta[n] times (x, y, 1), with x and y read
+// from constant tables of normalized pixel centers (align_corners = 0: (2i+1)/W - 1).
+builtin.module attributes {onnx.opset = 20 : i64} {
+  func.func @main_graph(%theta: tensor<2x2x3xf32>) -> tensor<2x3x4x2xf32> {
+    %size = "onnx.Constant"() {value = dense<[2, 1, 3, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %y = "onnx.AffineGrid"(%theta, %size) : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<2x3x4x2xf32>
+    func.return %y : tensor<2x3x4x2xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[XS:.+]] = krnl.global {value = dense<[-7.500000e-01, -2.500000e-01, 2.500000e-01, 7.500000e-01]> : tensor<4xf64>} : memref<4xf64>
+// CHECK-DAG:     %[[YS:.+]] = krnl.global {value = dense<[-0.666{{[0-9]+}}, 0.000000e+00, 0.666{{[0-9]+}}]> : tensor<3xf64>} : memref<3xf64>
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0] to [2, 3, 4] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[h:.+]]: index, %[[w:.+]]: index):
+// CHECK-NEXT:      memref.load %[[XS]][%[[w]]]
+// CHECK-NEXT:      memref.load %[[YS]][%[[h]]]
+// CHECK-COUNT-2:   memref.store {{.*}}, %y[%[[n]], %[[h]], %[[w]], %{{.+}}] : memref<2x3x4x2xf32>
