@@ -56,6 +56,11 @@ CASES: dict[str, Case] = {
         for size in ([2, 3, 4, 5], [2, 1, 3, 2, 4])
         for align in (0, 1)
     },
+    # Det: pivoting (a zero leading entry), singular and 1x1 matrices, a batch of f64.
+    "det_needs_pivoting": Case("Det", {"x": np.array([[0.0, 2.0, 1.0], [3.0, 1.0, 0.0], [1.0, 1.0, 5.0]], np.float32)}),
+    "det_singular": Case("Det", {"x": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]], np.float32)}),
+    "det_one_by_one": Case("Det", {"x": rand(4, 1, 1)}),
+    "det_batch_float64": Case("Det", {"x": rand(2, 3, 5, 5, dtype=np.float64)}),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
     "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
