@@ -61,6 +61,17 @@ CASES: dict[str, Case] = {
     "det_singular": Case("Det", {"x": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]], np.float32)}),
     "det_one_by_one": Case("Det", {"x": rand(4, 1, 1)}),
     "det_batch_float64": Case("Det", {"x": rand(2, 3, 5, 5, dtype=np.float64)}),
+    # TensorScatter: no write_indices, a circular wrap past the end, another axis, integers.
+    "tensor_scatter_no_write_indices": Case(
+        "TensorScatter", {"cache": rand(2, 6, 3), "update": rand(2, 2, 3)}, opset=24
+    ),
+    "tensor_scatter_circular_wraps": Case(
+        "TensorScatter",
+        {"cache": ints(2, 3, 5, 2, dtype=np.int32), "update": ints(2, 3, 3, 2, dtype=np.int32)},
+        {"mode": "circular", "axis": 2},
+        initializers={"write_indices": np.array([4, 1])},
+        opset=24,
+    ),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
     "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
