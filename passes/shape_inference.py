@@ -7,6 +7,12 @@ for small constant inputs, their values — so `Reshape` with a constant shape,
 schema's function keeps inference in step with the spec for every op and
 opset. Symbolic dims travel as dim names in the tensor type's encoding
 (`tensor<?x10xf32, ["N", ""]>`).
+
+A result whose rank depends on values not yet constant (ReduceMean over axes
+computed as `Range(0, Size(Shape(x)), 1)` in a function body) stays unranked,
+with its element type, and so do its consumers; constprop/fold-shapes infer
+them again once the values fold. One still unranked at lowering is refused
+there, naming the op that produced it.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     ModuleOp,
+    NoneType,
     TensorType,
     UnrankedTensorType,
 )
@@ -170,6 +177,10 @@ def _set_type(value: SSAValue, new_type: Attribute) -> None:
 
 def type_proto(value: SSAValue, where: dict) -> onnx.TypeProto:
     ttype = value.type
+    if isinstance(ttype, UnrankedTensorType) and not isinstance(ttype.element_type, NoneType):
+        # Not yet ranked (a rank that depends on values constprop may still fold): ONNX
+        # infers what it can without a shape; lowering names the op if it stays unranked.
+        return onnx.helper.make_tensor_type_proto(onnx_type_of(ttype.element_type), None)
     if not isinstance(ttype, TensorType):
         raise ShapeError(f"an input has unknown type {ttype} (is an earlier node unsupported?)", **where)
     params = dim_params(ttype)
