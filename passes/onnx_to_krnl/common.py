@@ -8,11 +8,13 @@ import math as pymath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     MemRefType,
@@ -441,8 +443,11 @@ def strided_copy(
 
 
 def constant_buffer(builder: KernelBuilder, array: np.ndarray, element: Attribute) -> SSAValue:
-    """A krnl.global holding `array` (values known at compile time) as `element`s."""
+    """A krnl.global holding `array` (values known at compile time) as `element`s
+    (bfloat16 given as its uint16 bits, held as values by the dense attribute)."""
     array = np.asarray(array)
+    if isinstance(element, BFloat16Type):
+        array = array.view(ml_dtypes.bfloat16).astype(np.float32)
     memref_type = MemRefType(element, array.shape)
     tensor_type = TensorType(element, array.shape)
     value = DenseIntOrFPElementsAttr.from_list(tensor_type, array.reshape(-1).tolist())
