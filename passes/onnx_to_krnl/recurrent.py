@@ -1,13 +1,15 @@
 """Recurrent ops: LSTM, GRU and RNN (one layer, forward, reverse or bidirectional).
 
 Schedule, as onnx-mlir and onnxruntime do it:
-1. the input projection of every time step at once, XW[d, t, b, :] = X[t, b] · W[d]ᵀ
-   + biases, as one GEMM per direction (krnl.matmul for float32), W transposed once
-   (at compile time when it is a constant);
-2. per direction, one kernel holding the time loop: per batch row, the recurrent
-   product H · R[d]ᵀ as axpy sweeps over rows of Rᵀ (unit stride, vectorized) into a
-   gate accumulator, then the gate math of the cell, whose sigmoid/tanh are the
-   vectorizable math of codegen/vector_math.py.
+1. the input projection of every time step at once, XW[d, t, b, :] = X[t, b] · W[d]ᵀ,
+   as one GEMM per direction (krnl.matmul for float32), W transposed once (at
+   compile time when it is a constant), Wb + Rb summed once;
+2. per direction, one kernel holding the time loop; per step, the gate accumulator
+   [batch, gates*hidden] starts as the projected rows plus the biases, the recurrent
+   product H · R[d]ᵀ is added by one krnl.matmul (batch rows x gate columns, its
+   accumulators in registers; other float types: unit-stride axpy loops), then the
+   gate math of the cell, whose sigmoid/tanh are the vectorizable math of
+   codegen/vector_math.py.
 
 Gate columns follow the ONNX order (LSTM i, o, f, c; GRU z, r, h). `sequence_lens`
 follows onnxruntime: a row b runs steps 0..len[b]-1 (reverse: from x[len-1] down to
@@ -148,11 +150,12 @@ class Recurrence:
 
     def each_row(self, b: KernelBuilder, d: int, t: Bound) -> tuple[KernelBuilder, Bound, Bound]:
         """A loop over the batch rows still running at step t: a builder in its body,
-        the row, and the row's time index (reverse: counted back from its length)."""
+        the row, and the row's time index (reverse: counted back from its length).
+        A length past the sequence counts as the sequence's (no access out of bounds)."""
         (row,), body = b.for_nest([(0, self.batch)])
         if self.lengths is None:
             return body, row, body.sub(self.sequence - 1, t) if self.reverse[d] else t
-        length = body.to_index(body.load(self.lengths, [row]))
+        length = body.min(body.to_index(body.load(self.lengths, [row])), self.sequence)
         body = body.if_then(body.compare_index("slt", t, length))
         return body, row, body.sub(body.sub(length, 1), t) if self.reverse[d] else t
 

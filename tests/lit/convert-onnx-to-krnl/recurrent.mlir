@@ -5,7 +5,7 @@
 // one krnl.matmul computes X·Wᵀ for every step; then one time loop: for the rows
 // with t < len, the accumulator starts as the projected row plus the biases, one
 // krnl.matmul adds H·Rᵀ (all rows), and tanh gives the new state of the running
-// rows; Y_h is its copy.
+// rows; Y_h is its copy. Lengths are clamped to the sequence's.
 builtin.module attributes {onnx.opset = 14 : i64} {
   func.func @main_graph(%x: tensor<2x1x2xf32>, %w: tensor<1x4x2xf32>, %r: tensor<1x4x4xf32>, %b: tensor<1x8xf32>, %len: tensor<1xi32>) -> tensor<1x1x4xf32> {
     %y_h = "onnx.RNN"(%x, %w, %r, %b, %len) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0>, resultSegmentSizes = array<i32: 0, 1>}> {direction = "forward", hidden_size = 4 : i64, layout = 0 : i64} : (tensor<2x1x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>, tensor<1x8xf32>, tensor<1xi32>) -> tensor<1x1x4xf32>
@@ -32,7 +32,8 @@ builtin.module attributes {onnx.opset = 14 : i64} {
 // CHECK:         krnl.matmul %x, %[[WT]] into %[[PROJ]] {sizes = [2 : i64, 4 : i64, 2 : i64], {{.*}} a_strides = [2 : i64, 1 : i64], b_access = "rows", ldb = 4 : i64, {{.*}} accumulate = 0 : i64
 // CHECK-NEXT:    scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
 // CHECK-NEXT:      %[[LEN32:.+]] = memref.load %len[%{{.+}}] : memref<1xi32>
-// CHECK-NEXT:      %[[LEN:.+]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK-NEXT:      %[[LENI:.+]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK-NEXT:      %[[LEN:.+]] = arith.minsi %[[LENI]], %{{.+}} : index
 // CHECK-NEXT:      %[[ACTIVE:.+]] = arith.cmpi slt, %[[T]], %[[LEN]] : index
 // CHECK-NEXT:      scf.if %[[ACTIVE]] {
 // CHECK-NEXT:        scf.for %[[C:.+]] = {{.*}} {
