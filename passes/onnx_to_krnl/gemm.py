@@ -26,11 +26,11 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import GlobalOp, MatmulOp, matmul_scratch_pitch
-from onnxc.dialects.onnx import OnnxOp, WeightStore
+from onnxc.dialects.krnl import MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
 TILE_ROWS = 12
@@ -109,10 +109,8 @@ def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> S
 
 
 def weight_global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str, element: Attribute = f32) -> SSAValue:
-    """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
-    array = np.ascontiguousarray(array, dtype=numpy_dtype_of(element))
-    handle = WeightStore.of(op).add(array, hint)
-    return g.top.insert(GlobalOp(handle, MemRefType(element, array.shape))).result
+    """A krnl.global for a weight of `element`s made at compile time (float32 by default)."""
+    return weight_buffer(g, op, np.asarray(array, dtype=numpy_dtype_of(element)), element, hint)
 
 
 def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
