@@ -56,6 +56,13 @@ CASES: dict[str, Case] = {
         initializers={"s": scalar(3, np.float16), "z": scalar(1, np.uint8)},
         opset=19,
     ),
+    # An int32 x (opset 10) is divided in float64, as numpy promotes int32 / float32.
+    "quantize_int32_input": Case(
+        "QuantizeLinear",
+        {"x": np.array([-7, -3, 0, 3, 5, 7, 1000, -1000, 2**31 - 1], np.int32)},
+        initializers={"s": scalar(2, F32), "z": scalar(1, np.int8)},
+        opset=10,
+    ),
     "quantize_precision_float16": Case(
         "QuantizeLinear",
         {"x": rand(4, 6) * 50},
