@@ -154,6 +154,34 @@ CASES: dict[str, Case] = {
         node_inputs=["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
         opset=10,
     ),
+    # Constant 2-D weights take the dot-product kernel (B transposed at compile time).
+    "qlinear_matmul_constant_weights_per_column": Case(
+        "QLinearMatMul",
+        {"a": ints(2, 3, 6, dtype=np.uint8, low=0, high=255)},
+        initializers={
+            "as": scalar(0.03, F32),
+            "az": scalar(120, np.uint8),
+            "b": ints(6, 5, dtype=np.int8, low=-128, high=127),
+            "bs": np.array([0.01, 0.02, 0.03, 0.015, 0.005], F32),
+            "bz": np.array([0, 1, -1, 3, 0], np.int8),
+            "ys": scalar(0.1, F32),
+            "yz": scalar(100, np.uint8),
+        },
+        node_inputs=["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+        opset=10,
+    ),
+    "matmul_integer_constant_weights_no_zero_point": Case(
+        "MatMulInteger",
+        {"a": ints(3, 7, dtype=np.int8, low=-128, high=127)},
+        initializers={"b": ints(7, 4, dtype=np.uint8, low=0, high=255)},
+        opset=10,
+    ),
+    "matmul_integer_vector_times_constant_weights": Case(
+        "MatMulInteger",
+        {"a": ints(7, dtype=np.uint8, low=0, high=255)},
+        initializers={"b": ints(7, 4, dtype=np.uint8, low=0, high=255), "az": scalar(9, np.uint8)},
+        opset=10,
+    ),
     "conv_integer_group_stride_pads": Case(
         "ConvInteger",
         {"x": ints(1, 4, 6, 7, dtype=np.uint8, low=0, high=255)},
