@@ -5,6 +5,7 @@ against onnxruntime."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -335,3 +336,54 @@ def test_quantized_model_matches_onnxruntime(quantization, tmp_path):
     (actual,) = compile_and_run(model, feeds, tmp_path)
     step = (expected.max() - expected.min()) / 255
     np.testing.assert_allclose(actual, expected, rtol=0, atol=step)
+
+
+# The float8 / int4 / int2 forms (one element per byte, converted as Cast does).
+LOW_PRECISION_CASES: dict[str, Case] = {
+    "quantize_float8e4m3fn_saturate": Case(
+        "QuantizeLinear",
+        {"x": np.array([0.0, -0.0, 1.3, 500.0, -1000.0, np.inf, -np.inf, np.nan, 0.00048], F32)},
+        initializers={"s": scalar(1, F32), "z": np.zeros((), ml_dtypes.float8_e4m3fn)},
+        opset=21,
+    ),
+    "quantize_float8e5m2_no_saturate": Case(
+        "QuantizeLinear",
+        {"x": np.array([0.0, -0.0, 1.3, 1e5, -1e5, np.inf, -np.inf, np.nan, 3.1], F32)},
+        {"saturate": 0},
+        initializers={"s": scalar(2, F32), "z": np.zeros((), ml_dtypes.float8_e5m2)},
+        opset=21,
+    ),
+    "quantize_int4_ties_saturation_per_axis": Case(
+        "QuantizeLinear",
+        {"x": np.stack([TIES, TIES * 3])},
+        {"axis": 0},
+        initializers={"s": np.array([1, 3], F32), "z": np.array([1, -2], ml_dtypes.int4)},
+        opset=21,
+    ),
+    "quantize_uint2": Case(
+        "QuantizeLinear", {"x": TIES}, initializers={"s": scalar(1, F32), "z": scalar(1, ml_dtypes.uint2)}, opset=25
+    ),
+    "dequantize_int4": Case(
+        "DequantizeLinear",
+        {"x": np.arange(-8, 8).astype(ml_dtypes.int4)},
+        initializers={"s": scalar(0.5, F32), "z": scalar(-3, ml_dtypes.int4)},
+        opset=21,
+    ),
+    "dequantize_float8e4m3fn_to_float16": Case(
+        "DequantizeLinear",
+        {"x": np.array([0.0, -0.0, 1.5, 448, -448, np.nan], F32).astype(ml_dtypes.float8_e4m3fn)},
+        initializers={"s": scalar(3, np.float16)},
+        opset=21,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LOW_PRECISION_CASES))
+def test_low_precision_quantization(name, tmp_path):
+    """Bit for bit with the reference (NaN included: numpy cannot compare these NaNs)."""
+    model = LOW_PRECISION_CASES[name].model()
+    feeds = LOW_PRECISION_CASES[name].inputs
+    (expected,) = onnx.reference.ReferenceEvaluator(model).run(None, feeds)
+    (actual,) = compile_and_run(with_output_types(model, [expected]), feeds, tmp_path)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert actual.view(np.uint8).tolist() == expected.view(np.uint8).tolist(), (actual, expected)

@@ -3,11 +3,12 @@ integer contractions MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
 
 Numerics follow onnx.reference (numpy): a value is quantized as
 round-half-to-even(x / scale) + zero point, saturated to the target's range; a
-float target gets x / scale, clamped to its largest finite value when
-`saturate`. The integer contractions subtract the zero points and accumulate
-exactly in int32, through the MatMul and Conv loop nests; QLinear* requantize
-the int32 sums in float64 (numpy's int32 * float), with the multiplier
-`a_scale * b_scale / y_scale` rounded in the scales' type.
+float8/float4 target gets x / scale converted as Cast does (with `saturate`).
+The integer contractions subtract the zero points and accumulate exactly in
+int32 (through the MatMul and Conv loop nests, or a dot-product kernel for
+constant weights); QLinear* requantize the int32 sums in float64 (numpy's
+int32 * float), with the multiplier `a_scale * b_scale / y_scale` rounded in
+the scales' type.
 """
 
 from __future__ import annotations
@@ -15,26 +16,13 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import (
-    Float4E2M1FNType,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    IntegerType,
-    MemRefType,
-    f32,
-    f64,
-    i16,
-    i32,
-)
+from xdsl.dialects.builtin import Float4E2M1FNType, IntegerType, MemRefType, f32, f64, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.dialects.types import element_type_of_onnx, is_float, numpy_dtype_of
+from onnxc.dialects.types import element_type_of_onnx, is_float, is_low_precision, numpy_dtype_of
 from onnxc.passes.krnl_builder import Bound, KernelBuilder, is_unsigned
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -51,16 +39,6 @@ from onnxc.passes.onnx_to_krnl.matmul import matmul_batch_rank, matmul_nest
 Loader = Callable[[KernelBuilder, Sequence[Bound]], SSAValue]
 """(builder in a nest over a tensor, the nest's ivs) -> the parameter (scale or
 zero point) applying to that element."""
-
-# Float types narrower than f32 whose largest finite value bounds a saturating quantization.
-_NARROW_FLOATS: dict[type[Attribute], np.dtype] = {
-    Float8E4M3FNType: np.dtype(ml_dtypes.float8_e4m3fn),
-    Float8E4M3FNUZType: np.dtype(ml_dtypes.float8_e4m3fnuz),
-    Float8E5M2Type: np.dtype(ml_dtypes.float8_e5m2),
-    Float8E5M2FNUZType: np.dtype(ml_dtypes.float8_e5m2fnuz),
-    Float4E2M1FNType: np.dtype(ml_dtypes.float4_e2m1fn),
-}
-
 
 # ------------------------------------------------------------------------ parameters
 
@@ -101,10 +79,6 @@ def integer_range(element: IntegerType) -> tuple[int, int]:
     return -(2 ** (width - 1)), 2 ** (width - 1) - 1
 
 
-def largest_finite(element: Attribute) -> float:
-    return float(ml_dtypes.finfo(_NARROW_FLOATS[type(element)]).max)
-
-
 def clamp(b: KernelBuilder, value: SSAValue, low: float, high: float) -> SSAValue:
     """value limited to [low, high]; NaN goes to `low`."""
     low_value, high_value = b.constant(low, value.type), b.constant(high, value.type)
@@ -130,19 +104,16 @@ def to_integer(
     return b.convert(b.convert(rounded, i32), target)
 
 
-def to_narrow_float(
+def to_low_precision_float(
     b: KernelBuilder, value: SSAValue, zero_point: SSAValue | None, target: Attribute, saturate: bool
 ) -> SSAValue:
-    """value (+ zero point for float4, as the reference does; a float8 zero point is 0
-    by the spec, and adding +0 would turn -0 into +0) as `target`; clamped to its
-    largest finite value when `saturate` (NaN stays NaN)."""
-    if zero_point is not None and not isinstance(target, Float8E4M3FNType | Float8E4M3FNUZType | Float8E5M2Type):
+    """value as a float8 or float4 `target`, by Cast's rules (`saturate` clamps to
+    the largest finite value for float8; float4 has no infinity and always
+    does). float4 adds its zero point as the reference does; float8's is 0 by
+    the spec (and adding +0 would turn -0 into +0)."""
+    if zero_point is not None and isinstance(target, Float4E2M1FNType):
         value = b.add(value, b.convert(zero_point, value.type))
-    if saturate:
-        limit = largest_finite(target)
-        high, low = b.constant(limit, value.type), b.constant(-limit, value.type)
-        value = b.select(b.compare("gt", value, high), high, b.select(b.compare("lt", value, low), low, value))
-    return b.convert(value, target)
+    return b.convert(value, target, saturate=saturate)
 
 
 def rounded_op(b: KernelBuilder, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -170,14 +141,14 @@ def quantized(
     """`value` (a float, already divided by the scale) quantized to `target`."""
     if isinstance(target, IntegerType):
         return to_integer(b, value, zero_point, target, round_first=True)
-    return to_narrow_float(b, value, zero_point, target, saturate)
+    return to_low_precision_float(b, value, zero_point, target, saturate)
 
 
 def quantization_target(g: GraphLowering, op: OnnxOp, *, floats: bool = True) -> Attribute:
-    """The element type of a quantized result: an integer, or (if `floats`) a float
-    narrower than f32."""
+    """The element type of a quantized result: an integer (int4 and int2 included),
+    or (if `floats`) a float8 or float4."""
     target = op.results[0].type.get_element_type()
-    if isinstance(target, IntegerType) and target.width.data > 1 or (floats and type(target) in _NARROW_FLOATS):
+    if isinstance(target, IntegerType) and target.width.data > 1 or (floats and is_low_precision(target)):
         return target
     raise g.unsupported(op, f"quantization to {target} is not supported")
 
@@ -226,7 +197,7 @@ def lower_dequantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     type. A float x has no zero point to subtract (float8's is zero by the spec)."""
     x, scale_buffer, zero_buffer = (g.input(op, k) for k in range(3))
     x_type = x.type.get_element_type()
-    if not isinstance(x_type, IntegerType) and type(x_type) not in _NARROW_FLOATS:
+    if not isinstance(x_type, IntegerType) and not is_low_precision(x_type):
         raise g.unsupported(op, f"dequantization of {x_type} is not supported")
     float_input(g, op, 1)
     result_type = g.element_type(op, op.results[0], ints=False)

@@ -161,3 +161,35 @@ builtin.module attributes {onnx.opset = 10 : i64} {
 // CHECK-NEXT:      %[[VZ:.+]] = arith.addf %[[V]], %[[Z]] : f64
 // CHECK-NEXT:      math.roundeven %[[VZ]] : f64
 // CHECK:           arith.fptosi %{{.+}} : f64 to i32
+
+// -----
+
+// To float8: x / scale converted as Cast does (here without saturation; the
+// float8 zero point is zero and not added); to int4: rounded, plus the zero
+// point (sign-extended from its byte), clamped to [-8, 7].
+builtin.module attributes {onnx.opset = 21 : i64} {
+  func.func @main_graph(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i4>) -> (tensor<4xf8E4M3FN>, tensor<4xi4>) {
+    %zf = "onnx.Constant"() {value = dense<0.0> : tensor<f8E4M3FN>} : () -> tensor<f8E4M3FN>
+    %y = "onnx.QuantizeLinear"(%x, %s, %zf) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {saturate = 0 : i64} : (tensor<4xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4xf8E4M3FN>
+    %q = "onnx.QuantizeLinear"(%x, %s, %z) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (tensor<4xf32>, tensor<f32>, tensor<i4>) -> tensor<4xi4>
+    func.return %y, %q : tensor<4xf8E4M3FN>, tensor<4xi4>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[LOW:.+]] = arith.constant -8.000000e+00 : f64
+// CHECK-DAG:     %[[HIGH:.+]] = arith.constant 7.000000e+00 : f64
+// CHECK:         krnl.iterate
+// CHECK:           %[[Q:.+]] = arith.divf
+// CHECK-NOT:       math.roundeven
+// CHECK:           %[[BITS:.+]] = arith.bitcast %[[Q]] : f32 to i32
+// CHECK-NOT:       math.roundeven
+// CHECK:           %[[F8:.+]] = builtin.unrealized_conversion_cast %{{.+}} : i8 to f8E4M3FN
+// CHECK-NEXT:      memref.store %[[F8]], %y
+// CHECK:         krnl.iterate
+// CHECK:           math.roundeven
+// CHECK:           builtin.unrealized_conversion_cast %{{.+}} : i4 to i8
+// CHECK:           arith.sitofp %{{.+}} : i8 to f64
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[LOW]] : f64
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[HIGH]] : f64
+// CHECK:           memref.store %{{.+}}, %q
