@@ -72,6 +72,28 @@ CASES: dict[str, Case] = {
         initializers={"write_indices": np.array([4, 1])},
         opset=24,
     ),
+    # MaxPool's Indices: row- and column-major, padding and dilations, 1-D and 3-D, integers.
+    **{
+        f"max_pool_indices_{len(kernel)}d_order{order}": Case(
+            "MaxPool",
+            {"x": rand(2, 3, *[7 - len(kernel)] * len(kernel))},
+            {
+                "kernel_shape": kernel,
+                "pads": [1] * 2 * len(kernel),
+                "strides": [2] * len(kernel),
+                "storage_order": order,
+            },
+            outputs=2,
+        )
+        for kernel in ([3], [3, 2], [2, 2, 3])
+        for order in (0, 1)
+    },
+    "max_pool_indices_dilated_int8": Case(
+        "MaxPool",
+        {"x": ints(1, 2, 6, 6, dtype=np.int8, low=-3, high=3)},
+        {"kernel_shape": [2, 2], "dilations": [2, 2]},
+        outputs=2,
+    ),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
     "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
