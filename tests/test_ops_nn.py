@@ -94,6 +94,29 @@ CASES: dict[str, Case] = {
         {"kernel_shape": [2, 2], "dilations": [2, 2]},
         outputs=2,
     ),
+    # Deprecated operators, imported as their replacements (ScatterElements, Resize).
+    "scatter_opset9_axis1": Case(
+        "Scatter",
+        {"data": rand(3, 4), "indices": np.array([[1, 3], [0, -1], [2, 2]]), "updates": rand(3, 2)},
+        {"axis": 1},
+        opset=9,
+        reference="onnxruntime",  # the reference has no Scatter
+    ),
+    "upsample_opset7_nearest_attribute": Case(
+        "Upsample",
+        {"x": rand(1, 2, 2, 3)},
+        {"scales": [1.0, 1.0, 2.0, 3.0]},
+        opset=7,
+        reference="onnxruntime",  # the reference implements only Upsample-9
+    ),
+    "upsample_opset9_linear": Case(
+        "Upsample",
+        {"x": rand(1, 1, 3, 4)},
+        {"mode": "linear"},
+        initializers={"scales": np.array([1.0, 1.0, 2.0, 1.5], np.float32)},
+        opset=9,
+        reference="onnxruntime",  # the reference implements nearest only
+    ),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
     "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
