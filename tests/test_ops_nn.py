@@ -17,6 +17,11 @@ def grid(*shape: int) -> np.ndarray:
     return rand(*shape, low=-1.7, high=1.7)
 
 
+ROIS = np.array(
+    [[0.0, 0.0, 9.0, 9.0], [2.5, 1.0, 14.0, 12.5], [-4.0, -2.0, 5.0, 20.0], [6.0, 6.0, 6.5, 6.2]], np.float32
+)
+"""Regions (x1, y1, x2, y2) in image coordinates: whole, inside, reaching outside, tiny."""
+
 CASES: dict[str, Case] = {
     **{
         f"grid_sample_{mode}_{padding}_align{align}": Case(
@@ -116,6 +121,31 @@ CASES: dict[str, Case] = {
         initializers={"scales": np.array([1.0, 1.0, 2.0, 1.5], np.float32)},
         opset=9,
         reference="onnxruntime",  # the reference implements nearest only
+    ),
+    # RoiAlign: adaptive sample counts (sampling_ratio 0), regions reaching outside
+    # the image, opset 10's output_half_pixel default, max mode, f64.
+    **{
+        f"roi_align_{mode}_opset{opset}_ratio{ratio}": Case(
+            "RoiAlign",
+            {"x": rand(2, 3, 8, 9), "rois": ROIS, "batch_indices": np.array([1, 0, 1, 0])},
+            {"mode": mode, "output_height": 3, "output_width": 2, "sampling_ratio": ratio, "spatial_scale": 0.5},
+            opset=opset,
+            # The reference applies opset 16's half_pixel default to RoiAlign-10 too.
+            reference="onnxruntime" if opset == 10 else "onnx",
+        )
+        for mode in ("avg", "max")
+        for opset in (10, 16)
+        for ratio in (0, 2)
+    },
+    "roi_align_float64_aligned": Case(
+        "RoiAlign",
+        {
+            "x": rand(1, 2, 6, 6, dtype=np.float64),
+            "rois": ROIS[:2].astype(np.float64) / 2,
+            "batch_indices": np.zeros(2, np.int64),
+        },
+        {"coordinate_transformation_mode": "half_pixel", "output_height": 2, "output_width": 2},
+        opset=16,
     ),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
