@@ -147,6 +147,26 @@ CASES: dict[str, Case] = {
         {"coordinate_transformation_mode": "half_pixel", "output_height": 2, "output_width": 2},
         opset=16,
     ),
+    # DeformConv: groups and offset groups, strides, dilations, pads, offsets
+    # reaching outside the input, mask and bias.
+    "deform_conv_groups_strided": Case(
+        "DeformConv",
+        {"x": rand(2, 4, 6, 7), "w": rand(6, 2, 2, 3), "offset": rand(2, 2 * 6 * 2, 3, 2) * 2},
+        {"group": 2, "offset_group": 2, "strides": [2, 2], "pads": [1, 0, 0, 1], "dilations": [1, 2]},
+        opset=19,
+    ),
+    "deform_conv_mask_bias": Case(
+        "DeformConv",
+        {
+            "x": rand(1, 3, 5, 5),
+            "w": rand(2, 3, 3, 3),
+            "offset": rand(1, 18, 5, 5),
+            "b": rand(2),
+            "mask": rand(1, 9, 5, 5, low=0.0, high=1.0),
+        },
+        {"pads": [1, 1, 1, 1]},
+        opset=19,
+    ),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
     "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
