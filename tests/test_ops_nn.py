@@ -167,6 +167,28 @@ CASES: dict[str, Case] = {
         {"pads": [1, 1, 1, 1]},
         opset=19,
     ),
+    # LinearAttention: GQA with per-key decay and a past state; delta with a shared beta.
+    "linear_attention_gated_gqa_past": Case(
+        "LinearAttention",
+        {
+            "q": rand(2, 3, 4 * 3),
+            "k": rand(2, 3, 2 * 3),
+            "v": rand(2, 3, 2 * 5),
+            "past": rand(2, 2, 3, 5),
+            "decay": rand(2, 3, 2 * 3, low=-1.0, high=0.0),
+        },
+        {"update_rule": "gated", "q_num_heads": 4, "kv_num_heads": 2},
+        opset=27,
+        outputs=2,
+    ),
+    "linear_attention_delta_shared_beta_scale": Case(
+        "LinearAttention",
+        {"q": rand(1, 4, 6), "k": rand(1, 4, 6), "v": rand(1, 4, 4), "beta": rand(1, 4, 1, low=0.0, high=1.0)},
+        {"update_rule": "delta", "q_num_heads": 2, "kv_num_heads": 2, "scale": 0.3},
+        node_inputs=["q", "k", "v", "", "", "beta"],
+        opset=27,
+        outputs=2,
+    ),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
     "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
