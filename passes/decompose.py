@@ -3,8 +3,8 @@
 An op with no lowering registered in `LOWERINGS` is replaced by its schema's
 function body (`onnx.defs`: a fixed body, or a context-dependent one built from
 the input types), with the caller's attributes substituted for the body's
-attribute references; the training optimizers by the bodies `training_bodies`
-writes from their spec formulas. Ops that gain a lowering later stop being decomposed
+attribute references; the training optimizers and BatchNormalization in training
+mode by the bodies `written_bodies` writes from their spec formulas. Ops that gain a lowering later stop being decomposed
 automatically.
 
 New ops are named `<original node>/<body op>_<k>`, so an error in one of them
@@ -42,7 +42,7 @@ from onnxc.passes.graph import (
     update_function_types,
 )
 from onnxc.passes.shape_inference import type_proto
-from onnxc.passes.training_bodies import training_body
+from onnxc.passes.written_bodies import needs_written_body, written_body
 
 # Inlined bodies may contain ops without a kernel again; this bounds the nesting.
 MAX_DEPTH = 8
@@ -66,7 +66,7 @@ class DecomposePass(ModulePass):
             worklist = [(node, 0) for node in onnx_ops(function)]
             while worklist:
                 node, depth = worklist.pop(0)
-                if node.OP_TYPE in kernels or depth >= MAX_DEPTH:
+                if (node.OP_TYPE in kernels and not needs_written_body(node)) or depth >= MAX_DEPTH:
                     continue
                 new_ops = decompose(node, op_opset(node, opset))
                 worklist[:0] = [(new, depth + 1) for new in new_ops if isinstance(new, OnnxOp)]
@@ -114,8 +114,9 @@ def _erase_unused(ops: list[OnnxOp]) -> None:
 
 
 def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
-    if op.DOMAIN:
-        return training_body(op)
+    body = written_body(op)
+    if body is not None or op.DOMAIN:
+        return body
     try:
         schema = onnx.defs.get_schema(op.OP_TYPE, opset)
     except onnx.defs.SchemaError:

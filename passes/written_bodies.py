@@ -1,10 +1,15 @@
-"""Function bodies for the optimizers of `ai.onnx.preview.training` (Adagrad, Adam, Momentum).
+"""Function bodies onnxc writes, from the spec's formulas, for ops whose schema has none.
 
-Their schemas have no function body, but each is an elementwise formula of the spec
-applied to every (X, G, H[, V]) group of its variadic input, with the learning rate R
-and the step count T shared. decompose inlines these bodies like a schema's own, so
-the optimizers need no kernel of their own: the ai.onnx elementwise ops they become
-already have one, for every float type and with broadcasting.
+- The optimizers of `ai.onnx.preview.training` (Adagrad, Adam, Momentum): an elementwise
+  formula applied to every (X, G, H[, V]) group of the variadic input, with the learning
+  rate R and the step count T shared.
+- BatchNormalization in training mode (opset 14+): batch statistics by ReduceMean, the
+  inference-mode BatchNormalization on them, and the running statistics updated with
+  `momentum`. Its kernel covers inference mode only, so decompose inlines this body
+  although the op has a kernel.
+
+decompose inlines these bodies like a schema's own: the ai.onnx ops they become already
+have kernels, for every float type and with broadcasting.
 """
 
 from __future__ import annotations
@@ -116,9 +121,39 @@ _OPTIMIZERS: dict[str, tuple[int, Callable]] = {
 }
 
 
-def training_body(op: OnnxOp) -> onnx.FunctionProto | None:
-    """The body of a training optimizer node, or None (another op, or inputs that do not
-    form whole groups of tensors)."""
+def _batch_normalization_training(op: OnnxOp) -> onnx.FunctionProto | None:
+    """Y = BatchNormalization(X) on the batch's mean and (population) variance over every
+    dim but 1; running stats = input stats * momentum + batch stats * (1 - momentum)."""
+    x = op.input(0)
+    if not isinstance(x.type, TensorType) or x.type.get_num_dims() < 2 or len(onnx_outputs(op)) > 3:
+        return None
+    b = _BodyBuilder(onnx_type_of(x.type.get_element_type()))
+    axes = b.node("Constant", value_ints=[0, *range(2, x.type.get_num_dims())])
+    batch_mean = b.node("ReduceMean", "X", axes, keepdims=1)
+    centered = b.node("Sub", "X", batch_mean)
+    batch_var = b.node("ReduceMean", b.node("Mul", centered, centered), axes, keepdims=0)
+    batch_mean = b.node("Squeeze", batch_mean, axes)
+    y = b.node("BatchNormalization", "X", "scale", "B", batch_mean, batch_var, epsilon=op.attr("epsilon"))
+    momentum, rest = b.const(op.attr("momentum")), b.const(1.0 - op.attr("momentum"))
+    running = [
+        b.node("Add", b.node("Mul", stat, momentum), b.node("Mul", batch, rest))
+        for stat, batch in (("input_mean", batch_mean), ("input_var", batch_var))
+    ]
+    names = ["X", "scale", "B", "input_mean", "input_var"]
+    # Written for opset 18 (ReduceMean takes its axes as an input); the ops follow it.
+    return onnx.helper.make_function("", op.OP_TYPE, names, [y, *running], b.nodes, [onnx.helper.make_opsetid("", 18)])
+
+
+def needs_written_body(op: OnnxOp) -> bool:
+    """An op with a kernel that does not cover this node: decompose it all the same."""
+    return op.OP_TYPE == "BatchNormalization" and bool(op.attr("training_mode", 0))
+
+
+def written_body(op: OnnxOp) -> onnx.FunctionProto | None:
+    """The body onnxc writes for this node, or None (none for its op, or inputs that do not
+    fit it, e.g. optimizer inputs that do not form whole groups of tensors)."""
+    if needs_written_body(op):
+        return _batch_normalization_training(op)
     if op.DOMAIN != TRAINING_DOMAIN or op.OP_TYPE not in _OPTIMIZERS:
         return None
     per_group, build = _OPTIMIZERS[op.OP_TYPE]
