@@ -160,6 +160,8 @@ def conv_model(x_shape, w_shape, *, bias=True, then=(), **attrs):
         ((1, 20, 30, 30), (25, 20, 3, 3), {"pads": [1, 0, 1, 2]}),  # K = 180 > kc, N = 900 > nc
         ((1, 3, 23, 23), (16, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),  # a stem conv
         ((1, 2, 1, 9), (3, 2, 1, 3), {"auto_pad": "SAME_UPPER"}),  # 1-sized spatial dim
+        ((2, 6, 9, 9), (26, 3, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),  # a product per group and image
+        ((1, 12, 5, 7), (32, 3, 1, 1), {"group": 4}),  # grouped 1x1: B read in place at the group's channels
     ],
 )
 def test_conv(tmp_path, x_shape, w_shape, attrs):
@@ -172,6 +174,14 @@ def test_conv_epilogue_fusion(tmp_path, then):
     model, x = conv_model((1, 6, 8, 8), (14, 6, 3, 3), then=then, pads=[1, 1, 1, 1])
     text = krnl_text(model)
     assert text.count("krnl.iterate") == 0, "the fused ops leave no loop nest"
+    check(model, {"x": x}, tmp_path)
+
+
+def test_grouped_conv_epilogue_fusion(tmp_path):
+    """BatchNormalization and Relu fold into each group's product."""
+    model, x = conv_model((1, 8, 6, 6), (20, 4, 3, 3), then=("bn", "relu"), pads=[1, 1, 1, 1], group=2)
+    text = krnl_text(model)
+    assert text.count("krnl.matmul") == 2 and text.count("krnl.iterate") == 0
     check(model, {"x": x}, tmp_path)
 
 
