@@ -7,10 +7,14 @@ ppc64le leaves loops scalar), so the kernel is written out in vectors:
       for jc in [0, N) step nc:                 # column block
         for pc in [0, K) step kc:               # reduction block
           im2col only: pack B[pc:pc+kc, jc:jc+nc] into panels of nr columns (scratch)
+          tiles: on the thread pool, split by row tiles or by column tiles (see MatmulPlan.split_rows)
           for jr in [jc, jc+nc) step nr:        # register tile columns (kc x nr B tile in L1)
             for ir in [0, M) step mr:           # register tile rows (A panels stream from L2)
               micro-kernel: mr x nr accumulators in registers over kc steps,
               each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
+
+The packing stays on the calling thread (one shared scratch block, written
+before the tiles that read it start); the threads share the tiles of a block.
 
 The first reduction block starts the accumulators from the bias (plus C when
 accumulating), later ones from C; the last one clamps before its store.
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from onnxc.codegen.parallel import MIN_PARALLEL_WORK, PARALLEL_FOR
 from onnxc.codegen.target import Target
 from onnxc.dialects.krnl import MatmulOp, int_values, matmul_scratch_pitch
 
@@ -107,6 +112,22 @@ class MatmulPlan:
     def nr(self) -> int:
         return self.vw * self.nv
 
+    @property
+    def row_tiles(self) -> int:
+        return -(-self.m // self.mr)
+
+    @property
+    def split_rows(self) -> bool:
+        """Threads share a block's row tiles (each reads all of the B block), or
+        else its column tiles (each reads all of A): whichever has more tiles."""
+        return self.row_tiles >= -(-min(self.n, self.nc) // self.nr)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether a block's tiles go to the thread pool: enough work to repay waking it."""
+        tiles = self.row_tiles if self.split_rows else -(-min(self.n, self.nc) // self.nr)
+        return tiles > 1 and 2 * self.m * self.kc * min(self.n, self.nc) >= MIN_PARALLEL_WORK
+
     @staticmethod
     def of(op: MatmulOp, target: Target) -> MatmulPlan:
         m, n, k = int_values(op.sizes)
@@ -149,6 +170,7 @@ class MatmulEmitter:
         self.mask_type = ir.VectorType(I1, plan.vw)
         self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
         self.packing: ir.Function | None = None
+        self.tiles_fn: ir.Function | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -208,12 +230,82 @@ class MatmulEmitter:
                     self.tiles(a_base, b_base, c_base, scratch, bias, jc, pc, kc, first, last)
 
     def tiles(self, a, b_in, c, scratch, bias, jc, pc, kc, first, last) -> None:
-        """Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
-        while the row panels of A stream through it."""
+        """Run the tiles of block (jc, pc): on the thread pool when the plan says so."""
         p, b = self.p, self.b
-        block_end = b.add(jc, _const(p.nc))
-        block_end = b.select(b.icmp_signed("<", block_end, _const(p.n)), block_end, _const(p.n))
-        with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
+        column_tiles = self.column_tiles(b, jc)
+        pointers = [a, b_in, c] + [v for v in (scratch, bias) if v is not None]
+        scalars = [jc, pc, kc, first, last]
+        if not p.parallel:
+            b.call(
+                self.tiles_function(), [*pointers, *scalars, _const(0), column_tiles, _const(0), _const(p.row_tiles)]
+            )
+            return
+        fields = [value.type for value in pointers + scalars]
+        context_type = ir.LiteralStructType(fields)
+        context = self.context_slot(context_type)
+        for index, value in enumerate(pointers + scalars):
+            b.store(value, self.field(b, context, context_type, index))
+        slice_function = self.slice_function(context_type)
+        parallel_for = self.declare(PARALLEL_FOR, ir.VoidType(), [slice_function.type, PTR, I64, I64])
+        items = _const(p.row_tiles) if p.split_rows else column_tiles
+        b.call(parallel_for, [slice_function, context, _const(0), items])
+
+    def column_tiles(self, b: ir.IRBuilder, jc: ir.Value) -> ir.Value:
+        """Register tiles of nr columns in the column block starting at jc."""
+        p = self.p
+        columns = b.sub(_const(p.n), jc)
+        columns = b.select(b.icmp_signed("<", columns, _const(p.nc)), columns, _const(p.nc))
+        return b.sdiv(b.add(columns, _const(p.nr - 1)), _const(p.nr))
+
+    def context_slot(self, context_type: ir.LiteralStructType) -> ir.Value:
+        """Stack room for the thread pool's context, allocated once in the function's entry block."""
+        entry = self.b.function.entry_basic_block
+        builder = ir.IRBuilder(entry)
+        builder.position_at_start(entry)
+        slot = builder.alloca(context_type)
+        slot.type = PTR  # an opaque pointer, like every other (llvmlite would print `T*`)
+        return slot
+
+    @staticmethod
+    def field(b: ir.IRBuilder, pointer: ir.Value, struct: ir.LiteralStructType, index: int) -> ir.Value:
+        return b.gep(pointer, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True, source_etype=struct)
+
+    def slice_function(self, context_type: ir.LiteralStructType) -> ir.Function:
+        """slice(context, begin, end): the tiles [begin, end) of the split dimension, for the thread pool."""
+        p = self.p
+        fn, b = self.function(f"{self.name}.tiles.slice", [PTR, I64, I64])
+        context, begin, end = fn.args
+        values = [b.load(self.field(b, context, context_type, i), typ=t) for i, t in enumerate(context_type.elements)]
+        jc = values[-5]  # the fields are (pointers..., jc, pc, kc, first, last)
+        bounds = (
+            [_const(0), self.column_tiles(b, jc), begin, end]
+            if p.split_rows
+            else [begin, end, _const(0), _const(p.row_tiles)]
+        )
+        b.call(self.tiles_function(), [*values, *bounds])
+        b.ret_void()
+        return fn
+
+    def tiles_function(self) -> ir.Function:
+        """tiles(a, b, c, [scratch], [bias], jc, pc, kc, first, last, column tiles [from, to), row tiles [from, to)).
+
+        Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
+        while the row panels of A stream through it."""
+        if self.tiles_fn is not None:
+            return self.tiles_fn
+        p = self.p
+        pointer_count = 3 + p.packed + p.has_bias
+        fn, b = self.function(f"{self.name}.tiles", [PTR] * pointer_count + [I64, I64, I64, I1, I1] + [I64] * 4)
+        fn.attributes.add("noinline")
+        self.tiles_fn = fn
+        a, b_in, c, *rest = fn.args
+        scratch = rest.pop(0) if p.packed else None
+        bias = rest.pop(0) if p.has_bias else None
+        jc, pc, kc, first, last, column_from, column_to, row_from, row_to = rest
+        jr_from = b.add(jc, b.mul(column_from, _const(p.nr)))
+        jr_to = b.add(jc, b.mul(column_to, _const(p.nr)))
+        jr_to = b.select(b.icmp_signed("<", jr_to, _const(p.n)), jr_to, _const(p.n))
+        with counted_loop(b, jr_from, jr_to, p.nr, "jr") as jr:
             valid = b.sub(_const(p.n), jr)
             if p.packed:
                 b_tile = self.gep(b, scratch, b.sub(jr, jc))
@@ -223,17 +315,20 @@ class MatmulEmitter:
             with b.if_else(full) as (then, otherwise):
                 for block, masked in ((then, False), (otherwise, True)):
                     with block:
-                        self.row_tiles(masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid)
+                        self.row_tiles(b, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid, row_from, row_to)
+        b.ret_void()
+        return fn
 
-    def row_tiles(self, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid) -> None:
-        p, b = self.p, self.b
+    def row_tiles(self, b, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid, row_from, row_to) -> None:
+        """Row tiles [row_from, row_to): full ones of mr rows, then the last one of M % mr rows if in range."""
+        p = self.p
         a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
         b_stride = p.pitch if p.packed else p.ldb
         strides = [_const(v) for v in (a_rows, a_columns, b_stride, p.ldc)]
 
         def call(rows: int, ir_: ir.Value) -> None:
             if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
-                padded_rows = -(-p.m // p.mr) * p.mr
+                padded_rows = p.row_tiles * p.mr
                 a_offset = b.add(b.mul(pc, _const(padded_rows)), b.mul(ir_, kc))
             else:
                 a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
@@ -241,12 +336,13 @@ class MatmulEmitter:
             args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides]
             b.call(self.micro_kernel(rows, masked), args + ([bias] if bias is not None else []))
 
-        full_rows = p.m - p.m % p.mr
-        if full_rows:
-            with counted_loop(b, _const(0), _const(full_rows), p.mr, "ir") as ir_:
-                call(p.mr, ir_)
+        full_tiles = p.m // p.mr
+        full_to = b.select(b.icmp_signed("<", row_to, _const(full_tiles)), row_to, _const(full_tiles))
+        with counted_loop(b, b.mul(row_from, _const(p.mr)), b.mul(full_to, _const(p.mr)), p.mr, "ir") as ir_:
+            call(p.mr, ir_)
         if p.m % p.mr:
-            call(p.m % p.mr, _const(full_rows))
+            with b.if_then(b.icmp_signed(">", row_to, _const(full_tiles))):
+                call(p.m % p.mr, _const(full_tiles * p.mr))
 
     # ------------------------------------------------------------- micro-kernel
 
