@@ -81,10 +81,21 @@ def test_matmul(tmp_path, a_shape, b_shape):
     check(model, {"a": a, "b": b}, tmp_path)
 
 
-def test_matmul_constant_rhs(tmp_path):
-    a, w = rand(3, 50), rand(50, 70)
-    model = model_of([helper.make_node("MatMul", ["a", "w"], ["y"])], {"a": a}, {"w": w}, "y", (3, 70))
-    check(model, {"a": a}, tmp_path)
+@pytest.mark.parametrize(
+    "a_shape, n, target",
+    [
+        ((3, 50), 70, None),  # a column tail inside a half-used panel
+        ((1, 300), 600, None),  # a matrix-vector product: one reduction block of K = 300, N > nc
+        ((2, 30, 140), 41, None),  # a batch sharing B; rows past one tile, K > kc
+        ((1, 300), 37, "x86-64-v3"),  # AVX2: 8-column tiles, two in a panel
+    ],
+)
+def test_matmul_constant_rhs(tmp_path, a_shape, n, target):
+    """A constant B is packed at compile time into column panels."""
+    a, w = rand(*a_shape), rand(a_shape[-1], n)
+    model = model_of([helper.make_node("MatMul", ["a", "w"], ["y"])], {"a": a}, {"w": w}, "y", (*a_shape[:-1], n))
+    assert 'b_access = "panels"' in krnl_text(model)
+    check(model, {"a": a}, tmp_path, target=resolve_target("x86_64", cpu=target) if target else None)
 
 
 # --------------------------------------------------------------------------------- Gemm

@@ -33,7 +33,7 @@ from llvmlite import ir
 
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK, PARALLEL_FOR
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl import MatmulOp, int_values, matmul_scratch_pitch
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, int_values, matmul_scratch_pitch
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -95,6 +95,7 @@ class MatmulPlan:
     a_panels: bool
     a_strides: tuple[int, int]
     im2col: bool
+    b_panels: bool
     ldb: int
     conv: list[int]
     ldc: int
@@ -146,6 +147,7 @@ class MatmulPlan:
             a_panels=op.a_layout.data == "panels",
             a_strides=tuple(int_values(op.a_strides)),
             im2col=op.b_access.data == "im2col",
+            b_panels=op.b_access.data == "panels",
             ldb=op.ldb.value.data,
             conv=int_values(op.conv),
             ldc=op.ldc.value.data,
@@ -171,6 +173,8 @@ class MatmulEmitter:
         self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
         self.packing: ir.Function | None = None
         self.tiles_fn: ir.Function | None = None
+        self.slice_fn: ir.Function | None = None
+        self.context: ir.Value | None = None  # the thread pool's context, one stack slot
 
     # ------------------------------------------------------------------ helpers
 
@@ -240,15 +244,15 @@ class MatmulEmitter:
                 self.tiles_function(), [*pointers, *scalars, _const(0), column_tiles, _const(0), _const(p.row_tiles)]
             )
             return
-        fields = [value.type for value in pointers + scalars]
-        context_type = ir.LiteralStructType(fields)
-        context = self.context_slot(context_type)
+        context_type = ir.LiteralStructType([value.type for value in pointers + scalars])
+        if self.context is None:
+            self.context = self.context_slot(context_type)
         for index, value in enumerate(pointers + scalars):
-            b.store(value, self.field(b, context, context_type, index))
+            b.store(value, self.field(b, self.context, context_type, index))
         slice_function = self.slice_function(context_type)
         parallel_for = self.declare(PARALLEL_FOR, ir.VoidType(), [slice_function.type, PTR, I64, I64])
         items = _const(p.row_tiles) if p.split_rows else column_tiles
-        b.call(parallel_for, [slice_function, context, _const(0), items])
+        b.call(parallel_for, [slice_function, self.context, _const(0), items])
 
     def column_tiles(self, b: ir.IRBuilder, jc: ir.Value) -> ir.Value:
         """Register tiles of nr columns in the column block starting at jc."""
@@ -272,8 +276,11 @@ class MatmulEmitter:
 
     def slice_function(self, context_type: ir.LiteralStructType) -> ir.Function:
         """slice(context, begin, end): the tiles [begin, end) of the split dimension, for the thread pool."""
+        if self.slice_fn is not None:
+            return self.slice_fn
         p = self.p
         fn, b = self.function(f"{self.name}.tiles.slice", [PTR, I64, I64])
+        self.slice_fn = fn
         context, begin, end = fn.args
         values = [b.load(self.field(b, context, context_type, i), typ=t) for i, t in enumerate(context_type.elements)]
         jc = values[-5]  # the fields are (pointers..., jc, pc, kc, first, last)
@@ -309,6 +316,10 @@ class MatmulEmitter:
             valid = b.sub(_const(p.n), jr)
             if p.packed:
                 b_tile = self.gep(b, scratch, b.sub(jr, jc))
+            elif p.b_panels:  # panel jr / P, its column jr % P, row pc
+                panel_start = b.mul(b.udiv(jr, _const(MATMUL_B_PANEL)), _const(p.k * MATMUL_B_PANEL))
+                offset = b.add(b.urem(jr, _const(MATMUL_B_PANEL)), b.mul(pc, _const(MATMUL_B_PANEL)))
+                b_tile = self.gep(b, b_in, b.add(panel_start, offset))
             else:
                 b_tile = self.gep(b, b_in, b.add(b.mul(pc, _const(p.ldb)), jr))
             full = b.icmp_signed(">=", valid, _const(p.nr))
@@ -323,8 +334,9 @@ class MatmulEmitter:
         """Row tiles [row_from, row_to): full ones of mr rows, then the last one of M % mr rows if in range."""
         p = self.p
         a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
-        b_stride = p.pitch if p.packed else p.ldb
-        strides = [_const(v) for v in (a_rows, a_columns, b_stride, p.ldc)]
+        b_stride = p.pitch if p.packed else MATMUL_B_PANEL if p.b_panels else p.ldb
+        panel_stride = p.k * MATMUL_B_PANEL if p.b_panels else 0
+        strides = [_const(v) for v in (a_rows, a_columns, b_stride, panel_stride, p.ldc)]
 
         def call(rows: int, ir_: ir.Value) -> None:
             if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
@@ -355,22 +367,28 @@ class MatmulEmitter:
         p = self.p
         # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
         vectors = -(-(p.n % p.nr) // p.vw) if masked else p.nv
-        key = (rows, masked, vectors, p.packed, p.has_bias, p.accumulate, p.clip)
+        key = (rows, masked, vectors, p.packed, p.b_panels, p.has_bias, p.accumulate, p.clip)
         if key in self.kernels:
             return self.kernels[key]
-        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
-        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'p' if p.packed else ''}{'b' if p.has_bias else ''}"
+        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
+        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'p' if p.packed else 'c' if p.b_panels else ''}"
+        suffix += "b" if p.has_bias else ""
         suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
         fn, b = self.function(f"onnxc.gemm.{suffix}", args)
         fn.attributes.add("noinline")
         self.kernels[key] = fn
-        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, ldc, *bias = fn.args
+        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, panel_stride, ldc, *bias = fn.args
         masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
         a_pointers = [self.gep(b, a, b.mul(a_rows, _const(r))) for r in range(rows)]
 
         def b_vector(bb: ir.IRBuilder, row: ir.Value, v: int) -> ir.Value:
-            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), _const(v * p.vw)))
-            if masked and not p.packed:  # the scratch block has room past N (lanes never stored)
+            column = v * p.vw
+            if p.b_panels:  # a tile wider than a panel spans several
+                offset = bb.add(bb.mul(_const(column // MATMUL_B_PANEL), panel_stride), _const(column % MATMUL_B_PANEL))
+            else:
+                offset = _const(column)
+            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), offset))
+            if masked and not (p.packed or p.b_panels):  # scratch and panels have room past N (lanes never stored)
                 return self.masked_load(bb, pointer, masks[v])
             return bb.load(pointer, typ=self.vector, align=min(p.vw * 4, 64) if p.packed else 4)
 

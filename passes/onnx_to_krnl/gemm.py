@@ -26,7 +26,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl import GlobalOp, MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.krnl import MATMUL_B_PANEL, GlobalOp, MatmulOp, matmul_scratch_pitch
 from onnxc.dialects.onnx import OnnxOp, WeightStore
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
@@ -271,6 +271,7 @@ def _batch_offsets(batch_shape, a_batch, b_batch, a_matrix: int, b_matrix: int, 
 
 def emit_matrix_product(
     g: GraphLowering,
+    op: OnnxOp,
     a: SSAValue,
     b: SSAValue,
     out: SSAValue,
@@ -278,14 +279,23 @@ def emit_matrix_product(
     a_strides: tuple[int, int],
     batch: list[int],
     *,
+    b_constant: np.ndarray | None = None,
     accumulate: bool = False,
 ) -> None:
     """krnl.matmul for out[m, n] (+)= sum_k a[m*s0 + k*s1] * b[k*N + n], per batch triple.
-    B is packed into scratch when several row tiles reuse it, else read in place."""
+
+    A constant B (`b_constant`, [K, N], shared by the batch) is packed at compile
+    time into column panels: no packing at run time, and each tile's B is a
+    sequential stream; a product of a few rows (a matrix-vector product, which
+    streams B once) then takes the whole reduction in one block. Otherwise B is
+    packed into scratch when several row tiles reuse it, else read in place."""
     m, n, k = sizes
     block = min(REDUCTION_BLOCK, k)
     scratch = None
-    if m > TILE_ROWS:
+    if b_constant is not None:
+        b = _global(g, op, _column_panels(b_constant), f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
+        block = k if m <= TILE_ROWS else block
+    elif m > TILE_ROWS:
         scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
     g.top.insert(
         MatmulOp(
@@ -296,7 +306,7 @@ def emit_matrix_product(
             tile=[TILE_ROWS, block, COLUMN_BLOCK],
             a_layout="strided",
             a_strides=a_strides,
-            b_access="rows",
+            b_access="rows" if b_constant is None else "panels",
             ldb=n,
             ldc=n,
             batch=batch,
@@ -304,6 +314,15 @@ def emit_matrix_product(
             scratch=scratch,
         )
     )
+
+
+def _column_panels(matrix: np.ndarray) -> np.ndarray:
+    """B [K, N] as column panels [ceil(N/P), K, P], zero columns padding the last (see krnl.MatmulOp)."""
+    reduction, columns = matrix.shape
+    panels = -(-columns // MATMUL_B_PANEL)
+    padded = np.zeros((reduction, panels * MATMUL_B_PANEL), np.float32)
+    padded[:, :columns] = matrix
+    return padded.reshape(reduction, panels, MATMUL_B_PANEL).transpose(1, 0, 2)
 
 
 def is_f32(*values: SSAValue) -> bool:
@@ -323,7 +342,8 @@ def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank
     if 0 in (m, n, k) or 0 in out_shape:
         return False  # an empty product: the loop nest's zero fill is all there is to do
     batch = _batch_offsets(out_shape[:batch_rank], a_shape[:-2], b_shape[:-2], m * k, k * n, m * n)
-    emit_matrix_product(g, a, b, out, (m, n, k), (k, 1), batch)
+    weights = constant_array(op.input(1)) if len(b_shape) == 2 else None
+    emit_matrix_product(g, op, a, b, out, (m, n, k), (k, 1), batch, b_constant=weights)
     return True
 
 
@@ -331,7 +351,8 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     """Gemm's alpha * A' @ B' on float32 as krnl.matmul, accumulating into `out`
     (already holding beta * C) when `accumulate`. B' must be a row-major [K, N]
     buffer: a transposed or scaled B must be constant (transposed and scaled at
-    compile time); a runtime A is read with the strides of A or A^T."""
+    compile time, into panels as any constant B); a runtime A is read with the
+    strides of A or A^T."""
     if not is_f32(op.input(0), op.input(1)):
         return False
     alpha, transpose_a, transpose_b = op.attr("alpha", 1.0), op.attr("transA", 0), op.attr("transB", 0)
@@ -341,12 +362,12 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     columns = shape_of(out)[1]
     if 0 in (rows, columns, reduction):
         return False
-    if transpose_b or alpha != 1.0:
-        weights = constant_array(op.input(1))
-        if weights is None:
-            return False
+    weights = constant_array(op.input(1))
+    if weights is None and (transpose_b or alpha != 1.0):
+        return False
+    if weights is not None:
         weights = (weights.T if transpose_b else weights) * np.float32(alpha)
-        b = _global(g, op, weights, f"{op.node_name or 'gemm'}_b")
     a_strides = (1, rows) if transpose_a else (reduction, 1)
-    emit_matrix_product(g, a, b, out, (rows, columns, reduction), a_strides, [0, 0, 0], accumulate=accumulate)
+    sizes = (rows, columns, reduction)
+    emit_matrix_product(g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, accumulate=accumulate)
     return True
