@@ -24,11 +24,12 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import MATMUL_B_PANEL, GlobalOp, MatmulOp, matmul_scratch_pitch
-from onnxc.dialects.onnx import OnnxOp, WeightStore
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.dialects.types import numpy_dtype_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
 TILE_ROWS = 12
@@ -111,11 +112,9 @@ def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> S
     return buffer
 
 
-def _global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str) -> SSAValue:
-    """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
-    array = np.ascontiguousarray(array, dtype=np.float32)
-    handle = WeightStore.of(op).add(array, hint)
-    return g.top.insert(GlobalOp(handle, MemRefType(f32, array.shape))).result
+def weight_global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str, element: Attribute = f32) -> SSAValue:
+    """A krnl.global for a weight of `element`s made at compile time (float32 by default)."""
+    return weight_buffer(g, op, np.asarray(array, dtype=numpy_dtype_of(element)), element, hint)
 
 
 def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
@@ -180,8 +179,8 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     for index in range(group):
         rows = slice(index * group_rows, (index + 1) * group_rows)
         suffix = str(index or "")
-        panels = _global(g, op, _row_panels(matrix[rows], block), f"{name}_panels{suffix}")
-        operands.append((panels, _global(g, op, shift[rows], f"{name}_bias{suffix}")))
+        panels = weight_global(g, op, _row_panels(matrix[rows], block), f"{name}_panels{suffix}")
+        operands.append((panels, weight_global(g, op, shift[rows], f"{name}_bias{suffix}")))
     if residual is None:
         out = g.result(last)
     else:
@@ -293,7 +292,7 @@ def emit_matrix_product(
     block = min(REDUCTION_BLOCK, k)
     scratch = None
     if b_constant is not None:
-        b = _global(g, op, _column_panels(b_constant), f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
+        b = weight_global(g, op, _column_panels(b_constant), f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
         block = k if m <= TILE_ROWS else block
     elif m > TILE_ROWS:
         scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
