@@ -293,7 +293,7 @@ def _project_inputs(g: GraphLowering, op: OnnxOp, r: Recurrence, folded_bias_col
         w_transposed = _transposed(g, op, 1, r.element, "w_transposed")
         offsets = [value for d in range(directions) for value in (0, d * input_size * columns, d * rows * columns)]
         emit_matrix_product(
-            g, x, w_transposed, projection, (rows, columns, input_size), (input_size, 1), offsets, accumulate=True
+            g, op, x, w_transposed, projection, (rows, columns, input_size), (input_size, 1), offsets, accumulate=True
         )
         return
     contract(
