@@ -195,6 +195,7 @@ class Recurrence:
             b_offset = d * self.hidden * self.columns + first
             emit_matrix_product(
                 self.g,
+                self.op,
                 buffer,
                 self.recurrent_weights,
                 self.accumulator,
@@ -336,7 +337,7 @@ def _project_inputs(g: GraphLowering, op: OnnxOp, r: Recurrence) -> None:
         rows = r.sequence * r.batch
         w_transposed = _transposed(g, op, 1, r.element, "w_transposed")
         offsets = [value for d in range(directions) for value in (0, d * input_size * columns, d * rows * columns)]
-        emit_matrix_product(g, x, w_transposed, r.projection, (rows, columns, input_size), (input_size, 1), offsets)
+        emit_matrix_product(g, op, x, w_transposed, r.projection, (rows, columns, input_size), (input_size, 1), offsets)
         return
     fill(g.top, r.projection, g.top.constant(0.0, r.element))
     contract(
