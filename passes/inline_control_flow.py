@@ -1,0 +1,206 @@
+"""inline-control-flow: resolve If, Loop and Scan whose control is known at compile time.
+
+The importer keeps sub-graphs as regions (If: `then_branch`/`else_branch`,
+Loop/Scan: `body`, closed by `onnx.yield`), using outer values directly.
+onnxc compiles for static shapes, and the control of most exported control
+flow is a function of shapes and attributes: an If testing `align_corners`,
+a Loop running `ceil((limit - start) / delta)` times, a Scan over a
+statically sized axis. This pass walks the graph in order, typing and folding
+each op (constprop's `Folder`) so that conditions and trip counts become
+constants, and replaces each control-flow op by a copy of the region that
+runs: the branch taken, or the body once per iteration (loop-carried values
+threaded from one copy to the next, scan outputs stacked with
+Unsqueeze + Concat, scan inputs sliced with Gather). Nested control flow is
+resolved as its copies are walked. The result is a region-free graph the
+rest of the pipeline already compiles.
+
+Control known only at run time (a data-dependent condition, a trip count fed
+by a graph input) is refused with an UnsupportedOpError, as is unrolling
+beyond `MAX_UNROLLED_OPS` copied ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from onnxc.dialects.onnx import OnnxOp, YieldOp, onnx_inputs
+from onnxc.errors import UnsupportedOpError
+from onnxc.passes.constprop import Folder
+from onnxc.passes.graph import (
+    constant_array,
+    insert_before,
+    make_constant,
+    make_op,
+    module_opset,
+    onnx_functions,
+    op_opset,
+    python_attribute,
+    replace_results,
+    result_dtype,
+    static_shape,
+    update_function_types,
+)
+
+CONTROL_FLOW = ("If", "Loop", "Scan")
+MAX_UNROLLED_OPS = 50_000
+
+
+@dataclass(frozen=True)
+class InlineControlFlowPass(ModulePass):
+    name = "inline-control-flow"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        opset = module_opset(op)
+        for function in onnx_functions(op):
+            block = function.body.block
+            if any(isinstance(o, OnnxOp) and o.OP_TYPE in CONTROL_FLOW for o in block.walk()):
+                _Inliner(opset).settle_from(block.first_op)
+        update_function_types(op)
+
+
+class _Inliner:
+    def __init__(self, opset: int):
+        self.opset = opset
+        self.folder = Folder(opset, integers_only=False)
+        self.copied = 0
+
+    def settle_from(self, op: Operation | None, stop: Operation | None = None) -> None:
+        """Type and fold every op from `op` up to (not including) `stop`, expanding control flow."""
+        while op is not None and op is not stop:
+            following = op.next_op
+            if isinstance(op, OnnxOp) and op.OP_TYPE != "Constant":
+                if op.OP_TYPE in CONTROL_FLOW:
+                    self.expand(op)
+                else:
+                    self.folder.settle(op)
+            op = following
+
+    def expand(self, op: OnnxOp) -> None:
+        expand = {"If": self.expand_if, "Loop": self.expand_loop, "Scan": self.expand_scan}[op.OP_TYPE]
+        replace_results(op, expand(op))
+
+    def copy_region(self, op: OnnxOp, graph: str, bindings: list[SSAValue]) -> list[SSAValue]:
+        """Copy the sub-graph before `op` with its arguments bound, settle the copy, return its outputs."""
+        block: Block = op.graph(graph).block
+        if len(bindings) != len(block.args):
+            raise self.refusal(op, f"its '{graph}' sub-graph takes {len(block.args)} inputs, {len(bindings)} given")
+        mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, bindings))
+        first = None
+        for inner in block.ops:
+            if isinstance(inner, YieldOp):
+                outputs = [mapping.get(v, v) for v in inner.operands]
+                break
+            copy = inner.clone(value_mapper=mapping)
+            insert_before(op, [copy])
+            first = first or copy
+            self.copied += 1
+        if self.copied > MAX_UNROLLED_OPS:
+            raise self.refusal(op, f"unrolling it would copy more than {MAX_UNROLLED_OPS} ops")
+        self.settle_from(first, op)
+        return outputs
+
+    def refusal(self, op: OnnxOp, why: str) -> UnsupportedOpError:
+        dtypes = sorted({str(d) for d in (result_dtype(v) for v in op.results) if d is not None})
+        return UnsupportedOpError(
+            f"{op.OP_TYPE} (opset {op_opset(op, self.opset)}, outputs {', '.join(dtypes) or 'untyped'}): {why}",
+            node=op.node_name,
+            op_type=op.OP_TYPE,
+        )
+
+    def known(self, op: OnnxOp, value: SSAValue | None, what: str) -> np.ndarray:
+        array = constant_array(value)
+        if array is None:
+            raise self.refusal(op, f"its {what} is known only at run time (run-time control flow is not supported)")
+        return array
+
+    def constant(self, op: OnnxOp, array: np.ndarray, suffix: str) -> SSAValue:
+        constant = make_constant(op, array, f"{op.node_name}.{suffix}")
+        insert_before(op, [constant])
+        return constant.results[0]
+
+    def stack(self, anchor: OnnxOp, items: list[SSAValue], axis: int) -> SSAValue:
+        """`items` stacked along a new axis `axis` (Unsqueeze each, Concat)."""
+        axes = self.constant(anchor, np.array([axis], dtype=np.int64), "axes")
+        expanded = [self.settled(anchor, "Unsqueeze", [item, axes]) for item in items]
+        return self.settled(anchor, "Concat", expanded, axis=axis)
+
+    def settled(self, anchor: OnnxOp, op_type: str, inputs: list, **attributes) -> SSAValue:
+        """A new op before `anchor`, typed and folded; the value it computes."""
+        attrs = {k: python_attribute(v) for k, v in attributes.items()}
+        new = make_op(op_type, inputs, attrs, name=anchor.node_name)
+        insert_before(anchor, [new])
+        result = new.results[0]
+        self.folder.settle(new)
+        return self.folder.replaced.get(new, [result])[0]
+
+    # ------------------------------------------------------------------ the ops
+
+    def expand_if(self, op: OnnxOp) -> list[SSAValue]:
+        condition = self.known(op, op.input(0), "condition")
+        branch = "then_branch" if bool(condition.reshape(-1)[0]) else "else_branch"
+        return self.copy_region(op, branch, [])
+
+    def expand_loop(self, op: OnnxOp) -> list[SSAValue]:
+        trip_count, condition, *carried = onnx_inputs(op)
+        if trip_count is None and condition is None:
+            raise self.refusal(op, "it has neither a trip count nor a condition (an infinite loop)")
+        limit = None if trip_count is None else int(self.known(op, trip_count, "trip count").reshape(-1)[0])
+        going = True if condition is None else bool(self.known(op, condition, "condition").reshape(-1)[0])
+        scan_count = len(op.results) - len(carried)
+        scans: list[list[SSAValue]] = []
+        iteration = 0
+        while going and (limit is None or iteration < limit):
+            index = self.constant(op, np.array(iteration, dtype=np.int64), f"i{iteration}")
+            true = self.constant(op, np.array(True), f"cond{iteration}")
+            outputs = self.copy_region(op, "body", [index, true, *carried])
+            going = bool(self.known(op, outputs[0], "loop-continuation condition").reshape(-1)[0])
+            carried = outputs[1 : 1 + len(carried)]
+            scans.append(outputs[1 + len(carried) :])
+            iteration += 1
+        if scan_count and not scans:
+            raise self.refusal(op, "it runs zero times, so the shapes of its scan outputs are unknown")
+        return [*carried, *(self.stack(op, [s[k] for s in scans], 0) for k in range(scan_count))]
+
+    def expand_scan(self, op: OnnxOp) -> list[SSAValue]:
+        if op_opset(op, self.opset) < 9:
+            raise self.refusal(op, "Scan-8 (batched, with sequence_lens) is not supported")
+        inputs = onnx_inputs(op)
+        scan_inputs = op.attr("num_scan_inputs")
+        states, sequences = inputs[: len(inputs) - scan_inputs], inputs[len(inputs) - scan_inputs :]
+        input_axes = op.attr("scan_input_axes") or [0] * scan_inputs
+        input_reverse = op.attr("scan_input_directions") or [0] * scan_inputs
+        scan_count = len(op.results) - len(states)
+        output_axes = op.attr("scan_output_axes") or [0] * scan_count
+        output_reverse = op.attr("scan_output_directions") or [0] * scan_count
+        lengths = set()
+        for value, axis in zip(sequences, input_axes):
+            shape = static_shape(value)
+            if shape is None:
+                raise self.refusal(op, "a scan input's shape is known only at run time")
+            lengths.add(shape[axis % len(shape)])
+        if len(lengths) != 1:
+            raise self.refusal(op, f"its scan inputs have different lengths {sorted(lengths)}")
+        length = lengths.pop()
+        scans: list[list[SSAValue]] = []
+        for step in range(length):
+            slices = []
+            for value, axis, reverse in zip(sequences, input_axes, input_reverse):
+                index = self.constant(op, np.array(length - 1 - step if reverse else step, dtype=np.int64), "t")
+                slices.append(self.settled(op, "Gather", [value, index], axis=axis))
+            outputs = self.copy_region(op, "body", [*states, *slices])
+            states = outputs[: len(states)]
+            scans.append(outputs[len(states) :])
+        if scan_count and not scans:
+            raise self.refusal(op, "its scan axis is empty, so the shapes of its scan outputs are unknown")
+        stacked = []
+        for k in range(scan_count):
+            items = [s[k] for s in scans]
+            rank = len(static_shape(items[0]) or ())
+            stacked.append(self.stack(op, items[::-1] if output_reverse[k] else items, output_axes[k] % (rank + 1)))
+        return [*states, *stacked]
