@@ -56,8 +56,8 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import AttrParser
-from xdsl.traits import IsTerminator
 from xdsl.printer import Printer
+from xdsl.traits import IsTerminator
 
 from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
@@ -376,15 +376,22 @@ def _generate_ops() -> dict[str, type[OnnxOp]]:
 OPS: dict[str, type[OnnxOp]] = _generate_ops()
 
 
+# Ops whose axes/sizes are an input only since this opset: a pass building them in
+# that form for an older model marks them as following the newer schema.
+INPUT_FORM_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "Split": 13, "ReduceSum": 13}
+
+
 def build_op(
     op_type: str,
     inputs: Sequence[SSAValue | None],
     result_type: Attribute,
     attributes: dict[str, Attribute] | None = None,
     outputs: int | Sequence[bool] = 1,
+    opset: int | None = None,
 ) -> OnnxOp:
     """An onnx op from inputs in schema order (None: absent optional); `outputs` says
-    which results exist, each typed `result_type` (shape inference refines it)."""
+    which results exist, each typed `result_type` (shape inference refines it). Given
+    the model's `opset`, an op built in a newer input form is marked as such."""
     op_class = OPS[op_type]
     definition = op_class.get_irdl_definition()
     operands: list = []
@@ -402,7 +409,11 @@ def build_op(
             break
         exists = position < len(present) and present[position]
         result_types.append(([result_type] if exists else []) if isinstance(param, OptResultDef) else result_type)
-    return op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    op = op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    since = INPUT_FORM_SINCE.get(op_type, 0)
+    if opset is not None and opset < since:
+        op.attributes[SINCE_VERSION_ATTR] = IntegerAttr(since, i64)
+    return op
 
 
 @irdl_op_definition
@@ -453,8 +464,12 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Range": (0, 1, 2),
     "Reshape": (1,),
     "Resize": (1, 2, 3),
+    "SequenceAt": (1,),
+    "SequenceErase": (1,),
+    "SequenceInsert": (2,),
     "Slice": (1, 2, 3, 4),
     "Split": (1,),
+    "SplitToSequence": (1,),
     "Squeeze": (1,),
     "STFT": (1, 3),
     "Tile": (1,),

@@ -123,7 +123,7 @@ def add_op(
 ):
     """Append an onnx op (results typed by shape inference later) named after `node`."""
     attrs = {k: IntegerAttr(v, i64) for k, v in attributes.items()}
-    op = build_op(op_type, inputs, UnrankedTensorType(NoneType()), attrs, outputs)
+    op = build_op(op_type, inputs, UnrankedTensorType(NoneType()), attrs, outputs, importer.opset)
     op.location = NameLoc(StringAttr(node.name or node.output[0]), NoneAttr())
     block.add_op(op)
     return op
@@ -202,8 +202,6 @@ def _split_to_sequence(importer, block, node):
     split_op = add_op(
         importer, block, node, "Split", [data, _int64s(importer, block, node, sizes, "split")], len(sizes), axis=axis
     )
-    if importer.opset < 13:
-        split_op.attributes["onnx.since_version"] = IntegerAttr(13, i64)
     parts = list(split_op.results)
     if split is None and not keepdims:
         axes = _int64s(importer, block, node, [axis], "axes")
@@ -261,8 +259,10 @@ def _optional_get_element(importer, block, node):
 
 
 def _identity(importer, block, node):
+    """Sequences, optionals and constants pass through (a Loop's `cond_out = Identity(cond_in)`
+    must stay visibly constant); other tensors keep their Identity op."""
     value = _inputs(importer, node)[0]
-    return None if isinstance(value, SSAValue) else [value]
+    return None if isinstance(value, SSAValue) and importer.known_value(value) is None else [value]
 
 
 # --------------------------------------------------------------------- control flow

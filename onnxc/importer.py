@@ -35,15 +35,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 
-from onnxc.dialects.onnx import (
-    OPS,
-    OPSET_ATTR,
-    SINCE_VERSION_ATTR,
-    OnnxOp,
-    WeightStore,
-    YieldOp,
-    attribute_of_proto,
-)
+from onnxc.dialects.onnx import OPS, OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore, YieldOp, attribute_of_proto
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.import_sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name

@@ -123,12 +123,14 @@ def make_op(
     attributes: dict[str, Attribute] | None = None,
     name: str = "",
     outputs: int | Sequence[bool] = 1,
+    opset: int | None = None,
 ) -> OnnxOp:
-    """An untyped onnx op from inputs in schema order; `outputs` says which results exist.
+    """An untyped onnx op from inputs in schema order; `outputs` says which results exist
+    (`opset`: see `build_op`).
 
     Results get an unknown type: callers insert the op and call `infer_new_ops`.
     """
-    op = build_op(op_type, inputs, UNKNOWN_TYPE, attributes, outputs)
+    op = build_op(op_type, inputs, UNKNOWN_TYPE, attributes, outputs, opset)
     return set_name(op, name)
 
 

@@ -29,11 +29,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from onnxc.dialects.onnx import OnnxOp, YieldOp, onnx_inputs
+from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.constprop import Folder
 from onnxc.passes.graph import (
     constant_array,
+    erase_dead,
     insert_before,
     make_constant,
     make_op,
@@ -83,27 +84,30 @@ class _Inliner:
 
     def expand(self, op: OnnxOp) -> None:
         expand = {"If": self.expand_if, "Loop": self.expand_loop, "Scan": self.expand_scan}[op.OP_TYPE]
-        replace_results(op, expand(op))
+        exits: list[Operation] = []
+        replace_results(op, expand(op, exits))
+        for exit_ in exits:
+            erase_dead(exit_)
 
-    def copy_region(self, op: OnnxOp, graph: str, bindings: list[SSAValue]) -> list[SSAValue]:
-        """Copy the sub-graph before `op` with its arguments bound, settle the copy, return its outputs."""
+    def copy_region(self, op: OnnxOp, graph: str, bindings: list[SSAValue], exits: list[Operation]) -> list[SSAValue]:
+        """Copy the sub-graph before `op` with its arguments bound, settle the copy, return its outputs.
+
+        The copied onnx.yield (appended to `exits`) stays until the whole op is expanded:
+        typing and folding replace values and its operands follow them, and it keeps an
+        earlier iteration's outputs alive while later ones fold."""
         block: Block = op.graph(graph).block
         if len(bindings) != len(block.args):
             raise self.refusal(op, f"its '{graph}' sub-graph takes {len(block.args)} inputs, {len(bindings)} given")
         mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, bindings))
-        first = None
-        for inner in block.ops:
-            if isinstance(inner, YieldOp):
-                outputs = [mapping.get(v, v) for v in inner.operands]
-                break
-            copy = inner.clone(value_mapper=mapping)
-            insert_before(op, [copy])
-            first = first or copy
-            self.copied += 1
+        copies = [inner.clone(value_mapper=mapping) for inner in block.ops]
+        insert_before(op, copies)
+        self.copied += len(copies)
         if self.copied > MAX_UNROLLED_OPS:
             raise self.refusal(op, f"unrolling it would copy more than {MAX_UNROLLED_OPS} ops")
-        self.settle_from(first, op)
-        return outputs
+        exit_ = copies[-1]
+        exits.append(exit_)
+        self.settle_from(copies[0], exit_)
+        return list(exit_.operands)
 
     def refusal(self, op: OnnxOp, why: str) -> UnsupportedOpError:
         dtypes = sorted({str(d) for d in (result_dtype(v) for v in op.results) if d is not None})
@@ -133,41 +137,39 @@ class _Inliner:
     def settled(self, anchor: OnnxOp, op_type: str, inputs: list, **attributes) -> SSAValue:
         """A new op before `anchor`, typed and folded; the value it computes."""
         attrs = {k: python_attribute(v) for k, v in attributes.items()}
-        new = make_op(op_type, inputs, attrs, name=anchor.node_name)
+        new = make_op(op_type, inputs, attrs, name=anchor.node_name, opset=self.opset)
         insert_before(anchor, [new])
-        result = new.results[0]
         self.folder.settle(new)
-        return self.folder.replaced.get(new, [result])[0]
+        return self.folder.replaced.get(new, new.results)[0]
 
     # ------------------------------------------------------------------ the ops
 
-    def expand_if(self, op: OnnxOp) -> list[SSAValue]:
+    def expand_if(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
         condition = self.known(op, op.input(0), "condition")
         branch = "then_branch" if bool(condition.reshape(-1)[0]) else "else_branch"
-        return self.copy_region(op, branch, [])
+        return self.copy_region(op, branch, [], exits)
 
-    def expand_loop(self, op: OnnxOp) -> list[SSAValue]:
+    def expand_loop(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
         trip_count, condition, *carried = onnx_inputs(op)
         if trip_count is None and condition is None:
             raise self.refusal(op, "it has neither a trip count nor a condition (an infinite loop)")
         limit = None if trip_count is None else int(self.known(op, trip_count, "trip count").reshape(-1)[0])
         going = True if condition is None else bool(self.known(op, condition, "condition").reshape(-1)[0])
         scan_count = len(op.results) - len(carried)
-        scans: list[list[SSAValue]] = []
         iteration = 0
         while going and (limit is None or iteration < limit):
             index = self.constant(op, np.array(iteration, dtype=np.int64), f"i{iteration}")
             true = self.constant(op, np.array(True), f"cond{iteration}")
-            outputs = self.copy_region(op, "body", [index, true, *carried])
+            outputs = self.copy_region(op, "body", [index, true, *carried], exits)
             going = bool(self.known(op, outputs[0], "loop-continuation condition").reshape(-1)[0])
             carried = outputs[1 : 1 + len(carried)]
-            scans.append(outputs[1 + len(carried) :])
             iteration += 1
-        if scan_count and not scans:
+        if scan_count and not exits:
             raise self.refusal(op, "it runs zero times, so the shapes of its scan outputs are unknown")
+        scans = [list(exit_.operands)[1 + len(carried) :] for exit_ in exits]
         return [*carried, *(self.stack(op, [s[k] for s in scans], 0) for k in range(scan_count))]
 
-    def expand_scan(self, op: OnnxOp) -> list[SSAValue]:
+    def expand_scan(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
         if op_opset(op, self.opset) < 9:
             raise self.refusal(op, "Scan-8 (batched, with sequence_lens) is not supported")
         inputs = onnx_inputs(op)
@@ -187,17 +189,15 @@ class _Inliner:
         if len(lengths) != 1:
             raise self.refusal(op, f"its scan inputs have different lengths {sorted(lengths)}")
         length = lengths.pop()
-        scans: list[list[SSAValue]] = []
         for step in range(length):
             slices = []
             for value, axis, reverse in zip(sequences, input_axes, input_reverse):
                 index = self.constant(op, np.array(length - 1 - step if reverse else step, dtype=np.int64), "t")
                 slices.append(self.settled(op, "Gather", [value, index], axis=axis))
-            outputs = self.copy_region(op, "body", [*states, *slices])
-            states = outputs[: len(states)]
-            scans.append(outputs[len(states) :])
-        if scan_count and not scans:
+            states = self.copy_region(op, "body", [*states, *slices], exits)[: len(states)]
+        if scan_count and not exits:
             raise self.refusal(op, "its scan axis is empty, so the shapes of its scan outputs are unknown")
+        scans = [list(exit_.operands)[len(states) :] for exit_ in exits]
         stacked = []
         for k in range(scan_count):
             items = [s[k] for s in scans]
