@@ -131,16 +131,24 @@ class _Inliner:
     def stack(self, anchor: OnnxOp, items: list[SSAValue], axis: int) -> SSAValue:
         """`items` stacked along a new axis `axis` (Unsqueeze each, Concat)."""
         axes = self.constant(anchor, np.array([axis], dtype=np.int64), "axes")
-        expanded = [self.settled(anchor, "Unsqueeze", [item, axes]) for item in items]
-        return self.settled(anchor, "Concat", expanded, axis=axis)
+        expanded = [self.new_op(anchor, "Unsqueeze", [item, axes]) for item in items]
+        concat = self.new_op(anchor, "Concat", [e.results[0] for e in expanded], axis=axis)
+        # Settled only once all exist: folding one erases operands (`axes`) left unused.
+        self.settle_from(expanded[0], anchor)
+        return self.folder.replaced.get(concat, concat.results)[0]
 
-    def settled(self, anchor: OnnxOp, op_type: str, inputs: list, **attributes) -> SSAValue:
-        """A new op before `anchor`, typed and folded; the value it computes."""
+    def gather(self, anchor: OnnxOp, value: SSAValue, index: int, axis: int) -> SSAValue:
+        """`value[index]` along `axis`, the axis removed."""
+        index_value = self.constant(anchor, np.array(index, dtype=np.int64), "t")
+        gather = self.new_op(anchor, "Gather", [value, index_value], axis=axis)
+        self.folder.settle(gather)
+        return self.folder.replaced.get(gather, gather.results)[0]
+
+    def new_op(self, anchor: OnnxOp, op_type: str, inputs: list, **attributes) -> OnnxOp:
         attrs = {k: python_attribute(v) for k, v in attributes.items()}
         new = make_op(op_type, inputs, attrs, name=anchor.node_name, opset=self.opset)
         insert_before(anchor, [new])
-        self.folder.settle(new)
-        return self.folder.replaced.get(new, new.results)[0]
+        return new
 
     # ------------------------------------------------------------------ the ops
 
@@ -192,8 +200,7 @@ class _Inliner:
         for step in range(length):
             slices = []
             for value, axis, reverse in zip(sequences, input_axes, input_reverse):
-                index = self.constant(op, np.array(length - 1 - step if reverse else step, dtype=np.int64), "t")
-                slices.append(self.settled(op, "Gather", [value, index], axis=axis))
+                slices.append(self.gather(op, value, length - 1 - step if reverse else step, axis))
             states = self.copy_region(op, "body", [*states, *slices], exits)[: len(states)]
         if scan_count and not exits:
             raise self.refusal(op, "its scan axis is empty, so the shapes of its scan outputs are unknown")
