@@ -27,6 +27,7 @@ from onnx.backend.base import Backend, BackendRep
 from onnxc.dialects.onnx import SHAPE_OPERANDS
 from onnxc.errors import InputError
 from onnxc.import_sequences import sequence_item_name
+from onnxc.importer import free_names
 
 CACHE_ENV = "ONNXC_BACKEND_CACHE"
 """Directory for compiled libraries; default: a temporary directory per process."""
@@ -41,10 +42,11 @@ def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
     """Graph inputs from which a value an op needs at compile time is computed
     (directly, or through other nodes, e.g. a Loop trip count `ceil((limit - start) / delta)`)."""
     inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
-    producers = {out: node for node in model.graph.node for out in node.output if out}
+    nodes = list(_all_nodes(model.graph))
+    producers = {out: node for node in nodes for out in node.output if out}
     pending = [
         node.input[index]
-        for node in model.graph.node
+        for node in nodes
         if node.domain in ("", "ai.onnx")
         for index in SHAPE_OPERANDS.get(node.op_type, ())
         if index < len(node.input) and node.input[index]
@@ -60,7 +62,19 @@ def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
         node = producers.get(name)
         if node is not None and node.op_type not in SHAPE_ONLY_OPS:
             pending.extend(n for n in node.input if n)
+            for attr in node.attribute:  # what an If/Loop yields depends on what its sub-graphs read
+                for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                    pending.extend(free_names(sub) | {vi.name for vi in sub.output})
     return needed
+
+
+def _all_nodes(graph: onnx.GraphProto):
+    """The nodes of a graph and of the sub-graphs in it (If branches, Loop bodies, ...)."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                yield from _all_nodes(sub)
 
 
 def expand_structured_inputs(

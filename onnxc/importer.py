@@ -287,7 +287,7 @@ class _GraphImporter:
         names = [n for n in node.input if n]
         for attr in node.attribute:
             for graph in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
-                names.extend(_free_names(graph))
+                names.extend(free_names(graph))
         return names
 
     def _import_node(self, block: Block, node: onnx.NodeProto) -> None:
@@ -554,7 +554,7 @@ def _graph_attribute(node: onnx.NodeProto, name: str) -> onnx.GraphProto | None:
     return next((a.g for a in node.attribute if a.name == name and a.type == onnx.AttributeProto.GRAPH), None)
 
 
-def _free_names(graph: onnx.GraphProto) -> set[str]:
+def free_names(graph: onnx.GraphProto) -> set[str]:
     """Names a sub-graph (or one nested in it) reads from the scopes around it."""
     defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
     defined |= {out for node in graph.node for out in node.output}
@@ -562,7 +562,7 @@ def _free_names(graph: onnx.GraphProto) -> set[str]:
     for node in graph.node:
         for attr in node.attribute:
             for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
-                used |= _free_names(sub)
+                used |= free_names(sub)
     used |= {vi.name for vi in graph.output}
     return used - defined
 

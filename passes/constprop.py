@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 import onnx.reference
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, bf16
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -117,7 +117,7 @@ class Folder:
             return
         if not self.worth_folding(op):
             return
-        values = self.evaluate(op, [constant_array(v) for v in inputs])
+        values = self.evaluate(op, [_exact_array(v) for v in inputs])
         if values is not None:
             self.replace(op, values)
 
@@ -206,6 +206,17 @@ class Folder:
             self.changed.add(constant.results[0])
         self.replaced[op] = [c.results[0] for c in constants]
         replace_results(op, [c.results[0] for c in constants])
+
+
+def _exact_array(value: SSAValue | None) -> np.ndarray | None:
+    """A constant operand as numpy computes on it: bfloat16 (stored as its uint16 bit
+    patterns) viewed as ml_dtypes.bfloat16, so a Cast from it converts values, not bits."""
+    array = constant_array(value)
+    if array is not None and isinstance(value.type, TensorType) and value.type.get_element_type() == bf16:
+        import ml_dtypes
+
+        return array.view(ml_dtypes.bfloat16)
+    return array
 
 
 def _constant_of_shape(op: OnnxOp, args, shape, dtype) -> np.ndarray:
