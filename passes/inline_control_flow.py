@@ -178,16 +178,51 @@ class _Inliner:
         return [*carried, *(self.stack(op, [s[k] for s in scans], 0) for k in range(scan_count))]
 
     def expand_scan(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
-        if op_opset(op, self.opset) < 9:
-            raise self.refusal(op, "Scan-8 (batched, with sequence_lens) is not supported")
         inputs = onnx_inputs(op)
         scan_inputs = op.attr("num_scan_inputs")
-        states, sequences = inputs[: len(inputs) - scan_inputs], inputs[len(inputs) - scan_inputs :]
-        input_axes = op.attr("scan_input_axes") or [0] * scan_inputs
-        input_reverse = op.attr("scan_input_directions") or [0] * scan_inputs
+        if op_opset(op, self.opset) >= 9:
+            states, sequences = inputs[: len(inputs) - scan_inputs], inputs[len(inputs) - scan_inputs :]
+            scan_count = len(op.results) - len(states)
+            return self.scan(
+                op,
+                states,
+                sequences,
+                op.attr("scan_input_axes") or [0] * scan_inputs,
+                op.attr("scan_input_directions") or [0] * scan_inputs,
+                op.attr("scan_output_axes") or [0] * scan_count,
+                op.attr("scan_output_directions") or [0] * scan_count,
+                exits,
+            )
+        # Scan-8: axis 0 is a batch axis, each batch scanned along axis 1 of the inputs. The
+        # importer drops an absent (empty-named) sequence_lens, the body tells the state count.
+        state_count = len(op.graph("body").block.args) - scan_inputs
+        if len(inputs) != state_count + scan_inputs:
+            raise self.refusal(op, "Scan-8 with sequence_lens is not supported")
+        states, sequences = inputs[:state_count], inputs[state_count:]
         scan_count = len(op.results) - len(states)
-        output_axes = op.attr("scan_output_axes") or [0] * scan_count
-        output_reverse = op.attr("scan_output_directions") or [0] * scan_count
+        shape = static_shape(sequences[0]) if sequences else None
+        if shape is None:
+            raise self.refusal(op, "a scan input's shape is known only at run time")
+        reverse = op.attr("directions") or [0] * scan_inputs
+        batches = []
+        for b in range(shape[0]):
+            batches.append(
+                self.scan(
+                    op,
+                    [self.gather(op, v, b, 0) for v in states],
+                    [self.gather(op, v, b, 0) for v in sequences],
+                    [0] * scan_inputs,
+                    reverse,
+                    [0] * scan_count,
+                    [0] * scan_count,
+                    exits,
+                )
+            )
+        return [self.stack(op, [outputs[k] for outputs in batches], 0) for k in range(len(op.results))]
+
+    def scan(self, op, states, sequences, input_axes, input_reverse, output_axes, output_reverse, exits):
+        """The body run over the scan axis: final states, then scan outputs stacked."""
+        scan_count = len(output_axes)
         lengths = set()
         for value, axis in zip(sequences, input_axes):
             shape = static_shape(value)
@@ -197,14 +232,16 @@ class _Inliner:
         if len(lengths) != 1:
             raise self.refusal(op, f"its scan inputs have different lengths {sorted(lengths)}")
         length = lengths.pop()
+        steps: list[Operation] = []
         for step in range(length):
             slices = []
             for value, axis, reverse in zip(sequences, input_axes, input_reverse):
                 slices.append(self.gather(op, value, length - 1 - step if reverse else step, axis))
-            states = self.copy_region(op, "body", [*states, *slices], exits)[: len(states)]
-        if scan_count and not exits:
+            states = self.copy_region(op, "body", [*states, *slices], steps)[: len(states)]
+        exits.extend(steps)
+        if scan_count and not steps:
             raise self.refusal(op, "its scan axis is empty, so the shapes of its scan outputs are unknown")
-        scans = [list(exit_.operands)[len(states) :] for exit_ in exits]
+        scans = [list(exit_.operands)[len(states) :] for exit_ in steps]
         stacked = []
         for k in range(scan_count):
             items = [s[k] for s in scans]
