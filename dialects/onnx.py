@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     NameLoc,
     StringAttr,
     TensorType,
+    bf16,
     f32,
     i64,
 )
@@ -152,6 +153,17 @@ class WeightAttr(ParametrizedAttribute):
 
 
 TensorValueAttr = WeightAttr | DenseIntOrFPElementsAttr
+
+
+def numeric_value(op: Operation, attr: Attribute) -> np.ndarray:
+    """`tensor_value` for computing on: bfloat16, held as its uint16 bit patterns, is
+    viewed as ml_dtypes.bfloat16, so that numpy and onnx see values, not bits."""
+    array = tensor_value(op, attr)
+    if attr.get_type().get_element_type() == bf16:
+        import ml_dtypes
+
+        return array.view(ml_dtypes.bfloat16)
+    return array
 
 
 def tensor_value(op: Operation, attr: Attribute) -> np.ndarray:

@@ -28,11 +28,11 @@ import numpy as np
 import onnx
 import onnx.reference
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, bf16
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.onnx import OnnxOp, WeightAttr, numeric_value, onnx_inputs
 from onnxc.dialects.types import tensor_type_of
 from onnxc.passes.graph import (
     constant_array,
@@ -209,14 +209,11 @@ class Folder:
 
 
 def _exact_array(value: SSAValue | None) -> np.ndarray | None:
-    """A constant operand as numpy computes on it: bfloat16 (stored as its uint16 bit
-    patterns) viewed as ml_dtypes.bfloat16, so a Cast from it converts values, not bits."""
+    """A constant operand as numpy computes on it (bfloat16 by value, see `numeric_value`)."""
     array = constant_array(value)
-    if array is not None and isinstance(value.type, TensorType) and value.type.get_element_type() == bf16:
-        import ml_dtypes
-
-        return array.view(ml_dtypes.bfloat16)
-    return array
+    owner = value.owner if array is not None else None
+    attr = owner.attributes.get("value") if isinstance(owner, OnnxOp) else None
+    return numeric_value(owner, attr) if isinstance(attr, WeightAttr | DenseIntOrFPElementsAttr) else array
 
 
 def _constant_of_shape(op: OnnxOp, args, shape, dtype) -> np.ndarray:
