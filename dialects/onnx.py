@@ -18,11 +18,13 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnx.defs
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -167,13 +169,16 @@ def numeric_value(op: Operation, attr: Attribute) -> np.ndarray:
 
 
 def tensor_value(op: Operation, attr: Attribute) -> np.ndarray:
-    """The numpy value of a TENSOR attribute (handle or inline dense)."""
+    """The numpy value of a TENSOR attribute (handle or inline dense); bfloat16 as its
+    uint16 bits, though a dense attribute holds bfloat16 as values."""
     if isinstance(attr, WeightAttr):
         return WeightStore.of(op).get(attr)
     if isinstance(attr, DenseIntOrFPElementsAttr):
         ttype = attr.get_type()
-        dtype = numpy_dtype_of(ttype.get_element_type())
-        values = np.array(attr.get_values(), dtype=dtype)
+        if isinstance(ttype.get_element_type(), BFloat16Type):  # real values in, raw bits out
+            values = np.array(attr.get_values(), dtype=ml_dtypes.bfloat16).view(np.uint16)
+        else:
+            values = np.array(attr.get_values(), dtype=numpy_dtype_of(ttype.get_element_type()))
         return values.reshape(ttype.get_shape())
     raise TypeError(f"not a tensor attribute: {attr}")
 
@@ -495,3 +500,7 @@ decide the output's shape (Reshape's shape, Slice's starts, TopK's K) or which
 axes it works on, or, for If and Loop, which sub-graph copies run. onnxc compiles
 for static shapes, so these must be constants (after constant propagation) by the
 time the op is lowered."""
+
+SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
+"""Ops whose result depends on their input's shape only: a value behind one of them
+never decides a shape operand (walks back from SHAPE_OPERANDS stop there)."""

@@ -27,7 +27,17 @@ from onnxc.passes import get_pass
 # shapes) and decomposition of ops without a kernel. Control flow is resolved first (it
 # leaves a region-free graph). -O1 and up add the graph optimizations.
 GRAPH_PASSES_O0 = ("inline-control-flow", "shape-inference", "fold-shapes", "decompose", "fold-shapes")
-GRAPH_PASSES_O1 = ("inline-control-flow", "shape-inference", "constprop", "decompose", "constprop", "simplify", "fuse-gemm", "cse", "dce")
+GRAPH_PASSES_O1 = (
+    "inline-control-flow",
+    "shape-inference",
+    "constprop",
+    "decompose",
+    "constprop",
+    "simplify",
+    "fuse-gemm",
+    "cse",
+    "dce",
+)
 
 
 def stages(opt_level: int) -> tuple[tuple[str, tuple[str, ...]], ...]:

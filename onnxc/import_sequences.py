@@ -259,10 +259,9 @@ def _optional_get_element(importer, block, node):
 
 
 def _identity(importer, block, node):
-    """Sequences, optionals and constants pass through (a Loop's `cond_out = Identity(cond_in)`
-    must stay visibly constant); other tensors keep their Identity op."""
+    """Sequences and optionals pass through; tensors keep their Identity op."""
     value = _inputs(importer, node)[0]
-    return None if isinstance(value, SSAValue) and importer.known_value(value) is None else [value]
+    return None if isinstance(value, SSAValue) else [value]
 
 
 # --------------------------------------------------------------------- control flow

@@ -323,7 +323,9 @@ class _GraphImporter:
         operands = self._operands(op_class, node)
         result_types, result_names = self._results(op_class, node)
         attributes = {
-            attr.name: self._attribute(op_class, node, attr) for attr in node.attribute if attr.name not in op_class.GRAPHS
+            attr.name: self._attribute(op_class, node, attr)
+            for attr in node.attribute
+            if attr.name not in op_class.GRAPHS
         }
         regions = [self._region(_graph_attribute(node, name), node) for name in op_class.GRAPHS]
         op = op_class(operands=operands, result_types=result_types, attributes=attributes, regions=regions)
@@ -375,8 +377,11 @@ class _GraphImporter:
             self.values = self.values.parents
 
     def known_value(self, value) -> np.ndarray | None:
-        """The array of an import-time constant (initializer, Constant node), else None."""
+        """The array of an import-time constant (initializer, Constant node, an Identity
+        of one: a Loop body's `cond_out = Identity(cond_in)`), else None."""
         owner = value.owner if isinstance(value, SSAValue) else None
+        while isinstance(owner, OnnxOp) and owner.OP_TYPE == "Identity":
+            owner = owner.operands[0].owner
         if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant":
             return self.store.get(owner.attributes["value"])
         return None
@@ -454,8 +459,7 @@ class _GraphImporter:
         value = self.symbolic(name, node)
         if not isinstance(value, SSAValue):
             raise UnsupportedOpError(
-                f"input '{name}' is a sequence or optional, which op {node.op_type} cannot take "
-                f"(opset {self.opset})",
+                f"input '{name}' is a sequence or optional, which op {node.op_type} cannot take (opset {self.opset})",
                 node=node.name,
                 op_type=node.op_type,
             )

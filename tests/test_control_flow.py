@@ -144,7 +144,9 @@ def test_scan_directions_and_axes(tmp_path, reverse_in, reverse_out, out_axis):
         )
     ]
     ys_shape = [4, 3] if out_axis == 0 else [3, 4]
-    model = _model(nodes, [_info("init", F, [3]), _info("xs", F, [3, 4])], [_info("final", F, [3]), _info("ys", F, ys_shape)])
+    model = _model(
+        nodes, [_info("init", F, [3]), _info("xs", F, [3, 4])], [_info("final", F, [3]), _info("ys", F, ys_shape)]
+    )
     rng = np.random.default_rng(0)
     init, xs = rng.standard_normal(3).astype(np.float32), rng.standard_normal((3, 4)).astype(np.float32)
     # onnx.reference runs only axis 0, forward: the expected values come from numpy.
@@ -160,7 +162,9 @@ def test_scan_directions_and_axes(tmp_path, reverse_in, reverse_out, out_axis):
 
 def test_sequence_ops_resolve_at_compile_time(tmp_path):
     """SplitToSequence, SequenceInsert/Erase/At/Length, ConcatFromSequence, SequenceMap."""
-    body = _graph([helper.make_node("Mul", ["item", "item"], ["sq"])], "sq", [_info("item", F, [1, 3])], [_info("sq", F, [1, 3])])
+    body = _graph(
+        [helper.make_node("Mul", ["item", "item"], ["sq"])], "sq", [_info("item", F, [1, 3])], [_info("sq", F, [1, 3])]
+    )
     ints = {name: numpy_helper.from_array(np.array(v, np.int64), name) for name, v in [("one", 1), ("neg", -1)]}
     nodes = [
         helper.make_node("SplitToSequence", ["x"], ["parts"], axis=0),  # 4 parts of [1, 3]
@@ -214,7 +218,10 @@ def test_optional_inputs_present_and_absent(tmp_path):
 def test_sequence_input_of_the_compiler_is_refused(tmp_path):
     seq_f = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2]))
     graph = helper.make_graph(
-        [helper.make_node("SequenceLength", ["s"], ["n"])], "g", [helper.make_value_info("s", seq_f)], [_info("n", I64, [])]
+        [helper.make_node("SequenceLength", ["s"], ["n"])],
+        "g",
+        [helper.make_value_info("s", seq_f)],
+        [_info("n", I64, [])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(UnsupportedOpError, match="sequence inputs are expanded into tensors by onnxc.backend"):

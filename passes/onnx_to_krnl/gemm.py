@@ -24,11 +24,12 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import GlobalOp, MatmulOp, matmul_scratch_pitch
-from onnxc.dialects.onnx import OnnxOp, WeightStore
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
+from onnxc.dialects.krnl import MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.dialects.types import numpy_dtype_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
 TILE_ROWS = 12
@@ -106,11 +107,9 @@ def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> S
     return buffer
 
 
-def _global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str) -> SSAValue:
-    """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
-    array = np.ascontiguousarray(array, dtype=np.float32)
-    handle = WeightStore.of(op).add(array, hint)
-    return g.top.insert(GlobalOp(handle, MemRefType(f32, array.shape))).result
+def weight_global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str, element: Attribute = f32) -> SSAValue:
+    """A krnl.global for a weight of `element`s made at compile time (float32 by default)."""
+    return weight_buffer(g, op, np.asarray(array, dtype=numpy_dtype_of(element)), element, hint)
 
 
 def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
@@ -171,8 +170,8 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     panels = padded.reshape(tiles, TILE_ROWS, reduction).transpose(0, 2, 1)  # [tile, k, row]
     block = min(REDUCTION_BLOCK, reduction)
     blocked = np.concatenate([panels[:, k : k + block].reshape(-1) for k in range(0, reduction, block)])
-    a = _global(g, op, blocked.reshape(panels.shape), f"{op.node_name or 'conv'}_panels")
-    bias_buffer = _global(g, op, shift, f"{op.node_name or 'conv'}_bias")
+    a = weight_global(g, op, blocked.reshape(panels.shape), f"{op.node_name or 'conv'}_panels")
+    bias_buffer = weight_global(g, op, shift, f"{op.node_name or 'conv'}_bias")
     if residual is None:
         out = g.result(last)
     else:
@@ -323,7 +322,7 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
         if weights is None:
             return False
         weights = (weights.T if transpose_b else weights) * np.float32(alpha)
-        b = _global(g, op, weights, f"{op.node_name or 'gemm'}_b")
+        b = weight_global(g, op, weights, f"{op.node_name or 'gemm'}_b")
     a_strides = (1, rows) if transpose_a else (reduction, 1)
     emit_matrix_product(g, a, b, out, (rows, columns, reduction), a_strides, [0, 0, 0], accumulate=accumulate)
     return True

@@ -66,11 +66,15 @@ def control_flow() -> onnx.ModelProto:
     the iteration number nested in its body; a sequence built and read back."""
     zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
     then_graph = helper.make_graph(
-        [helper.make_node("Add", ["acc", "x"], ["t"], name="then_add")], "then", [],
+        [helper.make_node("Add", ["acc", "x"], ["t"], name="then_add")],
+        "then",
+        [],
         [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
     )
     else_graph = helper.make_graph(
-        [helper.make_node("Mul", ["acc", "x"], ["e"], name="else_mul")], "else", [],
+        [helper.make_node("Mul", ["acc", "x"], ["e"], name="else_mul")],
+        "else",
+        [],
         [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
     )
     body = helper.make_graph(
@@ -97,9 +101,13 @@ def control_flow() -> onnx.ModelProto:
         helper.make_node("SequenceAt", ["seq", "zero"], ["z"], name="at"),
     ]
     graph = helper.make_graph(
-        nodes, "control",
+        nodes,
+        "control",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]), helper.make_tensor_value_info("z", TensorProto.FLOAT, [2])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [2]),
+        ],
         [zero],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
