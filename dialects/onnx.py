@@ -7,6 +7,13 @@ sizes), attributes keep their ONNX names. Attributes are the union over every
 version of the operator, so models of older opsets import too; the module's
 opset (attribute `onnx.opset`) says which semantics apply.
 
+A required GRAPH attribute (If's `then_branch`/`else_branch`, the `body` of
+Loop, Scan and SequenceMap) is a region instead, in the schema's attribute
+order (alphabetical: If has `else_branch` first): one block whose arguments
+are the sub-graph's inputs, closed by `onnx.yield` with its outputs; values
+of the enclosing graph are used directly. The only hand-written op is that
+terminator.
+
 Weights never enter the IR as data: a TENSOR attribute holds a `WeightAttr`
 handle naming an entry of the module's `WeightStore`, a side table of numpy
 arrays. Small hand-written tests may use builtin `dense<...>` instead.

@@ -3,8 +3,11 @@
 Checks the graph is well-formed (every value defined once, every use defined,
 no cycles; nodes may come in any order and are sorted), decodes every
 initializer into the module's weight store, and builds one generated op per
-node with its ONNX name as location. Problems raise typed errors naming the
-node and op.
+node with its ONNX name as location. Sub-graphs become regions of their op
+(imported recursively, seeing the values of the graphs around them).
+Sequences, optionals and control flow already decided at import are resolved
+into tensors here (`import_sequences`). Problems raise typed errors naming
+the node and op.
 """
 
 from __future__ import annotations
