@@ -14,8 +14,9 @@ for a few ops numpy does directly. Results larger than `MAX_FOLD_ELEMENTS` are
 left alone. Normalization rules of onnx-mlir bring constants together so they
 fold: `(x + c1) + c2 → x + (c1 + c2)`, and the same for Mul.
 
-`fold-shapes` is the same walk restricted to integer results (shape
-arithmetic): what lowering needs at -O0 without touching float math.
+`fold-shapes` is the same walk restricted to shape arithmetic: integer
+results, and float ones that feed a shape operand (a window's `Range(0,
+Cast(size), 1)`): what lowering needs at -O0 without touching float math.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import onnx
 import onnx.reference
 from onnx.reference.ops.op_cast import cast_to
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, bf16
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.onnx import OnnxOp, WeightAttr, numeric_value, onnx_inputs
 from onnxc.dialects.types import tensor_type_of
 from onnxc.passes.graph import (
     constant_array,
@@ -48,6 +49,7 @@ from onnxc.passes.graph import (
     onnx_functions,
     onnx_ops,
     op_opset,
+    ops_feeding_shapes,
     replace_results,
     result_dtype,
     single_use,
@@ -89,8 +91,11 @@ class Folder:
         self.integers_only = integers_only
         self.changed: set[SSAValue] = set()
         self.replaced: dict[OnnxOp, list[SSAValue]] = {}  # folded op -> its constants' values
+        self.shape_arithmetic: set[OnnxOp] = set()  # folded whatever their element type
 
     def run(self, ops: list[OnnxOp]) -> None:
+        if self.integers_only:
+            self.shape_arithmetic = ops_feeding_shapes(ops)
         for op in ops:
             if op.parent is None or op.OP_TYPE == "Constant":
                 continue
@@ -118,7 +123,7 @@ class Folder:
             return
         if not self.worth_folding(op):
             return
-        values = self.evaluate(op, [constant_array(v) for v in inputs])
+        values = self.evaluate(op, [_exact_array(v) for v in inputs])
         if values is not None:
             self.replace(op, values)
 
@@ -128,13 +133,12 @@ class Folder:
             if shape is None or math.prod(shape) > MAX_FOLD_ELEMENTS:
                 return False
             dtype = result_dtype(result)
-            if dtype is None or (self.integers_only and dtype.kind not in "iub"):
+            integer = dtype is not None and dtype.kind in "iub"
+            if dtype is None or (self.integers_only and not integer and op not in self.shape_arithmetic):
                 return False
             if tensor_type_of(dtype, shape) != result.type:  # e.g. bfloat16, held as uint16
                 return False
-        # numpy would compute on the raw bits of a bfloat16 input (held as uint16).
-        inputs = [v for v in onnx_inputs(op) if v is not None]
-        return not any(isinstance(v.type, TensorType) and v.type.get_element_type() == bf16 for v in inputs)
+        return True  # bfloat16 inputs are computed on by value (`_exact_array`)
 
     def shape_value(self, op: OnnxOp) -> np.ndarray | None:
         shape = static_shape(op.input(0))
@@ -209,6 +213,14 @@ class Folder:
             self.changed.add(constant.results[0])
         self.replaced[op] = [c.results[0] for c in constants]
         replace_results(op, [c.results[0] for c in constants])
+
+
+def _exact_array(value: SSAValue | None) -> np.ndarray | None:
+    """A constant operand as numpy computes on it (bfloat16 by value, see `numeric_value`)."""
+    array = constant_array(value)
+    owner = value.owner if array is not None else None
+    attr = owner.attributes.get("value") if isinstance(owner, OnnxOp) else None
+    return numeric_value(owner, attr) if isinstance(attr, WeightAttr | DenseIntOrFPElementsAttr) else array
 
 
 def _constant_of_shape(op: OnnxOp, args, shape, dtype) -> np.ndarray:

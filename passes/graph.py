@@ -31,17 +31,19 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.onnx import (
     OPS,
     OPSET_ATTR,
+    SHAPE_ONLY_OPS,
+    SHAPE_OPERANDS,
     SINCE_VERSION_ATTR,
     OnnxOp,
     WeightAttr,
     WeightStore,
     attribute_of_proto,
+    build_op,
     onnx_inputs,
     onnx_outputs,
     tensor_value,
@@ -102,6 +104,21 @@ def static_shape(value: SSAValue) -> tuple[int, ...] | None:
     return None
 
 
+def ops_feeding_shapes(ops: Iterable[OnnxOp]) -> set[OnnxOp]:
+    """Ops whose results reach a shape operand (`SHAPE_OPERANDS`) of one of `ops`, through
+    any ops but Shape and Size (which read no values): `Range(0, Cast(n), 1)`'s Cast."""
+    pending = [v for op in ops for i in SHAPE_OPERANDS.get(op.OP_TYPE, ()) if (v := op.input(i)) is not None]
+    found: set[OnnxOp] = set()
+    while pending:
+        producer = pending.pop().owner
+        if not isinstance(producer, OnnxOp) or producer in found:
+            continue
+        found.add(producer)
+        if producer.OP_TYPE not in SHAPE_ONLY_OPS:
+            pending.extend(v for v in onnx_inputs(producer) if v is not None)
+    return found
+
+
 def single_use(value: SSAValue) -> bool:
     return value.has_one_use()
 
@@ -123,29 +140,14 @@ def make_op(
     attributes: dict[str, Attribute] | None = None,
     name: str = "",
     outputs: int | Sequence[bool] = 1,
+    opset: int | None = None,
 ) -> OnnxOp:
-    """An untyped onnx op from inputs in schema order; `outputs` says which results exist.
+    """An untyped onnx op from inputs in schema order; `outputs` says which results exist
+    (`opset`: see `build_op`).
 
     Results get an unknown type: callers insert the op and call `infer_new_ops`.
     """
-    op_class = OPS[op_type]
-    definition = op_class.get_irdl_definition()
-    operands: list = []
-    for position, (_, param) in enumerate(definition.operands):
-        if isinstance(param, VarOperandDef) and not isinstance(param, OptOperandDef):
-            operands.append([v for v in inputs[position:] if v is not None])
-            break
-        value = inputs[position] if position < len(inputs) else None
-        operands.append(([value] if value is not None else []) if isinstance(param, OptOperandDef) else value)
-    present = [True] * outputs if isinstance(outputs, int) else list(outputs)
-    result_types: list = []
-    for position, (_, param) in enumerate(definition.results):
-        if isinstance(param, VarResultDef) and not isinstance(param, OptResultDef):
-            result_types.append([UNKNOWN_TYPE] * sum(present[position:]))
-            break
-        exists = position < len(present) and present[position]
-        result_types.append(([UNKNOWN_TYPE] if exists else []) if isinstance(param, OptResultDef) else UNKNOWN_TYPE)
-    op = op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    op = build_op(op_type, inputs, UNKNOWN_TYPE, attributes, outputs, opset)
     return set_name(op, name)
 
 
@@ -208,7 +210,7 @@ def update_function_types(module: ModuleOp) -> None:
 
 def node_proto(op: OnnxOp) -> onnx.NodeProto:
     """`op` as a NodeProto with inputs in0.. and outputs out0.. by schema position (""=absent)."""
-    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
+    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name, domain=op.DOMAIN)
     node.input.extend("" if v is None else f"in{i}" for i, v in enumerate(onnx_inputs(op)))
     while node.input and not node.input[-1]:
         node.input.pop()

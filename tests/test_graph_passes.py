@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import f32
 import onnxc
 from onnxc.compiler import pipeline, stages
 from onnxc.dialects.onnx import OnnxOp
+from onnxc.errors import UnsupportedOpError
 from onnxc.examples.light import light_model_path, load_light_model
 from onnxc.examples.mnist import build_mnist_cnn
 from onnxc.importer import import_model
@@ -96,7 +97,7 @@ def test_cli_emit_onnx_shows_the_cleaned_graph(tmp_path):
 
 
 def test_pipeline_per_level():
-    assert pipeline(0)[:4] == ["shape-inference", "fold-shapes", "decompose", "fold-shapes"]
+    assert pipeline(0)[:5] == ["inline-control-flow", "shape-inference", "fold-shapes", "decompose", "fold-shapes"]
     for optimization in ("constprop", "simplify", "fuse-gemm", "cse", "dce"):
         assert optimization not in pipeline(0)
         assert all(optimization in pipeline(level) for level in (1, 2, 3))
@@ -129,6 +130,48 @@ def test_decomposed_nodes_keep_the_original_name(tmp_path):
     (got,) = onnxc.Session(onnxc.compile(model, tmp_path / "mvn.so")).run(None, {"x": x})
     mean, std = x.mean(axis=(0, 2, 3), keepdims=True), x.std(axis=(0, 2, 3), keepdims=True)
     np.testing.assert_allclose(got, (x - mean) / (std + 1e-9), rtol=1e-4, atol=1e-5)
+
+
+def rank_from_values_model(axes_input: bool) -> onnx.ModelProto:
+    """ReduceMean over axes that are values: Range(0, Size(Shape(x)), 1) as function bodies
+    compute them (RMSNormalization's), or a graph input; then an Add that consumes the mean."""
+    h = onnx.helper
+    if axes_input:
+        nodes, extra = [], [h.make_tensor_value_info("axes", onnx.TensorProto.INT64, [1])]
+    else:
+        nodes = [
+            h.make_node("Shape", ["x"], ["shape"]), h.make_node("Size", ["shape"], ["rank"]),
+            h.make_node("Constant", [], ["zero"], value_int=0), h.make_node("Constant", [], ["one"], value_int=1),
+            h.make_node("Range", ["zero", "rank", "one"], ["axes"]),
+        ]  # fmt: skip
+        extra = []
+    nodes += [
+        h.make_node("ReduceMean", ["x", "axes"], ["mean"], name="mean", keepdims=0),
+        h.make_node("Constant", [], ["eps"], value_float=1.0),
+        h.make_node("Add", ["mean", "eps"], ["y"], name="add"),
+    ]
+    graph = h.make_graph(
+        nodes, "rank_from_values", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 4]), *extra],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_rank_known_only_after_folding(tmp_path, opt_level):
+    """Shape inference leaves ReduceMean unranked (its axes are not constant yet) and
+    its consumer too, instead of failing on the consumer; folding then types both."""
+    model = rank_from_values_model(axes_input=False)
+    library = onnxc.compile(model, tmp_path / "rank.so", opt_level=opt_level)
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    (got,) = onnxc.Session(library).run(None, {"x": x})
+    np.testing.assert_allclose(got, x.mean() + 1.0, rtol=1e-5)
+
+
+def test_rank_that_depends_on_input_values_names_the_producer(tmp_path):
+    """A result no folding can rank is reported at the op that produces it, not at its consumer."""
+    with pytest.raises(UnsupportedOpError, match=r"node 'mean' \(ReduceMean\): the shape of result 0"):
+        onnxc.compile(rank_from_values_model(axes_input=True), tmp_path / "rank.so")
 
 
 # ------------------------------------------------------------------ numerics: -O0 vs -O3
@@ -233,3 +276,26 @@ def test_bert_optimized_matches_onnxruntime(tmp_path):
     (got,) = session.run(None, {"input_ids": ids})
     (want,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"input_ids": ids})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_constprop_casts_bfloat16_constants_by_value():
+    """bfloat16 constants are held as uint16 bits; folding a Cast from one must convert
+    the value (1.5), not the bit pattern (16320)."""
+    import ml_dtypes
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnxc.passes.graph import constant_array
+
+    half = numpy_helper.from_array(np.array([1.5, -2.0], ml_dtypes.bfloat16), "half")
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["half"], ["y"], to=TensorProto.FLOAT)],
+        "bf16",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [half],
+    )
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    for name in ("shape-inference", "constprop"):
+        get_pass(name)().apply(None, module)
+    (ret,) = [op for op in module.walk() if op.name == "func.return"]
+    np.testing.assert_array_equal(constant_array(ret.operands[0]), np.array([1.5, -2.0], np.float32))

@@ -8,11 +8,13 @@ import math as pymath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     MemRefType,
@@ -26,7 +28,15 @@ from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
 from onnxc.dialects.krnl import GlobalOp
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
+from onnxc.dialects.onnx import (
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    OnnxOp,
+    WeightStore,
+    onnx_inputs,
+    onnx_outputs,
+    tensor_value,
+)
 from onnxc.dialects.types import is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
@@ -250,11 +260,21 @@ PASS_THROUGH = ("Identity", "Dropout")
 
 LOW_PRECISION_OPS = frozenset(
     {"Cast", "CastLike", "BitCast", "Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"}
-    | {"Transpose", "Shape", "Size"}
+    | {"Transpose", "Shape", "Size", "QuantizeLinear", "DequantizeLinear"}
 )
 """Ops whose lowerings take the low-precision types (float8, float4, int4, int2): they
-only move elements, or convert them with `KernelBuilder.convert`. (Of the other ops,
-only these accept all of those types in their ONNX schemas.)"""
+only move elements, or convert them with `KernelBuilder.convert` (Cast, and the
+quantization ops to and from them). (Of the other ops, only these accept all of
+those types in their ONNX schemas.)"""
+
+
+def optional_result(g: GraphLowering, op: OnnxOp, position: int) -> SSAValue | None:
+    """The buffer of the optional output at schema `position`, if present and read, else None."""
+    outputs = onnx_outputs(op)
+    value = outputs[position] if position < len(outputs) else None
+    if value is None or not value.uses:
+        return None
+    return g.result(op, list(op.results).index(value))
 
 
 def passes_through(value: SSAValue) -> bool:
@@ -399,6 +419,14 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     return None
 
 
+def weight_buffer(g: GraphLowering, op: OnnxOp, array: np.ndarray, element: Attribute, hint: str) -> SSAValue:
+    """A krnl.global for an array of `element`s made at compile time (kept in the
+    module's WeightStore, out of the IR)."""
+    array = np.ascontiguousarray(array)
+    handle = WeightStore.of(op).add(array, hint, element)
+    return g.top.insert(GlobalOp(handle, MemRefType(element, array.shape))).result
+
+
 def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:
     """An element of an integer (or float) index tensor as an index into a dim of
     `size`, a negative one counting from the end (as in Gather, Scatter, OneHot)."""
@@ -416,8 +444,11 @@ def strided_copy(
 
 
 def constant_buffer(builder: KernelBuilder, array: np.ndarray, element: Attribute) -> SSAValue:
-    """A krnl.global holding `array` (values known at compile time) as `element`s."""
+    """A krnl.global holding `array` (values known at compile time) as `element`s
+    (bfloat16 given as its uint16 bits, held as values by the dense attribute)."""
     array = np.asarray(array)
+    if isinstance(element, BFloat16Type):
+        array = array.view(ml_dtypes.bfloat16).astype(np.float32)
     memref_type = MemRefType(element, array.shape)
     tensor_type = TensorType(element, array.shape)
     value = DenseIntOrFPElementsAttr.from_list(tensor_type, array.reshape(-1).tolist())

@@ -31,6 +31,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_of,
     strided_copy,
 )
+from onnxc.passes.shape_inference import range_values
 
 # ------------------------------------------------------------------ data movement ops
 
@@ -148,14 +149,11 @@ def lower_size(g: GraphLowering, op: OnnxOp) -> None:
 @lowers("Range")
 def lower_range(g: GraphLowering, op: OnnxOp) -> None:
     """start, limit and delta are bound at compile time, so the sequence is a constant
-    (computed as the spec does: start + i * delta in the element type)."""
+    (computed as the spec does: start + i * delta, in the stash type for 16-bit floats)."""
     operands = [constant_array(op.input(k)) for k in range(3)]
     if any(v is None for v in operands):
         raise g.unsupported(op, "Range with inputs that are not constants")
-    start, limit, delta = (v.reshape(-1)[0] for v in operands)
-    count = max(int(np.ceil((limit - start) / delta)), 0)
-    values = start + np.arange(count, dtype=np.asarray(start).dtype) * delta
-    constant_result(g, op, values.astype(start.dtype))
+    constant_result(g, op, range_values(op, *operands, op.results[0].type.get_element_type()))
 
 
 @lowers("Expand")
