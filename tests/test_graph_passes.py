@@ -256,13 +256,13 @@ def test_resnet50_numerics_unchanged_by_optimizer(tmp_path):
 
 
 def test_resnet50_graph_passes_are_fast():
-    """README: the -O3 graph passes on ResNet50 take well under 1 s (bound here is loose: shared CI)."""
+    """README: the -O3 graph passes on ResNet50 take well under 1 s (CPU time, so a busy machine does not fail it; the bound is loose)."""
     module = import_model(light_model_path("resnet50"))
     (_, passes), *_ = stages(3)
-    start = time.perf_counter()
+    start = time.process_time()
     for name in passes:
         get_pass(name)().apply(None, module)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert elapsed < 5.0, f"graph passes took {elapsed:.2f} s"
     assert collections.Counter(op.OP_TYPE for op in onnx_ops(module))["BatchNormalization"] == 0
 
