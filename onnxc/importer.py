@@ -34,7 +34,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 
-from onnxc.dialects.onnx import OPS, OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore, attribute_of_proto
+from onnxc.dialects.onnx import (
+    DOMAINS,
+    OPS,
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    TRAINING_DOMAIN,
+    OnnxOp,
+    WeightStore,
+    attribute_of_proto,
+    op_schema,
+)
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.tensors import check_tensor_size, decode_tensor
@@ -70,7 +80,10 @@ def load_model(model: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelPr
 def model_opset(model: onnx.ModelProto) -> int:
     versions = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
     if not versions:
-        # IR version 1-2 models may omit opset_import; ONNX treats that as opset 1.
+        # IR version 1-2 models may omit opset_import; ONNX treats that as opset 1. A model
+        # of training ops only uses no ai.onnx op: what onnxc adds for it follows the newest.
+        if any(o.domain == TRAINING_DOMAIN for o in model.opset_import):
+            return onnx.defs.onnx_opset_version()
         return 1 if not model.opset_import else 0
     return max(versions)
 
@@ -280,14 +293,15 @@ class _GraphImporter:
 
     def _import_node(self, block: Block, node: onnx.NodeProto) -> None:
         where = {"node": node.name, "op_type": node.op_type}
-        if node.domain not in ONNX_DOMAINS:
+        domain = "" if node.domain in ONNX_DOMAINS else node.domain
+        if domain not in DOMAINS:
             raise UnsupportedOpError(f"operator domain '{node.domain}' is not supported", **where)
         node, replaced_since = self._replace_deprecated(block, node)
         op_class = OPS.get(node.op_type)
-        if op_class is None or not onnx.defs.has(node.op_type):
+        if op_class is None or op_class.DOMAIN != domain or not onnx.defs.has(node.op_type, domain):
             raise UnsupportedOpError(f"unknown operator '{node.op_type}' in opset {self.opset}", **where)
         try:
-            onnx.defs.get_schema(node.op_type, max(self.opset, replaced_since or 0))
+            op_schema(node.op_type, domain, max(self.opset, replaced_since or 0))
         except onnx.defs.SchemaError:
             raise UnsupportedOpError(
                 f"operator '{node.op_type}' does not exist in opset {self.opset}", **where
@@ -354,8 +368,8 @@ class _GraphImporter:
         then see one form. Returns the (copied, never the caller's) node and
         the schema version it now follows.
         """
-        latest = onnx.defs.get_schema(node.op_type)
-        if latest.since_version <= self.opset:
+        latest = onnx.defs.get_schema(node.op_type, domain=node.domain)
+        if node.domain not in ONNX_DOMAINS or latest.since_version <= self.opset:
             return node, None
         input_names = [param.name for param in latest.inputs]
         moves = [

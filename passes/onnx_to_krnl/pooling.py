@@ -45,6 +45,9 @@ def lower_pool(
             raise g.shape_error(op, f"kernel_shape {kernel} for {len(input_sizes)} spatial dims")
         windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel, ceil_mode=bool(op.attr("ceil_mode", 0)))
 
+    if windows[-1].output_size > 1:
+        pool_rows(g, op, kind, windows)
+        return
     ivs, body = g.top.loop_nest(out_shape)
     n, c, *out_position = ivs
     starts = [w.start(body, o) for w, o in zip(windows, out_position)]
@@ -103,6 +106,54 @@ def _argmax_offset(
         return inner.select(hit, offset, found)
 
     return b.reduce(ranges, b.constant(-1, i64), first_hit)
+
+
+def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow]) -> None:
+    """The pool of `lower_pool`, one output row at a time, so that it vectorizes:
+    the row starts at the identity; per kernel offset (padding skipped by clipped
+    ranges, as in the direct Conv) one loop along the row combines an input row
+    (unit or constant stride) into it; a last pass along the row divides (average)
+    or takes the root (Lp). Every output combines the same inputs in the same order
+    as the one-window-at-a-time loop."""
+    x, out = g.input(op, 0), g.buffers[op.results[0]]
+    element = out.type.get_element_type()
+    *outer_windows, row_window = windows
+    row_ivs, body = g.top.loop_nest(shape_of(out)[:-1])
+    n, c, *outer_position = row_ivs
+    combine = "max" if kind == "max" else "add"
+    p = float(op.attr("p", 2)) if kind == "lp" else None
+    init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
+    (column,), row_start = body.for_nest([(0, row_window.output_size)])
+    row_start.store(init, out, [*row_ivs, column])
+
+    starts = [w.start(body, o) for w, o in zip(outer_windows, outer_position)]
+    ranges = [w.data_range(body, s) for w, s in zip(outer_windows, starts)]
+    (*offsets, row_offset), tap = body.for_nest([*ranges, (0, row_window.kernel)])
+    positions = [w.position(tap, s, k) for w, s, k in zip(outer_windows, starts, offsets)]
+    shift = row_window.shift(tap, row_offset)
+    (column,), point = tap.for_nest([row_window.output_range(tap, shift)])
+    value = point.load(x, [n, c, *positions, point.sub(point.mul(column, row_window.stride), shift)])
+    if p is not None:
+        value = point.square(value) if p == 2 else point.math(math.PowFOp, point.abs(value), point.constant(p, element))
+    partial = point.load(out, [*row_ivs, column])
+    point.store(point.binary(combine, partial, value), out, [*row_ivs, column])
+    if kind == "max":
+        return
+
+    (column,), end = body.for_nest([(0, row_window.output_size)])
+    result = end.load(out, [*row_ivs, column])
+    if kind == "average":
+        column_start = row_window.start(end, column)
+        if op.attr("count_include_pad", 0):
+            counted = [w.padded_range(end, s) for w, s in zip(windows, [*starts, column_start])]
+        else:
+            counted = [*ranges, row_window.data_range(end, column_start)]
+        result = end.div(result, count_as_float(end, counted, element))
+    else:
+        result = (
+            end.math(math.SqrtOp, result) if p == 2 else end.math(math.PowFOp, result, end.constant(1 / p, element))
+        )
+    end.store(result, out, [*row_ivs, column])
 
 
 @lowers("MaxPool")
