@@ -452,7 +452,6 @@ UNSUPPORTED: dict[str, Case] = {
     "dropout_training": Case(
         "Dropout", {"x": rand(3, 4), "ratio": np.array(0.5, np.float32), "training": np.array(True)}, opset=13
     ),
-    "maxpool_indices": Case("MaxPool", {"x": X4}, {"kernel_shape": [2, 2]}, outputs=2),
 }
 
 
