@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, SSAValue
 
 from onnxc.dialects.onnx import build_op
-from onnxc.errors import UnsupportedOpError
+from onnxc.errors import InvalidModelError, UnsupportedOpError
 
 if TYPE_CHECKING:
     from onnxc.importer import _GraphImporter
@@ -79,6 +79,15 @@ def _attribute(node: onnx.NodeProto, name: str, default):
         if attr.name == name:
             return onnx.helper.get_attribute_value(attr)
     return default
+
+
+def _sub_graph(node: onnx.NodeProto, name: str) -> onnx.GraphProto:
+    for attr in node.attribute:
+        if attr.name == name and attr.type == onnx.AttributeProto.GRAPH:
+            return attr.g
+    raise InvalidModelError(
+        f"the required sub-graph attribute '{name}' is missing", node=node.name, op_type=node.op_type
+    )
 
 
 def _sequence(importer: "_GraphImporter", node: onnx.NodeProto, value) -> TensorSequence:
@@ -221,7 +230,7 @@ def _concat_from_sequence(importer, block, node):
 
 def _sequence_map(importer, block, node):
     inputs = _inputs(importer, node)
-    body = next(a.g for a in node.attribute if a.name == "body")
+    body = _sub_graph(node, "body")
     lengths = {len(v.items) for v in inputs if isinstance(v, TensorSequence)}
     if len(lengths) != 1:
         raise _refuse(importer, node, "the input sequences must have one length known at compile time")
@@ -273,7 +282,7 @@ def _if(importer, block, node):
     if condition is None:
         return None
     branch = "then_branch" if bool(condition.reshape(-1)[0]) else "else_branch"
-    graph = next(a.g for a in node.attribute if a.name == branch)
+    graph = _sub_graph(node, branch)
     return importer.inline_graph(block, graph, [])
 
 
@@ -287,7 +296,7 @@ def _loop(importer, block, node):
     if limit > MAX_UNROLLED_ITERATIONS:
         raise _refuse(importer, node, f"a loop carrying sequences runs {limit} times, more than can be unrolled")
     going = True if condition is None else bool(_scalar(importer, node, condition, "loop condition"))
-    body = next(a.g for a in node.attribute if a.name == "body")
+    body = _sub_graph(node, "body")
     scans: list[list[SSAValue]] = []
     iteration = 0
     while going and iteration < limit:

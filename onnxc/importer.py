@@ -21,6 +21,7 @@ import numpy as np
 import onnx
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
+from onnx.reference import ReferenceEvaluator
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -59,6 +60,8 @@ ONNX_DOMAINS = ("", "ai.onnx")
 # Result type of a node output the model declares nothing about: shape inference fills it in.
 UNKNOWN_TYPE = UnrankedTensorType(NoneType())
 MAIN_FUNCTION = "main_graph"
+# Operands of a node evaluated at import to decide control flow are at most this big.
+MAX_IMPORT_FOLD_ELEMENTS = 64
 # Attributes that became inputs under another name.
 RENAMED_INPUTS = {("Pad", "value"): "constant_value", ("TopK", "k"): "K"}
 
@@ -116,6 +119,8 @@ class _GraphImporter:
         self.opset = model_opset(model)
         # Innermost scope first: a sub-graph sees the values of the graphs around it.
         self.values: ChainMap[str, SSAValue] = ChainMap()
+        # Node, its opset and output names of each imported op, for `known_value`.
+        self.sources: dict[OnnxOp, tuple[onnx.NodeProto, int, list[str]]] = {}
         self.declared_types: dict[str, onnx.TypeProto] = {}
         self._declare(self.graph)
 
@@ -356,41 +361,9 @@ class _GraphImporter:
             op.attributes[SINCE_VERSION_ATTR] = IntegerAttr(upgraded_to, i64)
         op.location = NameLoc(StringAttr(node.name or node.output[0]), NoneAttr())
         block.add_op(op)
+        self.sources[op] = (node, upgraded_to or self.opset, result_names)
         for name, value in zip(result_names, op.results):
             self._define(name, value, f"output of node '{node.name}'")
-
-    def _replace_deprecated(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
-        """A node of an operator later deprecated (the dialect has no op for it),
-        rewritten as the operator that replaced it: Scatter-9 is ScatterElements-11,
-        Upsample-7/9 a Resize-13 with asymmetric coordinates (and floor for
-        nearest). Returns the (copied) node and the schema version it now follows."""
-        if node.op_type not in DEPRECATED_REPLACEMENTS or not onnx.defs.has(node.op_type):
-            return node, None
-        try:
-            if onnx.defs.get_schema(node.op_type, self.opset).deprecated:
-                return node, None  # refused as unknown, as in the opsets that dropped it
-        except onnx.defs.SchemaError:
-            return node, None
-        replacement, since = DEPRECATED_REPLACEMENTS[node.op_type]
-        original, node = node, onnx.NodeProto()
-        node.CopyFrom(original)
-        node.op_type = replacement
-        if replacement == "Resize":
-            scales = next((a for a in node.attribute if a.name == "scales"), None)
-            if scales is not None:  # Upsample-7: an attribute, later an input
-                name = f"{node.name or node.output[0]}.scales"
-                array = np.array(onnx.helper.get_attribute_value(scales), dtype=np.float32)
-                self._define(name, self.constant(block, name, array), "upgraded attribute")
-                node.attribute.remove(scales)
-                node.input.append(name)
-            node.input[:] = [node.input[0], "", node.input[1]]
-            node.attribute.extend(
-                [
-                    onnx.helper.make_attribute("coordinate_transformation_mode", "asymmetric"),
-                    onnx.helper.make_attribute("nearest_mode", "floor"),
-                ]
-            )
-        return node, since
 
     def _region(self, graph: onnx.GraphProto | None, node: onnx.NodeProto) -> Region:
         """A sub-graph as a single-block region: its inputs are the block's arguments,
@@ -433,14 +406,60 @@ class _GraphImporter:
             self.values = self.values.parents
 
     def known_value(self, value) -> np.ndarray | None:
-        """The array of an import-time constant (initializer, Constant node, an Identity
-        of one: a Loop body's `cond_out = Identity(cond_in)`), else None."""
+        """The array of a value known at import: an initializer or Constant node, or the
+        result of a small region-free node on known values (`Not(OptionalHasElement(x))`
+        deciding an If over sequences), evaluated by onnx.reference; else None."""
         owner = value.owner if isinstance(value, SSAValue) else None
-        while isinstance(owner, OnnxOp) and owner.OP_TYPE == "Identity":
-            owner = owner.operands[0].owner
-        if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant":
+        if not isinstance(owner, OnnxOp):
+            return None
+        if owner.OP_TYPE == "Constant":
             return self.store.get(owner.attributes["value"])
-        return None
+        if owner.regions or owner not in self.sources:
+            return None
+        node, opset, result_names = self.sources[owner]
+        arguments = [self.known_value(operand) for operand in owner.operands]
+        if any(a is None or a.size > MAX_IMPORT_FOLD_ELEMENTS for a in arguments):
+            return None
+        feeds = dict(zip([name for name in node.input if name], arguments))
+        try:
+            evaluator = ReferenceEvaluator(node, opsets={"": opset})
+            (result,) = evaluator.run([result_names[owner.results.index(value)]], feeds)
+        except Exception:  # noqa: BLE001  a node the reference cannot run: left unknown
+            return None
+        return np.asarray(result)
+
+    def _replace_deprecated(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
+        """A node of an operator later deprecated (the dialect has no op for it),
+        rewritten as the operator that replaced it: Scatter-9 is ScatterElements-11,
+        Upsample-7/9 a Resize-13 with asymmetric coordinates (and floor for
+        nearest). Returns the (copied) node and the schema version it now follows."""
+        if node.op_type not in DEPRECATED_REPLACEMENTS or not onnx.defs.has(node.op_type):
+            return node, None
+        try:
+            if onnx.defs.get_schema(node.op_type, self.opset).deprecated:
+                return node, None  # refused as unknown, as in the opsets that dropped it
+        except onnx.defs.SchemaError:
+            return node, None
+        replacement, since = DEPRECATED_REPLACEMENTS[node.op_type]
+        original, node = node, onnx.NodeProto()
+        node.CopyFrom(original)
+        node.op_type = replacement
+        if replacement == "Resize":
+            scales = next((a for a in node.attribute if a.name == "scales"), None)
+            if scales is not None:  # Upsample-7: an attribute, later an input
+                name = f"{node.name or node.output[0]}.scales"
+                array = np.array(onnx.helper.get_attribute_value(scales), dtype=np.float32)
+                self._define(name, self.constant(block, name, array), "upgraded attribute")
+                node.attribute.remove(scales)
+                node.input.append(name)
+            node.input[:] = [node.input[0], "", node.input[1]]
+            node.attribute.extend(
+                [
+                    onnx.helper.make_attribute("coordinate_transformation_mode", "asymmetric"),
+                    onnx.helper.make_attribute("nearest_mode", "floor"),
+                ]
+            )
+        return node, since
 
     def _move_attributes_to_inputs(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
         """Rewrite an older node whose attributes later became inputs into the newest form.

@@ -226,3 +226,30 @@ def test_sequence_input_of_the_compiler_is_refused(tmp_path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     with pytest.raises(UnsupportedOpError, match="sequence inputs are expanded into tensors by onnxc.backend"):
         import_model(model)
+
+
+def test_if_over_sequences_decided_by_a_computed_condition(tmp_path):
+    """An If whose branches yield sequences must be decided at import; its condition
+    (Greater(SequenceLength(seq), 1)) is evaluated there from known values."""
+    seq_f = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2]))
+    then_graph = helper.make_graph(
+        [helper.make_node("SequenceInsert", ["seq", "x"], ["longer"])],
+        "then",
+        [],
+        [helper.make_value_info("longer", seq_f)],
+    )
+    else_graph = helper.make_graph(
+        [helper.make_node("Identity", ["seq"], ["same"])], "else", [], [helper.make_value_info("same", seq_f)]
+    )
+    one = numpy_helper.from_array(np.array(1, np.int64), "one")
+    nodes = [
+        helper.make_node("SequenceConstruct", ["x", "x"], ["seq"]),
+        helper.make_node("SequenceLength", ["seq"], ["n"]),
+        helper.make_node("Greater", ["n", "one"], ["many"]),
+        helper.make_node("If", ["many"], ["chosen"], then_branch=then_graph, else_branch=else_graph),
+        helper.make_node("ConcatFromSequence", ["chosen"], ["y"], axis=0),
+    ]
+    got = _check(
+        _model(nodes, [_info("x", F, [2])], [_info("y", F, [6])], [one]), {"x": np.array([1, 2], np.float32)}, tmp_path
+    )
+    assert got[0].shape == (6,)
