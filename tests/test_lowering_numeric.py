@@ -497,3 +497,20 @@ def test_direct_conv_of_16_bit_floats_rounds_once(tmp_path, dtype):
         [[np.convolve(wide[0][n, c], wide[1][c, 0, ::-1], "valid") + wide[2][c] for c in range(4)] for n in range(2)]
     )
     np.testing.assert_array_equal(got.astype(np.float64), exact.astype(np_type).astype(np.float64))
+
+
+def test_float16_softmax_sums_in_float32(tmp_path):
+    """The exponentials are float16 as ONNX's reference stores them, but their sum is
+    accumulated in float32 and rounded once (numpy's float16 sum): a float16 running sum
+    put Attention's probabilities an ulp off."""
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["y"])],
+        "softmax16",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT16, [6, 256])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT16, [6, 256])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.random.default_rng(11).random((6, 256)).astype(np.float16)
+    (got,) = onnxc.Session(onnxc.compile(model, tmp_path / "softmax16.so")).run(None, {"x": x})
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_array_equal(got, want)

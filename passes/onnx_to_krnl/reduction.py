@@ -140,6 +140,12 @@ def reduce_axes(g: GraphLowering, op: OnnxOp, rank: int) -> list[int] | None:
     return sorted({normalized_axis(g, op, a, rank) for a in axes})
 
 
+def accumulation_type(element: Attribute) -> Attribute:
+    """The type sums of `element`s accumulate in: f32 for 16-bit floats (rounded once at
+    the end, as numpy and so ONNX's reference do in effect), else the element type."""
+    return f32 if is_float(element) and element.bitwidth == 16 else element
+
+
 @lowers(*REDUCTIONS)
 def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
     reduction = REDUCTIONS[op.OP_TYPE]
@@ -152,8 +158,7 @@ def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
     if axes is None:
         copy_reshaped(g.top, x, out)
         return
-    # 16-bit floats accumulate in f32, as the references do in effect.
-    compute = element if not (is_float(element) and element.bitwidth == 16) else f32
+    compute = accumulation_type(element)
     nest = reduction_nest(g.top, shape, axes)
     b = nest.body
     count = 1
@@ -245,9 +250,11 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
         shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
         exponential = b.math(math.ExpOp, shifted)
         b.store(shifted if log else exponential, out, nest.index(ivs))
-        return b.add(acc, exponential)
+        return b.add(acc, b.convert(exponential, acc.type))
 
-    total = body.reduce(ranges, body.constant(0.0, element), exponentiate)
+    # The exponentials are rounded to the element type as stored; their sum is not.
+    wide_total = body.reduce(ranges, body.constant(0.0, accumulation_type(element)), exponentiate)
+    total = body.convert(wide_total, element)
     if log:
         total = body.math(math.LogOp, total)
     inner_ivs, inner = body.for_nest(ranges)
