@@ -28,8 +28,9 @@ from typing import ClassVar
 import numpy as np
 import onnx
 import onnx.reference
+from onnx.reference.ops.op_cast import cast_to
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, bf16
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -137,7 +138,9 @@ class Folder:
                 return False
             if tensor_type_of(dtype, shape) != result.type:  # e.g. bfloat16, held as uint16
                 return False
-        return True
+        # numpy would compute on the raw bits of a bfloat16 input (held as uint16).
+        inputs = [v for v in onnx_inputs(op) if v is not None]
+        return not any(isinstance(v.type, TensorType) and v.type.get_element_type() == bf16 for v in inputs)
 
     def shape_value(self, op: OnnxOp) -> np.ndarray | None:
         shape = static_shape(op.input(0))
@@ -234,7 +237,9 @@ _NUMPY_FOLDERS = {
     "Sub": lambda op, args, shape, dtype: args[0] - args[1],
     "Mul": lambda op, args, shape, dtype: args[0] * args[1],
     "Concat": lambda op, args, shape, dtype: np.concatenate(args, axis=op.attr("axis")),
-    "Cast": lambda op, args, shape, dtype: args[0].astype(dtype),
+    "Cast": lambda op, args, shape, dtype: cast_to(
+        args[0], op.attr("to"), op.attr("saturate", 1), op.attr("round_mode", "up")
+    ),
     "Reshape": lambda op, args, shape, dtype: args[0],
     "Flatten": lambda op, args, shape, dtype: args[0],
     "Squeeze": lambda op, args, shape, dtype: args[0],

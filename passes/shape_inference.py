@@ -64,6 +64,11 @@ SAME_RANK_AS = {("Conv", 1): 0, ("ConvTranspose", 1): 0}
 # the shape of input 0 (GroupNormalization-18 infers only the element type).
 SHAPE_OF_FIRST_INPUT = frozenset({"GroupNormalization"})
 
+# Attributes whose schema default ONNX's inference function does not apply, given
+# to it explicitly when absent: STFT infers a two-sided output without `onesided`,
+# though the default (and the reference implementation) is one-sided.
+EXPLICIT_DEFAULTS = {"STFT": ("onesided",)}
+
 # Constant inputs up to this many elements are handed to the inference functions
 # (shape-like operands); big weights never are, to avoid copying them.
 MAX_INFERENCE_DATA = 4096
@@ -133,6 +138,9 @@ def infer_op(op: OnnxOp, opset: int) -> None:
     for attr_name, attr in op.attributes.items():
         if attr_name in op.ATTR_TYPES:
             node.attribute.append(attribute_proto(op, attr_name, attr))
+    for attr_name in EXPLICIT_DEFAULTS.get(op.OP_TYPE, ()):
+        if attr_name not in op.attributes and attr_name in schema.attributes:
+            node.attribute.append(schema.attributes[attr_name].default_value)
 
     try:
         inferred = onnx.shape_inference.infer_node_outputs(

@@ -26,9 +26,18 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from onnxc import dtypes
 from onnxc.dialects.krnl import GlobalOp
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
-from onnxc.dialects.types import is_float, static_shape
+from onnxc.dialects.onnx import (
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    OnnxOp,
+    WeightStore,
+    onnx_inputs,
+    onnx_outputs,
+    tensor_value,
+)
+from onnxc.dialects.types import is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 
@@ -88,6 +97,7 @@ class GraphLowering:
             lower = LOWERINGS.get(op.OP_TYPE)
             if lower is None:
                 raise self.unsupported(op, f"op {op.OP_TYPE} has no lowering")
+            self._refuse_low_precision(op)
             last_before = self.function.body.block.last_op
             lower(self, op)
             self._locate_emitted(last_before, op.location)
@@ -108,6 +118,17 @@ class GraphLowering:
             dynamic = [k for k, r in enumerate(op.results) if r.uses and not _has_static_shape(r)]
             if dynamic:
                 raise self.unsupported(op, f"the shape of result {dynamic[0]} depends on input values")
+
+    def _refuse_low_precision(self, op: OnnxOp) -> None:
+        """The low-precision storage types reach only the ops in LOW_PRECISION_OPS:
+        any other lowering would compute on them as if they were ordinary numbers."""
+        if op.OP_TYPE in LOW_PRECISION_OPS:
+            return
+        for value in [*op.operands, *op.results]:
+            if isinstance(value.type, TensorType) and is_low_precision(value.type.get_element_type()):
+                raise self.unsupported(
+                    op, f"element type {_dtype_name(value.type.get_element_type())} is not supported"
+                )
 
     def _locate_emitted(self, last_before: Operation | None, location: Attribute) -> None:
         """Give the ops emitted for a node the node's location (its name), for
@@ -183,10 +204,16 @@ class GraphLowering:
     def shape_error(self, op: OnnxOp, message: str) -> ShapeError:
         return ShapeError(message, node=op.node_name, op_type=op.OP_TYPE)
 
-    def element_type(self, op: OnnxOp, value: SSAValue, *, ints: bool = True, bools: bool = False) -> Attribute:
+    def element_type(
+        self, op: OnnxOp, value: SSAValue, *, ints: bool = True, bools: bool = False, low_precision: bool = False
+    ) -> Attribute:
         """The element type of a tensor, if the op supports it: floats, and on request
-        signed and unsigned integers and bool."""
+        signed and unsigned integers, bool and the low-precision storage types."""
         element = value.type.get_element_type()
+        if is_low_precision(element):
+            if low_precision:
+                return element
+            raise self.unsupported(op, f"element type {_dtype_name(element)} is not supported")
         integer = is_signless_int(element) or is_unsigned(element)
         if is_float(element) or (ints and integer) or (bools and element == i1):
             return element
@@ -198,6 +225,11 @@ class GraphLowering:
         if len(elements) != 1:
             raise self.unsupported(op, f"mixed element types {sorted(map(str, elements))}")
         return self.element_type(op, values[0], **kinds)
+
+
+def _dtype_name(element: Attribute) -> str:
+    """How the runtime and ml_dtypes name an element type (float8_e4m3fn, int4...)."""
+    return dtypes.NAME_OF_ONNX[onnx_type_of(element)]
 
 
 def _has_static_shape(value: SSAValue) -> bool:
@@ -225,6 +257,24 @@ LOWERINGS: dict[str, LoweringFunction] = {}
 
 PASS_THROUGH = ("Identity", "Dropout")
 """Ops whose first result is their first input, in inference."""
+
+LOW_PRECISION_OPS = frozenset(
+    {"Cast", "CastLike", "BitCast", "Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"}
+    | {"Transpose", "Shape", "Size", "QuantizeLinear", "DequantizeLinear"}
+)
+"""Ops whose lowerings take the low-precision types (float8, float4, int4, int2): they
+only move elements, or convert them with `KernelBuilder.convert` (Cast, and the
+quantization ops to and from them). (Of the other ops, only these accept all of
+those types in their ONNX schemas.)"""
+
+
+def optional_result(g: GraphLowering, op: OnnxOp, position: int) -> SSAValue | None:
+    """The buffer of the optional output at schema `position`, if present and read, else None."""
+    outputs = onnx_outputs(op)
+    value = outputs[position] if position < len(outputs) else None
+    if value is None or not value.uses:
+        return None
+    return g.result(op, list(op.results).index(value))
 
 
 def passes_through(value: SSAValue) -> bool:
@@ -367,6 +417,14 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant" and "value" in owner.attributes:
         return tensor_value(owner, owner.attributes["value"])
     return None
+
+
+def weight_buffer(g: GraphLowering, op: OnnxOp, array: np.ndarray, element: Attribute, hint: str) -> SSAValue:
+    """A krnl.global for an array of `element`s made at compile time (kept in the
+    module's WeightStore, out of the IR)."""
+    array = np.ascontiguousarray(array)
+    handle = WeightStore.of(op).add(array, hint, element)
+    return g.top.insert(GlobalOp(handle, MemRefType(element, array.shape))).result
 
 
 def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:

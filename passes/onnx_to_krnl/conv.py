@@ -6,6 +6,7 @@ row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in
 from __future__ import annotations
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, f32
+from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, elementwise, lowers, shape_of
@@ -16,20 +17,24 @@ from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 @lowers("Conv")
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     """The GEMM kernel where it applies (see `lower_conv_as_gemm`), else direct convolution."""
-    if not lower_conv_as_gemm(g, op):
-        lower_direct_conv(g, op)
+    if lower_conv_as_gemm(g, op):
+        return
+    g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
+    direct_conv(g, op, g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op))
 
 
-def lower_direct_conv(g: GraphLowering, op: OnnxOp) -> None:
+def direct_conv(
+    g: GraphLowering, op: OnnxOp, x: SSAValue, weights: SSAValue, bias: SSAValue | None, out: SSAValue
+) -> None:
     """Direct convolution, one output row at a time. A krnl nest runs over
     (n, m, the spatial dims but the last); in its body the row is set to the bias,
     then for each (input channel of the group, kernel offset...) one weight
     scales the input row into the output row. That innermost loop runs along
     both rows (with unit stride when the stride is 1), so it vectorizes.
-    Padding costs no branch: each loop range is clipped to what reads the input."""
-    x, weights, bias = g.input(op, 0), g.input(op, 1), g.input(op, 2)
-    element = g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
-    out = g.result(op)
+    Padding costs no branch: each loop range is clipped to what reads the input
+    (padding is zero). Computes in the element type of `out`, to which the
+    operands are converted (the integer convolutions accumulate in int32), or in
+    float32 for a float16/bfloat16 `out`."""
     (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
     out_channels, group_channels, *kernel = shape_of(weights)
     group = op.attr("group", 1)
@@ -45,6 +50,7 @@ def lower_direct_conv(g: GraphLowering, op: OnnxOp) -> None:
 
     # float16/bfloat16 sums accumulate in a float32 copy of the output, rounded once at the
     # end (as in MatMul, and as ONNX's reference and onnxruntime do).
+    element = out.type.get_element_type()
     result, wide = out, f32 if isinstance(element, Float16Type | BFloat16Type) else None
     if wide is not None:
         out = g.top.alloc(MemRefType(wide, out_shape))
@@ -52,7 +58,7 @@ def lower_direct_conv(g: GraphLowering, op: OnnxOp) -> None:
 
     row_ivs, body = g.top.loop_nest(out_shape[:-1])
     n, m, *outer_position = row_ivs
-    init = body.convert(body.load(bias, [m]), accumulated) if bias is not None else body.constant(0.0, accumulated)
+    init = body.convert(body.load(bias, [m]), accumulated) if bias is not None else body.constant(0, accumulated)
     (init_column,), row_start = body.for_nest([(0, row_window.output_size)])
     row_start.store(init, out, [*row_ivs, init_column])
 

@@ -245,18 +245,26 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
         return
 
     log = op.OP_TYPE == "LogSoftmax"
-
-    def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
-        shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
-        exponential = b.math(math.ExpOp, shifted)
-        b.store(shifted if log else exponential, out, nest.index(ivs))
-        return b.add(acc, b.convert(exponential, acc.type))
-
-    # The exponentials are rounded to the element type as stored; their sum is not.
-    wide_total = body.reduce(ranges, body.constant(0.0, accumulation_type(element)), exponentiate)
-    total = body.convert(wide_total, element)
+    # Stored exponentials are rounded to the element type; their sum accumulates in
+    # accumulation_type and is rounded once.
+    wide = accumulation_type(element)
+    zero = body.constant(0.0, wide)
     if log:
-        total = body.math(math.LogOp, total)
+
+        def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
+            shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
+            b.store(shifted, out, nest.index(ivs))
+            return b.add(acc, b.convert(b.math(math.ExpOp, shifted), wide))
+
+        total = body.math(math.LogOp, body.convert(body.reduce(ranges, zero, exponentiate), element))
+    else:  # the exponentials in a loop of their own, which vectorizes; then their in-order sum
+        exp_ivs, exp_loop = body.for_nest(ranges)
+        index = nest.index(exp_ivs)
+        exp_loop.store(exp_loop.math(math.ExpOp, exp_loop.sub(exp_loop.load(x, index), maximum)), out, index)
+        wide_total = body.reduce(
+            ranges, zero, lambda b, ivs, acc: b.add(acc, b.convert(b.load(out, nest.index(ivs)), wide))
+        )
+        total = body.convert(wide_total, element)
     inner_ivs, inner = body.for_nest(ranges)
     stored = inner.load(out, nest.index(inner_ivs))
     normalized = inner.sub(stored, total) if log else inner.div(stored, total)
