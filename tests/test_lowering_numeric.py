@@ -426,10 +426,7 @@ def test_small_cnn(tmp_path):
         nodes,
         "cnn",
         [value_info("x", np.float32, [2, 1, 8, 8])],
-        [
-            value_info("logits", np.float32, [2, 10]),
-            value_info("probabilities", np.float32, [2, 10]),
-        ],
+        [value_info("logits", np.float32, [2, 10]), value_info("probabilities", np.float32, [2, 10])],
         [numpy_helper.from_array(a, n) for n, a in initializers.items()],
     )
     model = make_model(graph)
@@ -466,11 +463,53 @@ def test_unsupported_is_reported(name, tmp_path):
 def test_dynamic_dims_are_rejected(tmp_path):
     node = helper.make_node("Relu", ["x"], ["y"], name="node0")
     graph = helper.make_graph(
-        [node],
-        "dynamic",
-        [value_info("x", np.float32, ["batch", 3])],
-        [value_info("y", np.float32, ["batch", 3])],
+        [node], "dynamic", [value_info("x", np.float32, ["batch", 3])], [value_info("y", np.float32, ["batch", 3])]
     )
     model = make_model(graph)
     with pytest.raises(ShapeError):
         onnxc.compile(model, tmp_path / "model.so")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_direct_conv_of_16_bit_floats_rounds_once(tmp_path, dtype):
+    """A depthwise (direct) Conv on float16/bfloat16 sums in float32 and rounds once, as
+    ONNX's reference does: summing in the 16-bit type drifted by several ulps."""
+    import ml_dtypes
+
+    from onnxc.backend import prepare
+
+    np_type = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    onnx_type = helper.np_dtype_to_tensor_dtype(np.dtype(np_type))
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], group=4)
+    graph = helper.make_graph(
+        [node],
+        "conv16",
+        [helper.make_tensor_value_info(n, onnx_type, s) for n, s in (("x", [2, 4, 11]), ("w", [4, 1, 4]), ("b", [4]))],
+        [helper.make_tensor_value_info("y", onnx_type, [2, 4, 8])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    rng = np.random.default_rng(7)
+    x, w, b = (rng.random(s).astype(np_type) for s in ((2, 4, 11), (4, 1, 4), (4,)))
+    (got,) = prepare(model, cache_dir=tmp_path).run([x, w, b])  # the backend converts bfloat16
+    wide = [v.astype(np.float64) for v in (x, w, b)]
+    exact = np.stack(
+        [[np.convolve(wide[0][n, c], wide[1][c, 0, ::-1], "valid") + wide[2][c] for c in range(4)] for n in range(2)]
+    )
+    np.testing.assert_array_equal(got.astype(np.float64), exact.astype(np_type).astype(np.float64))
+
+
+def test_float16_softmax_sums_in_float32(tmp_path):
+    """The exponentials are float16 as ONNX's reference stores them, but their sum is
+    accumulated in float32 and rounded once (numpy's float16 sum): a float16 running sum
+    put Attention's probabilities an ulp off."""
+    graph = helper.make_graph(
+        [helper.make_node("Softmax", ["x"], ["y"])],
+        "softmax16",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT16, [6, 256])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT16, [6, 256])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = np.random.default_rng(11).random((6, 256)).astype(np.float16)
+    (got,) = onnxc.Session(onnxc.compile(model, tmp_path / "softmax16.so")).run(None, {"x": x})
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_array_equal(got, want)

@@ -1,14 +1,15 @@
 """Conv: a GEMM kernel (krnl.matmul) for 2-D convolutions with constant weights,
 with a following BatchNormalization folded into the weights and a following
 Relu/Clip applied in the kernel's store; otherwise a direct convolution,
-row-vectorizable, padding by clipped loop ranges."""
+row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in float32."""
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, elementwise, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.gemm import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
@@ -32,7 +33,8 @@ def direct_conv(
     both rows (with unit stride when the stride is 1), so it vectorizes.
     Padding costs no branch: each loop range is clipped to what reads the input
     (padding is zero). Computes in the element type of `out`, to which the
-    operands are converted (the integer convolutions accumulate in int32)."""
+    operands are converted (the integer convolutions accumulate in int32), or in
+    float32 for a float16/bfloat16 `out`."""
     (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
     out_channels, group_channels, *kernel = shape_of(weights)
     group = op.attr("group", 1)
@@ -46,10 +48,17 @@ def direct_conv(
         raise g.shape_error(op, f"output shape {list(out_shape)}")
     *outer_windows, row_window = sliding_windows(g, op, input_sizes, out_shape[2:], kernel)
 
+    # float16/bfloat16 sums accumulate in a float32 copy of the output, rounded once at the
+    # end (as in MatMul, and as ONNX's reference and onnxruntime do).
+    element = out.type.get_element_type()
+    result, wide = out, f32 if isinstance(element, Float16Type | BFloat16Type) else None
+    if wide is not None:
+        out = g.top.alloc(MemRefType(wide, out_shape))
+    accumulated = out.type.get_element_type()
+
     row_ivs, body = g.top.loop_nest(out_shape[:-1])
     n, m, *outer_position = row_ivs
-    element = out.type.get_element_type()
-    init = body.convert(body.load(bias, [m]), element) if bias is not None else body.constant(0, element)
+    init = body.convert(body.load(bias, [m]), accumulated) if bias is not None else body.constant(0, accumulated)
     (init_column,), row_start = body.for_nest([(0, row_window.output_size)])
     row_start.store(init, out, [*row_ivs, init_column])
 
@@ -59,10 +68,12 @@ def direct_conv(
     (c, *offsets, row_offset), tap = body.for_nest([*ranges, (0, row_window.kernel)])
     channel = tap.add(first_channel, c)
     positions = [w.position(tap, s, k) for w, s, k in zip(outer_windows, starts, offsets)]
-    weight = tap.convert(tap.load(weights, [m, c, *offsets, row_offset]), element)
+    weight = tap.convert(tap.load(weights, [m, c, *offsets, row_offset]), accumulated)
     shift = row_window.shift(tap, row_offset)
     (column,), point = tap.for_nest([row_window.output_range(tap, shift)])
     input_column = point.sub(point.mul(column, row_window.stride), shift)
-    pixel = point.convert(point.load(x, [n, channel, *positions, input_column]), element)
+    pixel = point.convert(point.load(x, [n, channel, *positions, input_column]), accumulated)
     partial = point.load(out, [*row_ivs, column])
     point.store(point.add(partial, point.mul(pixel, weight)), out, [*row_ivs, column])
+    if wide is not None:
+        elementwise(g.top, result, [Operand.whole(out)], lambda b, xs: b.convert(xs[0], element))

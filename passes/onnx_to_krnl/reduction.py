@@ -140,6 +140,12 @@ def reduce_axes(g: GraphLowering, op: OnnxOp, rank: int) -> list[int] | None:
     return sorted({normalized_axis(g, op, a, rank) for a in axes})
 
 
+def accumulation_type(element: Attribute) -> Attribute:
+    """The type sums of `element`s accumulate in: f32 for 16-bit floats (rounded once at
+    the end, as numpy and so ONNX's reference do in effect), else the element type."""
+    return f32 if is_float(element) and element.bitwidth == 16 else element
+
+
 @lowers(*REDUCTIONS)
 def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
     reduction = REDUCTIONS[op.OP_TYPE]
@@ -152,8 +158,7 @@ def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
     if axes is None:
         copy_reshaped(g.top, x, out)
         return
-    # 16-bit floats accumulate in f32, as the references do in effect.
-    compute = element if not (is_float(element) and element.bitwidth == 16) else f32
+    compute = accumulation_type(element)
     nest = reduction_nest(g.top, shape, axes)
     b = nest.body
     count = 1
@@ -240,20 +245,26 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
         return
 
     log = op.OP_TYPE == "LogSoftmax"
-    zero = body.constant(0.0, element)
+    # Stored exponentials are rounded to the element type; their sum accumulates in
+    # accumulation_type and is rounded once.
+    wide = accumulation_type(element)
+    zero = body.constant(0.0, wide)
     if log:
 
         def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
             shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
             b.store(shifted, out, nest.index(ivs))
-            return b.add(acc, b.math(math.ExpOp, shifted))
+            return b.add(acc, b.convert(b.math(math.ExpOp, shifted), wide))
 
-        total = body.math(math.LogOp, body.reduce(ranges, zero, exponentiate))
+        total = body.math(math.LogOp, body.convert(body.reduce(ranges, zero, exponentiate), element))
     else:  # the exponentials in a loop of their own, which vectorizes; then their in-order sum
         exp_ivs, exp_loop = body.for_nest(ranges)
         index = nest.index(exp_ivs)
         exp_loop.store(exp_loop.math(math.ExpOp, exp_loop.sub(exp_loop.load(x, index), maximum)), out, index)
-        total = body.reduce(ranges, zero, lambda b, ivs, acc: b.add(acc, b.load(out, nest.index(ivs))))
+        wide_total = body.reduce(
+            ranges, zero, lambda b, ivs, acc: b.add(acc, b.convert(b.load(out, nest.index(ivs)), wide))
+        )
+        total = body.convert(wide_total, element)
     inner_ivs, inner = body.for_nest(ranges)
     stored = inner.load(out, nest.index(inner_ivs))
     normalized = inner.sub(stored, total) if log else inner.div(stored, total)

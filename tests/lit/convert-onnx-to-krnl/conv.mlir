@@ -139,3 +139,28 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:        memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]]
 // CHECK-NEXT:      }
 // CHECK-NEXT:      krnl.yield
+
+// -----
+
+// float16: the sums accumulate in a float32 buffer (inputs extended as loaded), which one
+// elementwise nest rounds into the output at the end.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x6xf16>, %w: tensor<2x1x3xf16>) -> tensor<1x2x4xf16> attributes {onnx.input_names = ["x", "w"], onnx.output_names = ["y"]} {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 2 : i64} : (tensor<1x2x6xf16>, tensor<2x1x3xf16>) -> tensor<1x2x4xf16> loc("conv16")
+    func.return %y : tensor<1x2x4xf16>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x2x6xf16>, %w: memref<2x1x3xf16>, %y: memref<1x2x4xf16>) {
+// CHECK:         %[[ACC:.+]] = memref.alloc() : memref<1x2x4xf32>
+// CHECK:         %[[W:.+]] = memref.load %w[{{.*}}] : memref<2x1x3xf16>
+// CHECK-NEXT:    %[[WF:.+]] = arith.extf %[[W]] : f16 to f32
+// CHECK:         %[[X:.+]] = memref.load %x[{{.*}}] : memref<1x2x6xf16>
+// CHECK-NEXT:    %[[XF:.+]] = arith.extf %[[X]] : f16 to f32
+// CHECK-NEXT:    %[[P:.+]] = memref.load %[[ACC]][{{.*}}] : memref<1x2x4xf32>
+// CHECK-NEXT:    %[[M:.+]] = arith.mulf %[[XF]], %[[WF]] : f32
+// CHECK-NEXT:    %[[S:.+]] = arith.addf %[[P]], %[[M]] : f32
+// CHECK-NEXT:    memref.store %[[S]], %[[ACC]][{{.*}}] : memref<1x2x4xf32>
+// CHECK:         %[[V:.+]] = memref.load %[[ACC]][{{.*}}] : memref<1x2x4xf32>
+// CHECK-NEXT:    %[[R:.+]] = arith.truncf %[[V]] : f32 to f16
+// CHECK-NEXT:    memref.store %[[R]], %y[{{.*}}] : memref<1x2x4xf16>

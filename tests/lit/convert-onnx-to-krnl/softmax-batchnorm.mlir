@@ -92,3 +92,25 @@ builtin.module attributes {onnx.opset = 15 : i64} {
 // CHECK-NEXT:      %[[XF:.+]] = arith.mulf %[[XM]], %[[F]] : f32
 // CHECK-NEXT:      %[[Y:.+]] = arith.addf %[[XF]], %[[B]] : f32
 // CHECK-NEXT:      memref.store %[[Y]], %y[%[[n]], %[[c]], %[[h]], %[[w]]]
+
+// -----
+
+// float16 Softmax: the exponentials are stored (rounded) as float16, their sum accumulates
+// in float32 and is rounded once before the division (as numpy sums, hence ONNX's reference).
+builtin.module attributes {onnx.opset = 13 : i64} {
+  func.func @main_graph(%x: tensor<2x5xf16>) -> tensor<2x5xf16> {
+    %y = "onnx.Softmax"(%x) {axis = -1 : i64} : (tensor<2x5xf16>) -> tensor<2x5xf16> loc("sm16")
+    func.return %y : tensor<2x5xf16>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<2x5xf16>, %y: memref<2x5xf16>) {
+// CHECK:           %[[E:.+]] = math.exp %{{.*}} : f16
+// CHECK-NEXT:      memref.store %[[E]], %y[{{.*}}] : memref<2x5xf16>
+// CHECK:         %[[SUM:.+]] = scf.for {{.*}} iter_args(%[[ACC:.+]] = %{{.*}}) -> (f32) {
+// CHECK-NEXT:      %[[S:.+]] = memref.load %y[{{.*}}] : memref<2x5xf16>
+// CHECK-NEXT:      %[[W:.+]] = arith.extf %[[S]] : f16 to f32
+// CHECK-NEXT:      %[[NEXT:.+]] = arith.addf %[[ACC]], %[[W]] : f32
+// CHECK-NEXT:      scf.yield %[[NEXT]] : f32
+// CHECK:         %[[TOTAL:.+]] = arith.truncf %[[SUM]] : f32 to f16
+// CHECK:           arith.divf %{{.*}}, %[[TOTAL]] : f16
