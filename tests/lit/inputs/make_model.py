@@ -61,7 +61,23 @@ def old_opset() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
 
 
-KINDS = {"old_opset": old_opset, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms}
+def non_zero() -> onnx.ModelProto:
+    """NonZero: an output whose shape depends on the input's values."""
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["y"], name="nz")], "non_zero",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+KINDS = {
+    "old_opset": old_opset,
+    "mnist": build_mnist_cnn,
+    "symbolic": symbolic_batch,
+    "constants": constant_forms,
+    "non_zero": non_zero,
+}
 
 if __name__ == "__main__":
     onnx.save(KINDS[sys.argv[1]](), sys.argv[2])
