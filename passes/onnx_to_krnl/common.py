@@ -108,10 +108,10 @@ class GraphLowering:
         Without this, the error would name some later value. Returns the results allowed."""
         allowed = set()
         for op in self.graph.body.block.ops:
-            if not isinstance(op, OnnxOp) or not all(_has_static_shape(v) for v in op.operands):
+            if not isinstance(op, OnnxOp) or not all(has_static_shape(v) for v in op.operands):
                 continue
             for index, result in enumerate(op.results):
-                if not result.uses or _has_static_shape(result):
+                if not result.uses or has_static_shape(result):
                     continue
                 message = f"the shape of result {index} depends on input values"
                 if op.OP_TYPE not in DYNAMIC_SHAPE_OPS:
@@ -239,7 +239,7 @@ class GraphLowering:
         return self.element_type(op, values[0], **kinds)
 
 
-def _has_static_shape(value: SSAValue) -> bool:
+def has_static_shape(value: SSAValue) -> bool:
     return isinstance(value.type, TensorType) and static_shape(value.type.get_shape())
 
 
