@@ -385,6 +385,7 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Expand": (1,),
     "HammingWindow": (0,),
     "HannWindow": (0,),
+    "MaxUnpool": (2,),
     "MelWeightMatrix": (0, 1, 2, 3, 4),
     "OneHot": (1,),
     "Pad": (1, 3),

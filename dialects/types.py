@@ -67,6 +67,16 @@ def numpy_dtype_of(element: Attribute) -> np.dtype:
     return _NUMPY_OF_ELEMENT[element]
 
 
+def arithmetic_view(array: np.ndarray, element: Attribute) -> np.ndarray:
+    """`array` (values of `element`) as numpy can compute on them: bfloat16 bits
+    viewed as ml_dtypes.bfloat16 (onnx's own bfloat16 type), others unchanged."""
+    if isinstance(element, BFloat16Type):
+        import ml_dtypes
+
+        return np.asarray(array).view(ml_dtypes.bfloat16)
+    return np.asarray(array)
+
+
 def element_type_of_numpy(dtype: np.dtype) -> Attribute:
     return _ELEMENT_OF_NUMPY[np.dtype(dtype)]
 

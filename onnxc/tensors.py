@@ -91,6 +91,12 @@ def element_count(shape) -> int:
     return count
 
 
+def range_length(start, limit, delta) -> int:
+    """The number of elements of Range(start, limit, delta), computed in the
+    operands' own type as the spec does: max(ceil((limit - start) / delta), 0)."""
+    return max(int(np.ceil((limit - start) / delta)), 0)
+
+
 def check_tensor_size(shape, itemsize: int, what: str, **where) -> None:
     """Raise ShapeError if a tensor of this static shape would exceed MAX_TENSOR_BYTES."""
     nbytes = element_count(shape) * itemsize

@@ -41,10 +41,10 @@ from onnxc.dialects.onnx import (
     onnx_outputs,
     tensor_value,
 )
-from onnxc.dialects.types import dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
+from onnxc.dialects.types import arithmetic_view, dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
 from onnxc.dtypes import numpy_dtype
 from onnxc.errors import ShapeError, UnsupportedOpError
-from onnxc.tensors import check_tensor_size
+from onnxc.tensors import check_tensor_size, range_length
 
 # Operand ranks the ONNX inference functions leave unchecked (Conv given `kernel_shape`
 # never looks at the weights' rank): (op type, operand) -> the operand whose rank it must have.
@@ -53,6 +53,37 @@ SAME_RANK_AS = {("Conv", 1): 0, ("ConvTranspose", 1): 0}
 # Ops whose ONNX schema (in some opsets) infers no shape, though the output has
 # the shape of input 0 (GroupNormalization-18 infers only the element type).
 SHAPE_OF_FIRST_INPUT = frozenset({"GroupNormalization"})
+
+
+# Result 0's shape, where ONNX inference leaves it open but the constant input
+# values fix it: (op, constant value of each input or None) -> shape or None.
+def _range_shape(op: OnnxOp, values: list) -> list[int] | None:
+    if any(v is None for v in values[:3]):
+        return None
+    element = op.input(0).type.get_element_type()
+    start, limit, delta = (arithmetic_view(v, element).reshape(-1)[0] for v in values[:3])
+    return [range_length(start, limit, delta)]
+
+
+def _compress_shape(op: OnnxOp, values: list) -> list[int] | None:
+    data, condition = op.input(0), values[1] if len(values) > 1 else None
+    if condition is None or not isinstance(data.type, TensorType) or DYNAMIC_INDEX in data.type.get_shape():
+        return None
+    shape = list(data.type.get_shape())
+    axis = op.attributes.get("axis")
+    if axis is None:
+        return [int(np.count_nonzero(condition.reshape(-1)[: int(np.prod(shape))]))]
+    axis = axis.value.data % len(shape)
+    shape[axis] = int(np.count_nonzero(condition.reshape(-1)[: shape[axis]]))
+    return shape
+
+
+def _max_unpool_shape(op: OnnxOp, values: list) -> list[int] | None:
+    output_shape = values[2] if len(values) > 2 else None
+    return None if output_shape is None else [int(d) for d in output_shape.reshape(-1)]
+
+
+SHAPE_FROM_VALUES = {"Range": _range_shape, "Compress": _compress_shape, "MaxUnpool": _max_unpool_shape}
 
 # Constant inputs up to this many elements are handed to the inference functions
 # (shape-like operands); big weights never are, to avoid copying them.
@@ -101,7 +132,9 @@ def infer_op(op: OnnxOp, opset: int) -> None:
     node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
     input_types: dict[str, onnx.TypeProto] = {}
     input_data: dict[str, onnx.TensorProto] = {}
+    constants: list[np.ndarray | None] = []
     for index, value in enumerate(onnx_inputs(op)):
+        constants.append(None if value is None else _small_constant(value))
         if value is None:
             node.input.append("")
             continue
@@ -109,9 +142,8 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         node.input.append(name)
         input_types[name] = type_proto(value, where)
         _check_rank(op, index, where)
-        constant = _small_constant(value)
-        if constant is not None:
-            input_data[name] = onnx.numpy_helper.from_array(constant, name)
+        if constants[index] is not None:
+            input_data[name] = onnx.numpy_helper.from_array(constants[index], name)
     while node.input and not node.input[-1]:
         node.input.pop()  # older schemas reject trailing absent inputs
     # Outputs by schema position: an absent optional output (an empty name) must
@@ -141,6 +173,11 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         if isinstance(ttype, UnrankedTensorType) and op.OP_TYPE in SHAPE_OF_FIRST_INPUT and first is not None:
             if isinstance(first.type, TensorType):
                 ttype = TensorType(ttype.element_type, first.type.get_shape(), first.type.encoding)
+        from_values = SHAPE_FROM_VALUES.get(op.OP_TYPE) if index == 0 else None
+        if from_values and not (isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape()):
+            shape = from_values(op, constants)
+            if shape is not None:
+                ttype = TensorType(ttype.get_element_type(), shape)
         if isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape():
             itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
             check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)

@@ -8,11 +8,12 @@ import math as pymath
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, TensorType, i64
+from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, MemRefType, TensorType, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
+from onnxc.dialects.types import arithmetic_view
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     PASS_THROUGH,
@@ -32,6 +33,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     strided_copy,
 )
 from onnxc.passes.onnx_to_krnl.selection import lower_compress_at_run_time
+from onnxc.tensors import range_length
 
 # ------------------------------------------------------------------ data movement ops
 
@@ -153,10 +155,12 @@ def lower_range(g: GraphLowering, op: OnnxOp) -> None:
     operands = [constant_array(op.input(k)) for k in range(3)]
     if any(v is None for v in operands):
         raise g.unsupported(op, "Range with inputs that are not constants")
-    start, limit, delta = (v.reshape(-1)[0] for v in operands)
-    count = max(int(np.ceil((limit - start) / delta)), 0)
-    values = start + np.arange(count, dtype=np.asarray(start).dtype) * delta
-    constant_result(g, op, values.astype(start.dtype))
+    element = op.input(0).type.get_element_type()
+    start, limit, delta = (arithmetic_view(v, element).reshape(-1)[0] for v in operands)
+    count = range_length(start, limit, delta)
+    values = (start + np.arange(count, dtype=np.asarray(start).dtype) * delta).astype(start.dtype)
+    # krnl.global values are numbers: bfloat16 ones (exact in float32) as float32
+    constant_result(g, op, values.astype(np.float32) if isinstance(element, BFloat16Type) else values)
 
 
 @lowers("Expand")
