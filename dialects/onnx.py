@@ -52,7 +52,7 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
+from onnxc.dialects.types import stored_values, tensor_type_of
 
 OPSET_ATTR = "onnx.opset"
 WEIGHTS_ATTR = "onnx.weights"
@@ -153,9 +153,7 @@ def tensor_value(op: Operation, attr: Attribute) -> np.ndarray:
         return WeightStore.of(op).get(attr)
     if isinstance(attr, DenseIntOrFPElementsAttr):
         ttype = attr.get_type()
-        dtype = numpy_dtype_of(ttype.get_element_type())
-        values = np.array(attr.get_values(), dtype=dtype)
-        return values.reshape(ttype.get_shape())
+        return stored_values(attr.get_values(), ttype.get_element_type()).reshape(ttype.get_shape())
     raise TypeError(f"not a tensor attribute: {attr}")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -71,10 +72,16 @@ def arithmetic_view(array: np.ndarray, element: Attribute) -> np.ndarray:
     """`array` (values of `element`) as numpy can compute on them: bfloat16 bits
     viewed as ml_dtypes.bfloat16 (onnx's own bfloat16 type), others unchanged."""
     if isinstance(element, BFloat16Type):
-        import ml_dtypes
-
         return np.asarray(array).view(ml_dtypes.bfloat16)
     return np.asarray(array)
+
+
+def stored_values(numbers, element: Attribute) -> np.ndarray:
+    """Numbers (a list or array) as the array holding them as `element`s: bfloat16
+    rounded to nearest even and kept as its bits, others cast to their dtype."""
+    if isinstance(element, BFloat16Type):
+        return np.asarray(numbers, np.float32).astype(ml_dtypes.bfloat16).view(numpy_dtype_of(element))
+    return np.asarray(numbers, numpy_dtype_of(element))
 
 
 def element_type_of_numpy(dtype: np.dtype) -> Attribute:
