@@ -287,7 +287,7 @@ def test_bfloat16_compress_keeps_bits(tmp_path):
         helper.make_node("Compress", ["x", "c"], ["y"], axis=0),
         [_info("x", TensorProto.BFLOAT16, [4]), _info("c", TensorProto.BOOL, [4])],
         [_info("y", TensorProto.BFLOAT16, None)],
-        opset=25,  # bfloat16 Compress
+        opset=28,  # bfloat16 Compress
     )
     bits = np.array([0x3F80, 0x4000, 0xC040, 0x7FC0], np.uint16)  # 1, 2, -3, NaN
     (y,) = _compile(model, tmp_path).run(None, {"x": bits, "c": np.array([True, False, True, True])})
