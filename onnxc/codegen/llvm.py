@@ -1128,7 +1128,7 @@ class _WrapperBuilder:
             for index, spec in enumerate(specs):
                 arguments.append(None if spec.dynamic else self.check_tensor(array, index, spec))
         dynamic = [index for index, spec in enumerate(self.outputs) if spec.dynamic]
-        for index in dynamic:  # checked like the rest, then the library's to fill
+        for index in dynamic:  # not checked: the library fills in every field
             spec = self.outputs[index]
             tensor = b.gep(outputs, [ir.Constant(I64, index)], inbounds=True, source_etype=TENSOR)
             fields = [NULL, NULL, ir.Constant(I64, len(spec.shape)), ir.Constant(I32, spec.dtype), ir.Constant(I32, 0)]

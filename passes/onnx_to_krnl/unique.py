@@ -94,6 +94,8 @@ def lower_unique(g: GraphLowering, op: OnnxOp) -> None:
     g.element_type(op, x, bools=True)
     if "axis" in op.attributes:
         items = _Items(x, normalized_axis(g, op, op.attr("axis"), len(shape_of(x))))
+    elif len(shape_of(x)) == 1:
+        items = _Items(x, 0)
     else:
         flat = g.top.alloc(MemRefType(x.type.get_element_type(), [math.prod(shape_of(x))]))
         copy_reshaped(g.top, x, flat)
