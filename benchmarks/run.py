@@ -18,6 +18,7 @@ onnxc, never for it. A model that fails to compile is listed with its error.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -98,20 +99,24 @@ def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         session = ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
-        milliseconds, reference = _timed(lambda: session.run(None, feed), repeat)
+        milliseconds, reference = _timed(functools.partial(session.run, None, feed), repeat)
         result["threads"][count] = {"ort_ms": milliseconds}
         del session
     result["ort_rss_mb"] = _status_mb("VmHWM") - baseline
 
+    # onnxruntime's freed memory may stay in this process (its allocator keeps it): onnxc's
+    # peak is counted from the resident memory just before it loads, not from `baseline`.
+    before_onnxc = _status_mb("VmRSS")
     _reset_peak_rss()
     errors = []
     for count in threads:
         session = Session(library, threads=count)
-        milliseconds, outputs = _timed(lambda: session.run(None, feed), repeat)
+        milliseconds, outputs = _timed(functools.partial(session.run, None, feed), repeat)
         result["threads"][count]["onnxc_ms"] = milliseconds
         for got, want in zip(outputs, reference):
             errors.append(float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30)))
-    result["onnxc_rss_mb"] = _status_mb("VmHWM") - baseline
+        del session  # else the next session loads a second copy of the library while this one lives
+    result["onnxc_rss_mb"] = _status_mb("VmHWM") - before_onnxc
     result["max_error"] = max(errors)
     return result
 

@@ -112,16 +112,12 @@ def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
 
 
 def _parse_int_list(parser: Parser) -> list[int]:
-    return parser.parse_comma_separated_list(
-        Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False)
-    )
+    return parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
 
 
 def _parse_loop_list(parser: Parser) -> list[SSAValue]:
     """`(%a, %b, ...)`: loop handles, whose type is implied."""
-    return parser.parse_comma_separated_list(
-        Parser.Delimiter.PAREN, lambda: parser.parse_operand(LoopType())
-    )
+    return parser.parse_comma_separated_list(Parser.Delimiter.PAREN, lambda: parser.parse_operand(LoopType()))
 
 
 def _print_loop_list(printer: Printer, loops: Sequence[SSAValue]) -> None:
@@ -139,10 +135,7 @@ class DefineLoopsOp(IRDLOperation):
     loops = var_result_def(LoopType)
 
     def __init__(self, num_loops: int):
-        super().__init__(
-            properties={"num_loops": IntegerAttr(num_loops, i64)},
-            result_types=[[LoopType()] * num_loops],
-        )
+        super().__init__(properties={"num_loops": IntegerAttr(num_loops, i64)}, result_types=[[LoopType()] * num_loops])
 
     def verify_(self) -> None:
         if len(self.loops) != self.num_loops.value.data:
@@ -266,10 +259,7 @@ class IterateOp(IRDLOperation):
             body = Region(Block(arg_types=[IndexType()] * len(original_loops)))
         super().__init__(
             operands=[list(optimized_loops), list(original_loops)],
-            properties={
-                "lower_bounds": _int_array(lower_bounds),
-                "upper_bounds": _int_array(upper_bounds),
-            },
+            properties={"lower_bounds": _int_array(lower_bounds), "upper_bounds": _int_array(upper_bounds)},
             regions=[body],
         )
 
@@ -482,7 +472,10 @@ def matmul_scratch_pitch(columns: int, column_block: int) -> int:
 
 
 MATMUL_A_LAYOUTS = ("panels", "strided")
-MATMUL_B_ACCESS = ("rows", "im2col")
+MATMUL_B_ACCESS = ("rows", "im2col", "panels")
+MATMUL_B_PANEL = 16
+"""Columns per panel of a B packed at compile time: one 64-byte cache line per
+row, and a multiple (or a divisor) of every target's register tile width."""
 
 
 @irdl_op_definition
@@ -499,7 +492,10 @@ class MatmulOp(IRDLOperation):
     - `b_access = "rows"`: B[k, n] = b[k*ldb + n] (`ldb`), read in place;
       `"im2col"`: B is the im2col matrix of an NCHW image, `conv = [C, H, W,
       OH, OW, KH, KW, SH, SW, DH, DW, PH, PW]` (k = (c, ky, kx), n = (oy, ox),
-      padding reads zero). With a `scratch` buffer (required for im2col), B is
+      padding reads zero); `"panels"`: B was packed at compile time into
+      column panels [ceil(N/P), K, P] (P = MATMUL_B_PANEL, zero columns pad
+      the last one), each read as one sequential stream. With a `scratch`
+      buffer (required for im2col, not allowed with panels), B is
       packed at run time block by block into rows of `matmul_scratch_pitch`
       floats, kc rows per block; without, B rows are read in place.
     - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
@@ -594,6 +590,11 @@ class MatmulOp(IRDLOperation):
         mr = tile[0]
         if self.a_layout.data == "panels" and list(self.a.type.get_shape()) != [-(-m // mr), k, mr]:
             raise VerifyException("krnl.matmul: packed A must have shape [ceil(M/mr), K, mr]")
+        if self.b_access.data == "panels" and (
+            list(self.b.type.get_shape()) != [-(-sizes[1] // MATMUL_B_PANEL), k, MATMUL_B_PANEL]
+            or self.scratch is not None
+        ):
+            raise VerifyException("krnl.matmul: B panels must have shape [ceil(N/P), K, P] and no scratch")
         if self.b_access.data == "im2col" and (len(int_values(self.conv)) != 13 or self.scratch is None):
             raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and a scratch buffer")
         if self.scratch is not None:

@@ -18,11 +18,13 @@ import itertools
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnx.defs
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -52,9 +54,13 @@ from xdsl.irdl import (
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from onnxc.dialects.types import stored_values, tensor_type_of
+from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
 OPSET_ATTR = "onnx.opset"
+TRAINING_DOMAIN = "ai.onnx.preview.training"
+DOMAINS = ("", TRAINING_DOMAIN)
+"""Operator domains with ops in the dialect: ai.onnx ("") and the training optimizers
+(Adagrad, Adam, Momentum), whose names no ai.onnx op shares."""
 WEIGHTS_ATTR = "onnx.weights"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
@@ -148,12 +154,17 @@ TensorValueAttr = WeightAttr | DenseIntOrFPElementsAttr
 
 
 def tensor_value(op: Operation, attr: Attribute) -> np.ndarray:
-    """The numpy value of a TENSOR attribute (handle or inline dense)."""
+    """The numpy value of a TENSOR attribute (handle or inline dense); bfloat16 as its
+    uint16 bits, though a dense attribute holds bfloat16 as values."""
     if isinstance(attr, WeightAttr):
         return WeightStore.of(op).get(attr)
     if isinstance(attr, DenseIntOrFPElementsAttr):
         ttype = attr.get_type()
-        return stored_values(attr.get_values(), ttype.get_element_type()).reshape(ttype.get_shape())
+        if isinstance(ttype.get_element_type(), BFloat16Type):  # real values in, raw bits out
+            values = np.array(attr.get_values(), dtype=ml_dtypes.bfloat16).view(np.uint16)
+        else:
+            values = np.array(attr.get_values(), dtype=numpy_dtype_of(ttype.get_element_type()))
+        return values.reshape(ttype.get_shape())
     raise TypeError(f"not a tensor attribute: {attr}")
 
 
@@ -164,6 +175,7 @@ class OnnxOp(IRDLOperation):
     """Base of every generated onnx op: knows its schema and attribute defaults."""
 
     OP_TYPE: ClassVar[str]
+    DOMAIN: ClassVar[str]
     INPUTS: ClassVar[tuple[str, ...]]
     OUTPUTS: ClassVar[tuple[str, ...]]
     ATTR_TYPES: ClassVar[dict[str, int]]
@@ -276,18 +288,26 @@ def _decode_strings(value: Any) -> Any:
     return value
 
 
-def _schema_versions(op_type: str) -> list[onnx.defs.OpSchema]:
-    latest = onnx.defs.get_schema(op_type)
+def op_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema:
+    """The schema an op follows: an ai.onnx op's at the model's opset, another domain's
+    newest (the module's opset is ai.onnx's). Raises onnx.defs.SchemaError."""
+    if domain in ("", "ai.onnx"):
+        return onnx.defs.get_schema(op_type, opset)
+    return onnx.defs.get_schema(op_type, domain=domain)
+
+
+def _schema_versions(op_type: str, domain: str) -> list[onnx.defs.OpSchema]:
+    latest = onnx.defs.get_schema(op_type, domain=domain)
     versions = []
     version = latest.since_version
     while True:
-        schema = onnx.defs.get_schema(op_type, version)
+        schema = onnx.defs.get_schema(op_type, version, domain)
         versions.append(schema)
         if schema.since_version <= 1:
             break
         try:
             version = schema.since_version - 1
-            onnx.defs.get_schema(op_type, version)
+            onnx.defs.get_schema(op_type, version, domain)
         except onnx.defs.SchemaError:
             break
     return versions
@@ -326,7 +346,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
     attr_types: dict[str, int] = {}
     defaults: dict[str, Any] = {}
-    for version in _schema_versions(schema.name):
+    for version in _schema_versions(schema.name, schema.domain):
         for attr_name, attr in version.attributes.items():
             if attr_name in attr_types:
                 continue
@@ -341,6 +361,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
     cls.__doc__ = f"ONNX {schema.name} (latest schema: opset {schema.since_version})."
     cls = irdl_op_definition(cls)
     cls.OP_TYPE = schema.name
+    cls.DOMAIN = schema.domain
     cls.INPUTS, cls.OUTPUTS = inputs, outputs
     cls.ATTR_TYPES, cls.ATTR_DEFAULTS = attr_types, defaults
     return cls
@@ -348,7 +369,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
 def _generate_ops() -> dict[str, type[OnnxOp]]:
     schemas = sorted(
-        (s for s in onnx.defs.get_all_schemas() if s.domain == "" and not s.deprecated), key=lambda s: s.name
+        (s for s in onnx.defs.get_all_schemas() if s.domain in DOMAINS and not s.deprecated), key=lambda s: s.name
     )
     return {s.name: _make_op_class(s) for s in schemas}
 
@@ -404,3 +425,7 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
 decide the output's shape (Reshape's shape, Slice's starts, TopK's K) or which
 axes it works on. onnxc compiles for static shapes, so these must be constants
 (after constant propagation) by the time the op is lowered."""
+
+SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
+"""Ops whose result depends on their input's shape only: a value behind one of them
+never decides a shape operand (walks back from SHAPE_OPERANDS stop there)."""

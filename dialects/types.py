@@ -2,18 +2,28 @@
 
 Signed integers are signless (`i32`), unsigned ones are `ui32`, bool is `i1`,
 bfloat16 values are held in numpy as their raw 16 bits (uint16).
+
+The low-precision types map to MLIR's: `f8E4M3FN`, `f8E4M3FNUZ`, `f8E5M2`,
+`f8E5M2FNUZ`, `f8E8M0FNU`, `f4E2M1FN`, `i4`/`ui4`, `i2`/`ui2`. They are storage
+types only: one element per byte in memory (as ml_dtypes holds them), moved
+around by data-movement ops and converted by Cast; no arithmetic works on them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -45,6 +55,20 @@ _ELEMENT_OF_ONNX: dict[int, Attribute] = {
     dtypes.UINT64: IntegerType(64, Signedness.UNSIGNED),
     dtypes.BOOL: IntegerType(1),
 }
+_LOW_PRECISION_ELEMENT_OF_ONNX: dict[int, Attribute] = {
+    dtypes.FLOAT8E4M3FN: Float8E4M3FNType(),
+    dtypes.FLOAT8E4M3FNUZ: Float8E4M3FNUZType(),
+    dtypes.FLOAT8E5M2: Float8E5M2Type(),
+    dtypes.FLOAT8E5M2FNUZ: Float8E5M2FNUZType(),
+    dtypes.UINT4: IntegerType(4, Signedness.UNSIGNED),
+    dtypes.INT4: IntegerType(4),
+    dtypes.FLOAT4E2M1: Float4E2M1FNType(),
+    dtypes.FLOAT8E8M0: Float8E8M0FNUType(),
+    dtypes.UINT2: IntegerType(2, Signedness.UNSIGNED),
+    dtypes.INT2: IntegerType(2),
+}
+_ELEMENT_OF_ONNX.update(_LOW_PRECISION_ELEMENT_OF_ONNX)
+_LOW_PRECISION_ELEMENTS = frozenset(_LOW_PRECISION_ELEMENT_OF_ONNX.values())
 _ONNX_OF_ELEMENT: dict[Attribute, int] = {v: k for k, v in _ELEMENT_OF_ONNX.items()}
 
 _NUMPY_OF_ELEMENT: dict[Attribute, np.dtype] = {
@@ -68,22 +92,6 @@ def numpy_dtype_of(element: Attribute) -> np.dtype:
     return _NUMPY_OF_ELEMENT[element]
 
 
-def arithmetic_view(array: np.ndarray, element: Attribute) -> np.ndarray:
-    """`array` (values of `element`) as numpy can compute on them: bfloat16 bits
-    viewed as ml_dtypes.bfloat16 (onnx's own bfloat16 type), others unchanged."""
-    if isinstance(element, BFloat16Type):
-        return np.asarray(array).view(ml_dtypes.bfloat16)
-    return np.asarray(array)
-
-
-def stored_values(numbers, element: Attribute) -> np.ndarray:
-    """Numbers (a list or array) as the array holding them as `element`s: bfloat16
-    rounded to nearest even and kept as its bits, others cast to their dtype."""
-    if isinstance(element, BFloat16Type):
-        return np.asarray(numbers, np.float32).astype(ml_dtypes.bfloat16).view(numpy_dtype_of(element))
-    return np.asarray(numbers, numpy_dtype_of(element))
-
-
 def element_type_of_numpy(dtype: np.dtype) -> Attribute:
     return _ELEMENT_OF_NUMPY[np.dtype(dtype)]
 
@@ -93,7 +101,13 @@ def tensor_type_of(dtype: np.dtype, shape: Sequence[int]) -> TensorType:
 
 
 def is_float(element: Attribute) -> bool:
+    """The float types arithmetic works on (not the low-precision storage floats)."""
     return isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+def is_low_precision(element: Attribute) -> bool:
+    """A storage-only type of one element per byte: float8, float4, int4, int2 (signed or not)."""
+    return element in _LOW_PRECISION_ELEMENTS
 
 
 def static_shape(shape: Sequence[int]) -> bool:

@@ -5,8 +5,8 @@ onnxc compiles ahead of time for static shapes. `prepare` therefore only
 validates the model; the first `run` compiles it for the shapes of the inputs
 it is given, and a run with other shapes compiles (and caches) another library.
 Inputs that an op needs at compile time to know its output shape (Reshape's
-`shape`, Slice's `starts`, TopK's `K`, ... see `SHAPE_OPERANDS`) are bound as
-constants by value, so a library is specialized on those values too, and a run
+`shape`, Slice's `starts`, TopK's `K`, ... see `SHAPE_OPERANDS`), directly or,
+if small, through other ops, are bound as constants by value, so a library is specialized on those values too, and a run
 with other values compiles again: results are always those of the model, never
 of a stale specialization.
 """
@@ -24,24 +24,58 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
-from onnxc.dialects.onnx import SHAPE_OPERANDS
+from onnxc.dialects.onnx import SHAPE_ONLY_OPS, SHAPE_OPERANDS
 from onnxc.errors import InputError
 
 CACHE_ENV = "ONNXC_BACKEND_CACHE"
 """Directory for compiled libraries; default: a temporary directory per process."""
 
 
+MAX_DERIVED_BOUND_ELEMENTS = 64
+"""A graph input reaching a shape operand through other ops is bound only up to this many
+elements (a size, a crop shape, window parameters), so no data tensor is baked in."""
+
+
 def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
-    """Graph inputs consumed where an op needs a compile-time value."""
-    inputs = {vi.name for vi in model.graph.input} - {t.name for t in model.graph.initializer}
+    """Graph inputs whose values an op needs at compile time: those consumed at a shape
+    operand, and the small ones that reach a shape operand through other ops, as in
+    function bodies (`Range(0, Cast(size), 1)`, `Pad(x, Concat(Div(Sub(Max(Shape(x),
+    shape), ...))))`). Shape and Size end the walk: they read no values."""
+    graph = model.graph
+    initializers = {t.name for t in graph.initializer}
+    inputs = {vi.name: vi for vi in graph.input if vi.name not in initializers}
+    producers = {out: node for node in graph.node for out in node.output if out}
     needed = set()
-    for node in model.graph.node:
+    pending = []
+    for node in graph.node:
         if node.domain not in ("", "ai.onnx"):
             continue
         for index in SHAPE_OPERANDS.get(node.op_type, ()):
-            if index < len(node.input) and node.input[index] in inputs:
-                needed.add(node.input[index])
+            if index < len(node.input) and node.input[index]:
+                if node.input[index] in inputs:
+                    needed.add(node.input[index])
+                pending.append(node.input[index])
+    seen: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in inputs and _elements(inputs[name]) <= MAX_DERIVED_BOUND_ELEMENTS:
+            needed.add(name)
+        producer = producers.get(name)
+        if producer is not None and producer.op_type not in SHAPE_ONLY_OPS:
+            pending.extend(i for i in producer.input if i)
     return needed
+
+
+def _elements(value_info: onnx.ValueInfoProto) -> float:
+    """Element count of a declared input; infinite where the shape is not static."""
+    tensor = value_info.type.tensor_type
+    if not value_info.type.HasField("tensor_type") or not tensor.HasField("shape"):
+        return float("inf")
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
+    return float("inf") if None in dims else float(np.prod(dims, dtype=np.int64))
 
 
 def bind_inputs(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:

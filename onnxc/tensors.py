@@ -1,9 +1,12 @@
 """Decoding ONNX TensorProtos into numpy arrays, in every form the format allows.
 
 A tensor's values may sit in a typed field (`float_data`, `int32_data` —
-which also carries float16/bfloat16 bits, int8/16, uint8/16 and bool —,
-`int64_data`, `double_data`, `uint64_data`), in little-endian `raw_data`,
-or in an external file next to the model. External locations are confined to
+which also carries float16/bfloat16 bits, int8/16, uint8/16, bool and the
+low-precision types —, `int64_data`, `double_data`, `uint64_data`), in
+little-endian `raw_data`, or in an external file next to the model. 4-bit and
+2-bit types are packed two or four to a byte (lowest bits first) in both
+`raw_data` and `int32_data`; they are unpacked to one element per byte, the
+ml_dtypes layout the compiled code uses too. External locations are confined to
 the model's folder: no absolute paths, no `..`, no symlink leading outside.
 
 No tensor may exceed MAX_TENSOR_BYTES: a model claiming one (a declared input,
@@ -34,6 +37,10 @@ _TYPED_FIELD = {
 }
 
 
+# Bits per element of the types packed several to a byte.
+_PACKED_BITS = {dtypes.UINT4: 4, dtypes.INT4: 4, dtypes.FLOAT4E2M1: 4, dtypes.UINT2: 2, dtypes.INT2: 2}
+
+
 def _typed_field(data_type: int) -> str:
     return _TYPED_FIELD.get(data_type, "int32_data")
 
@@ -47,7 +54,7 @@ def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None =
     name = tensor.name or "<unnamed tensor>"
     if tensor.data_type == dtypes.STRING:
         raise UnsupportedOpError(f"tensor '{name}': string tensors are not supported")
-    if tensor.data_type not in dtypes.NUMPY_OF_ONNX:
+    if not dtypes.has_numpy_dtype(tensor.data_type):
         type_name = (
             onnx.TensorProto.DataType.Name(tensor.data_type)
             if tensor.data_type in onnx.TensorProto.DataType.values()
@@ -60,6 +67,9 @@ def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None =
         raise InvalidModelError(f"tensor '{name}' has a negative dimension {list(shape)}")
     check_tensor_size(shape, dtype.itemsize, f"tensor '{name}'")
     count = element_count(shape)
+    bits = _PACKED_BITS.get(tensor.data_type)
+    if bits is not None:
+        return _unpack(_packed_bytes(tensor, base_dir, -(-count * bits // 8)), bits, count).view(dtype).reshape(shape)
 
     if tensor.data_location == onnx.TensorProto.EXTERNAL:
         raw = _read_external(tensor, base_dir, count * dtype.itemsize)
@@ -91,12 +101,6 @@ def element_count(shape) -> int:
     return count
 
 
-def range_length(start, limit, delta) -> int:
-    """The number of elements of Range(start, limit, delta), computed in the
-    operands' own type as the spec does: max(ceil((limit - start) / delta), 0)."""
-    return max(int(np.ceil((limit - start) / delta)), 0)
-
-
 def check_tensor_size(shape, itemsize: int, what: str, **where) -> None:
     """Raise ShapeError if a tensor of this static shape would exceed MAX_TENSOR_BYTES."""
     nbytes = element_count(shape) * itemsize
@@ -108,10 +112,34 @@ def check_tensor_size(shape, itemsize: int, what: str, **where) -> None:
         )
 
 
+def _packed_bytes(tensor: onnx.TensorProto, base_dir, nbytes: int) -> np.ndarray:
+    """The bytes holding a tensor of a packed type, from wherever they are stored."""
+    name = tensor.name or "<unnamed tensor>"
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        return np.frombuffer(_read_external(tensor, base_dir, nbytes), np.uint8)
+    if tensor.HasField("raw_data"):
+        data = np.frombuffer(tensor.raw_data, np.uint8)
+    else:
+        data = np.asarray(tensor.int32_data, dtype=np.int64).astype(np.uint8)  # one packed byte per entry
+    if data.size != nbytes:
+        raise InvalidModelError(f"tensor '{name}' holds {data.size} packed bytes, expected {nbytes}")
+    return data
+
+
+def _unpack(data: np.ndarray, bits: int, count: int) -> np.ndarray:
+    """`count` elements of `bits` bits each, packed lowest bits first, one per byte."""
+    shifts = np.arange(0, 8, bits, dtype=np.uint8)
+    unpacked = (data[:, None] >> shifts) & np.uint8((1 << bits) - 1)
+    return np.ascontiguousarray(unpacked.reshape(-1)[:count])
+
+
 def _from_typed_field(field, data_type: int, dtype: np.dtype) -> np.ndarray:
     if data_type in (dtypes.FLOAT16, dtypes.BFLOAT16):
         # int32_data carries the 16 raw bits of each half-precision value.
         return np.asarray(field, dtype=np.int32).astype(np.uint16).view(dtype)
+    if data_type in dtypes.LOW_PRECISION:
+        # ... and the 8 raw bits of each float8.
+        return np.asarray(field, dtype=np.int32).astype(np.uint8).view(dtype)
     if data_type == dtypes.BOOL:
         return np.asarray(field, dtype=np.int32) != 0
     return np.asarray(field).astype(dtype)

@@ -14,8 +14,9 @@ for a few ops numpy does directly. Results larger than `MAX_FOLD_ELEMENTS` are
 left alone. Normalization rules of onnx-mlir bring constants together so they
 fold: `(x + c1) + c2 → x + (c1 + c2)`, and the same for Mul.
 
-`fold-shapes` is the same walk restricted to integer results (shape
-arithmetic): what lowering needs at -O0 without touching float math.
+`fold-shapes` is the same walk restricted to shape arithmetic: integer
+results, and float ones that feed a shape operand (a window's `Range(0,
+Cast(size), 1)`): what lowering needs at -O0 without touching float math.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from typing import ClassVar
 import numpy as np
 import onnx
 import onnx.reference
+from onnx.reference.ops.op_cast import cast_to
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType, bf16
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -47,6 +49,7 @@ from onnxc.passes.graph import (
     onnx_functions,
     onnx_ops,
     op_opset,
+    ops_feeding_shapes,
     replace_results,
     result_dtype,
     single_use,
@@ -88,8 +91,11 @@ class Folder:
         self.integers_only = integers_only
         self.changed: set[SSAValue] = set()
         self.replaced: dict[OnnxOp, list[SSAValue]] = {}  # folded op -> its constants' values
+        self.shape_arithmetic: set[OnnxOp] = set()  # folded whatever their element type
 
     def run(self, ops: list[OnnxOp]) -> None:
+        if self.integers_only:
+            self.shape_arithmetic = ops_feeding_shapes(ops)
         for op in ops:
             if op.parent is None or op.OP_TYPE == "Constant":
                 continue
@@ -127,11 +133,14 @@ class Folder:
             if shape is None or math.prod(shape) > MAX_FOLD_ELEMENTS:
                 return False
             dtype = result_dtype(result)
-            if dtype is None or (self.integers_only and dtype.kind not in "iub"):
+            integer = dtype is not None and dtype.kind in "iub"
+            if dtype is None or (self.integers_only and not integer and op not in self.shape_arithmetic):
                 return False
             if tensor_type_of(dtype, shape) != result.type:  # e.g. bfloat16, held as uint16
                 return False
-        return True
+        # numpy would compute on the raw bits of a bfloat16 input (held as uint16).
+        inputs = [v for v in onnx_inputs(op) if v is not None]
+        return not any(isinstance(v.type, TensorType) and v.type.get_element_type() == bf16 for v in inputs)
 
     def shape_value(self, op: OnnxOp) -> np.ndarray | None:
         shape = static_shape(op.input(0))
@@ -228,7 +237,9 @@ _NUMPY_FOLDERS = {
     "Sub": lambda op, args, shape, dtype: args[0] - args[1],
     "Mul": lambda op, args, shape, dtype: args[0] * args[1],
     "Concat": lambda op, args, shape, dtype: np.concatenate(args, axis=op.attr("axis")),
-    "Cast": lambda op, args, shape, dtype: args[0].astype(dtype),
+    "Cast": lambda op, args, shape, dtype: cast_to(
+        args[0], op.attr("to"), op.attr("saturate", 1), op.attr("round_mode", "up")
+    ),
     "Reshape": lambda op, args, shape, dtype: args[0],
     "Flatten": lambda op, args, shape, dtype: args[0],
     "Squeeze": lambda op, args, shape, dtype: args[0],

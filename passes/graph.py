@@ -37,6 +37,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from onnxc.dialects.onnx import (
     OPS,
     OPSET_ATTR,
+    SHAPE_ONLY_OPS,
+    SHAPE_OPERANDS,
     SINCE_VERSION_ATTR,
     OnnxOp,
     WeightAttr,
@@ -100,6 +102,21 @@ def static_shape(value: SSAValue) -> tuple[int, ...] | None:
     if isinstance(ttype, TensorType) and all(d >= 0 for d in ttype.get_shape()):
         return tuple(ttype.get_shape())
     return None
+
+
+def ops_feeding_shapes(ops: Iterable[OnnxOp]) -> set[OnnxOp]:
+    """Ops whose results reach a shape operand (`SHAPE_OPERANDS`) of one of `ops`, through
+    any ops but Shape and Size (which read no values): `Range(0, Cast(n), 1)`'s Cast."""
+    pending = [v for op in ops for i in SHAPE_OPERANDS.get(op.OP_TYPE, ()) if (v := op.input(i)) is not None]
+    found: set[OnnxOp] = set()
+    while pending:
+        producer = pending.pop().owner
+        if not isinstance(producer, OnnxOp) or producer in found:
+            continue
+        found.add(producer)
+        if producer.OP_TYPE not in SHAPE_ONLY_OPS:
+            pending.extend(v for v in onnx_inputs(producer) if v is not None)
+    return found
 
 
 def single_use(value: SSAValue) -> bool:
@@ -208,7 +225,7 @@ def update_function_types(module: ModuleOp) -> None:
 
 def node_proto(op: OnnxOp) -> onnx.NodeProto:
     """`op` as a NodeProto with inputs in0.. and outputs out0.. by schema position (""=absent)."""
-    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
+    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name, domain=op.DOMAIN)
     node.input.extend("" if v is None else f"in{i}" for i, v in enumerate(onnx_inputs(op)))
     while node.input and not node.input[-1]:
         node.input.pop()

@@ -29,7 +29,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.krnl import BlockOp, DefineLoopsOp, IterateOp, PermuteOp, YieldOp
-from onnxc.dialects.types import is_float
+from onnxc.dialects.types import is_float, is_low_precision
+from onnxc.passes import low_precision
 
 OpT = TypeVar("OpT", bound=Operation)
 Bound = int | SSAValue
@@ -373,13 +374,23 @@ class KernelBuilder:
         as_int = self.insert(arith.IndexCastOp(value, i64)).result
         return self.insert(arith.SIToFPOp(as_int, float_type)).result
 
-    def convert(self, value: SSAValue, element_type: Attribute) -> SSAValue:
+    def convert(
+        self, value: SSAValue, element_type: Attribute, *, saturate: bool = True, round_mode: str = "up"
+    ) -> SSAValue:
         """Convert a scalar between numeric types (float, signed or unsigned integer,
-        bool) as ONNX Cast does: floats to integers truncate toward zero, anything
-        to bool is `!= 0`, bool to a number is 0 or 1, integers wrap."""
+        bool, and the low-precision storage types) as ONNX Cast does: floats to
+        integers truncate toward zero, anything to bool is `!= 0`, bool to a number
+        is 0 or 1, integers wrap. `saturate` and `round_mode` are Cast's attributes,
+        for the float8 targets (passes/low_precision.py has their rules); a
+        low-precision value goes through f32 (or i8), which holds it exactly."""
         source = value.type
         if source == element_type:
             return value
+        if is_low_precision(source):
+            wide = low_precision.to_wide(self, value)
+            return self.convert(wide, element_type, saturate=saturate, round_mode=round_mode)
+        if is_low_precision(element_type):
+            return low_precision.from_wide(self, value, element_type, saturate=saturate, round_mode=round_mode)
         if element_type == i1:
             return self.compare("ne", value, self.constant(0, source))
         if is_float(source) and is_float(element_type):

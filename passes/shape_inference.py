@@ -7,12 +7,19 @@ for small constant inputs, their values — so `Reshape` with a constant shape,
 schema's function keeps inference in step with the spec for every op and
 opset. Symbolic dims travel as dim names in the tensor type's encoding
 (`tensor<?x10xf32, ["N", ""]>`).
+
+A result whose rank depends on values not yet constant (ReduceMean over axes
+computed as `Range(0, Size(Shape(x)), 1)` in a function body) stays unranked,
+with its element type, and so do its consumers; constprop/fold-shapes infer
+them again once the values fold. One still unranked at lowering is refused
+there, naming the op that produced it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnx.numpy_helper
@@ -21,9 +28,11 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     ModuleOp,
+    NoneType,
     TensorType,
     UnrankedTensorType,
 )
@@ -39,12 +48,13 @@ from onnxc.dialects.onnx import (
     attribute_to_python,
     onnx_inputs,
     onnx_outputs,
+    op_schema,
     tensor_value,
 )
-from onnxc.dialects.types import arithmetic_view, dim_params, element_type_of_onnx, onnx_type_of, symbolic_tensor_type
+from onnxc.dialects.types import dim_params, element_type_of_onnx, numpy_dtype_of, onnx_type_of, symbolic_tensor_type
 from onnxc.dtypes import numpy_dtype
 from onnxc.errors import ShapeError, UnsupportedOpError
-from onnxc.tensors import check_tensor_size, range_length
+from onnxc.tensors import check_tensor_size
 
 # Operand ranks the ONNX inference functions leave unchecked (Conv given `kernel_shape`
 # never looks at the weights' rank): (op type, operand) -> the operand whose rank it must have.
@@ -55,16 +65,8 @@ SAME_RANK_AS = {("Conv", 1): 0, ("ConvTranspose", 1): 0}
 SHAPE_OF_FIRST_INPUT = frozenset({"GroupNormalization"})
 
 
-# Result 0's shape, where ONNX inference leaves it open but the constant input
+# Result 0's shape, where ONNX inference leaves it open but constant input
 # values fix it: (op, constant value of each input or None) -> shape or None.
-def _range_shape(op: OnnxOp, values: list) -> list[int] | None:
-    if any(v is None for v in values[:3]):
-        return None
-    element = op.input(0).type.get_element_type()
-    start, limit, delta = (arithmetic_view(v, element).reshape(-1)[0] for v in values[:3])
-    return [range_length(start, limit, delta)]
-
-
 def _compress_shape(op: OnnxOp, values: list) -> list[int] | None:
     data, condition = op.input(0), values[1] if len(values) > 1 else None
     if condition is None or not isinstance(data.type, TensorType) or DYNAMIC_INDEX in data.type.get_shape():
@@ -83,7 +85,12 @@ def _max_unpool_shape(op: OnnxOp, values: list) -> list[int] | None:
     return None if output_shape is None else [int(d) for d in output_shape.reshape(-1)]
 
 
-SHAPE_FROM_VALUES = {"Range": _range_shape, "Compress": _compress_shape, "MaxUnpool": _max_unpool_shape}
+SHAPE_FROM_VALUES = {"Compress": _compress_shape, "MaxUnpool": _max_unpool_shape}
+
+# Attributes whose schema default ONNX's inference function does not apply, given
+# to it explicitly when absent: STFT infers a two-sided output without `onesided`,
+# though the default (and the reference implementation) is one-sided.
+EXPLICIT_DEFAULTS = {"STFT": ("onesided",)}
 
 # Constant inputs up to this many elements are handed to the inference functions
 # (shape-like operands); big weights never are, to avoid copying them.
@@ -125,11 +132,11 @@ def infer_op(op: OnnxOp, opset: int) -> None:
     if isinstance(since, IntegerAttr):
         opset = max(opset, since.value.data)
     try:
-        schema = onnx.defs.get_schema(op.OP_TYPE, opset)
+        schema = op_schema(op.OP_TYPE, op.DOMAIN, opset)
     except onnx.defs.SchemaError:
         raise UnsupportedOpError(f"operator does not exist in opset {opset}", **where) from None
 
-    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
+    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name, domain=op.DOMAIN)
     input_types: dict[str, onnx.TypeProto] = {}
     input_data: dict[str, onnx.TensorProto] = {}
     constants: list[np.ndarray | None] = []
@@ -155,10 +162,13 @@ def infer_op(op: OnnxOp, opset: int) -> None:
     for attr_name, attr in op.attributes.items():
         if attr_name in op.ATTR_TYPES:
             node.attribute.append(attribute_proto(op, attr_name, attr))
+    for attr_name in EXPLICIT_DEFAULTS.get(op.OP_TYPE, ()):
+        if attr_name not in op.attributes and attr_name in schema.attributes:
+            node.attribute.append(schema.attributes[attr_name].default_value)
 
     try:
         inferred = onnx.shape_inference.infer_node_outputs(
-            schema, node, input_types, input_data, opset_imports=[onnx.helper.make_opsetid("", opset)]
+            schema, node, input_types, input_data, opset_imports=opset_imports(op, opset)
         )
     except Exception as exc:  # onnx raises InferenceError, ValidationError or RuntimeError
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
@@ -173,6 +183,8 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         if isinstance(ttype, UnrankedTensorType) and op.OP_TYPE in SHAPE_OF_FIRST_INPUT and first is not None:
             if isinstance(first.type, TensorType):
                 ttype = TensorType(ttype.element_type, first.type.get_shape(), first.type.encoding)
+        if isinstance(ttype, TensorType) and DYNAMIC_INDEX in ttype.get_shape() and op.OP_TYPE == "Range":
+            ttype = _range_type(op, ttype)
         from_values = SHAPE_FROM_VALUES.get(op.OP_TYPE) if index == 0 else None
         if from_values and not (isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape()):
             shape = from_values(op, constants)
@@ -182,6 +194,14 @@ def infer_op(op: OnnxOp, opset: int) -> None:
             itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
             check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)
         _set_type(result, ttype)
+
+
+def opset_imports(op: OnnxOp, opset: int) -> list[onnx.OperatorSetIdProto]:
+    """What a one-node model of `op` imports: ai.onnx, and the op's own domain."""
+    imports = [onnx.helper.make_opsetid("", opset)]
+    if op.DOMAIN:
+        imports.append(onnx.helper.make_opsetid(op.DOMAIN, op_schema(op.OP_TYPE, op.DOMAIN, opset).since_version))
+    return imports
 
 
 def _check_rank(op: OnnxOp, index: int, where: dict) -> None:
@@ -200,6 +220,34 @@ def _check_rank(op: OnnxOp, index: int, where: dict) -> None:
         )
 
 
+def range_values(op: OnnxOp, start: np.ndarray, limit: np.ndarray, delta: np.ndarray, element: Attribute) -> np.ndarray:
+    """Range's output from its constant inputs (bfloat16 held as uint16 bits, in and out):
+    float16 and bfloat16 are computed in the precision `stash_type` names (Range-27)."""
+    dtype = np.dtype(ml_dtypes.bfloat16) if isinstance(element, BFloat16Type) else numpy_dtype_of(element)
+    start, limit, delta = (_real(v, element).reshape(-1)[0] for v in (start, limit, delta))
+    compute = dtype
+    if dtype in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)) and "stash_type" in op.ATTR_TYPES:
+        compute = np.dtype(numpy_dtype(op.attr("stash_type", 1)))
+    start, limit, delta = (np.asarray(v).astype(compute) for v in (start, limit, delta))
+    count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+    values = (start + np.arange(count, dtype=compute) * delta).astype(dtype)
+    return values.view(np.uint16) if isinstance(element, BFloat16Type) else values
+
+
+def _real(array: np.ndarray, element: Attribute) -> np.ndarray:
+    """Values of a constant; bfloat16 is stored as its uint16 bits."""
+    return array.view(ml_dtypes.bfloat16) if isinstance(element, BFloat16Type) else array
+
+
+def _range_type(op: OnnxOp, inferred: TensorType) -> TensorType:
+    """ONNX's Range inference gives no length for float16/bfloat16 constant inputs; compute it."""
+    operands = [_small_constant(v) if v is not None else None for v in onnx_inputs(op)]
+    if any(v is None for v in operands):
+        return inferred
+    length = len(range_values(op, *operands, inferred.get_element_type()))
+    return TensorType(inferred.get_element_type(), [length])
+
+
 def _set_type(value: SSAValue, new_type: Attribute) -> None:
     if value.type != new_type:
         Rewriter.replace_value_with_new_type(value, new_type)
@@ -207,6 +255,10 @@ def _set_type(value: SSAValue, new_type: Attribute) -> None:
 
 def type_proto(value: SSAValue, where: dict) -> onnx.TypeProto:
     ttype = value.type
+    if isinstance(ttype, UnrankedTensorType) and not isinstance(ttype.element_type, NoneType):
+        # Not yet ranked (a rank that depends on values constprop may still fold): ONNX
+        # infers what it can without a shape; lowering names the op if it stays unranked.
+        return onnx.helper.make_tensor_type_proto(onnx_type_of(ttype.element_type), None)
     if not isinstance(ttype, TensorType):
         raise ShapeError(f"an input has unknown type {ttype} (is an earlier node unsupported?)", **where)
     params = dim_params(ttype)

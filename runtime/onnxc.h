@@ -21,9 +21,42 @@ typedef struct onnxc_tensor {
   void *data;            /* first element */
   const int64_t *shape;  /* `rank` dimensions */
   int64_t rank;
-  int32_t dtype;         /* ONNX TensorProto.DataType code (1 = float32, 7 = int64, ...) */
+  int32_t dtype;         /* ONNX TensorProto.DataType code (1 = float32, 7 = int64, ...;
+                            see ONNXC_DTYPE_* and docs/abi.md for each type's layout) */
   int32_t reserved;      /* set to 0 */
 } onnxc_tensor;          /* 32 bytes on every 64-bit target */
+
+/* Element type codes (ONNX TensorProto.DataType) a library may use, with their
+ * sizes: float32 4, uint8 1, int8 1, uint16 2, int16 2, int32 4, int64 8, bool 1
+ * (0 or 1), float16 2, float64 8, uint32 4, uint64 8, bfloat16 2 (the upper half
+ * of a float). The low-precision types 17..26 take ONE BYTE PER ELEMENT (the
+ * ml_dtypes layout, also for the 4-bit and 2-bit types ONNX files pack): the
+ * value's bits in the low bits of the byte, the upper bits 0. */
+enum onnxc_dtype {
+  ONNXC_DTYPE_FLOAT = 1,
+  ONNXC_DTYPE_UINT8 = 2,
+  ONNXC_DTYPE_INT8 = 3,
+  ONNXC_DTYPE_UINT16 = 4,
+  ONNXC_DTYPE_INT16 = 5,
+  ONNXC_DTYPE_INT32 = 6,
+  ONNXC_DTYPE_INT64 = 7,
+  ONNXC_DTYPE_BOOL = 9,
+  ONNXC_DTYPE_FLOAT16 = 10,
+  ONNXC_DTYPE_DOUBLE = 11,
+  ONNXC_DTYPE_UINT32 = 12,
+  ONNXC_DTYPE_UINT64 = 13,
+  ONNXC_DTYPE_BFLOAT16 = 16,
+  ONNXC_DTYPE_FLOAT8E4M3FN = 17,   /* no infinity; NaN is S.1111.111 */
+  ONNXC_DTYPE_FLOAT8E4M3FNUZ = 18, /* bias 8; no infinity, no -0; NaN is 0x80 */
+  ONNXC_DTYPE_FLOAT8E5M2 = 19,     /* the upper byte of a float16 */
+  ONNXC_DTYPE_FLOAT8E5M2FNUZ = 20, /* bias 16; no infinity, no -0; NaN is 0x80 */
+  ONNXC_DTYPE_UINT4 = 21,          /* 0..15 in bits 0-3 */
+  ONNXC_DTYPE_INT4 = 22,           /* -8..7 in bits 0-3, two's complement (-1 is 0x0F) */
+  ONNXC_DTYPE_FLOAT4E2M1 = 23,     /* S.EE.M in bits 0-3; no infinity, no NaN */
+  ONNXC_DTYPE_FLOAT8E8M0 = 24,     /* 2^(byte - 127); 0xFF is NaN */
+  ONNXC_DTYPE_UINT2 = 25,          /* 0..3 in bits 0-1 */
+  ONNXC_DTYPE_INT2 = 26            /* -2..1 in bits 0-1, two's complement (-1 is 0x03) */
+};
 
 /* Return codes of run_main_graph. */
 enum onnxc_status {

@@ -2,7 +2,9 @@
 
 Imports only numpy, ctypes and the leaf modules `onnxc.errors` and
 `onnxc.dtypes`, so a deployed model needs neither the compiler nor its
-dependencies.
+dependencies. A model with float8, float4, int4 or int2 inputs or outputs
+takes and returns `ml_dtypes` arrays (one element per byte), and so needs
+ml_dtypes, imported when such a model is opened.
 
 Every input is checked here, before native code runs, so that a mistake is
 reported as an `InputError` naming the input, never as a crash or garbage:
@@ -51,8 +53,8 @@ class NodeArg:
 
     name: str
     shape: tuple[int | None, ...]  # None: a dim known only once the model has run (a dynamic output)
-    element_type: str  # as in the signature: "float32", "int64", "bfloat16", ...
-    dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16)
+    element_type: str  # as in the signature: "float32", "int64", "bfloat16", "float8_e4m3fn", ...
+    dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16, ml_dtypes' for float8...)
 
     @property
     def dynamic(self) -> bool:
@@ -78,7 +80,7 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
     for entry in entries:
         element_type = entry["dtype"]
         code = dtypes.ONNX_OF_NAME.get(element_type)
-        if code not in dtypes.NUMPY_OF_ONNX:
+        if code is None or not dtypes.has_numpy_dtype(code):
             raise ValueError(f"{entry['name']!r} has element type {element_type!r}, which numpy cannot hold")
         shape = tuple(entry["shape"])
         dynamic = entry.get("dynamic") is True
@@ -139,6 +141,9 @@ class Session:
         except (KeyError, TypeError, ValueError) as error:
             self.close()
             raise InvalidModelError(f"malformed signature inputs or outputs: {error}", model=self.path) from None
+        except ImportError:  # a low-precision type without ml_dtypes installed
+            self.close()
+            raise
         self._input_names = {arg.name for arg in self._inputs}
         self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}
 
@@ -211,9 +216,10 @@ class Session:
             message = f"input {arg.name!r}: cannot be made into an array: {error}"
             raise InputError(message, model=self.path) from None
         if array.dtype.newbyteorder("=") != arg.dtype:
+            module = "ml_dtypes" if arg.onnx_type in dtypes.LOW_PRECISION else "np"
             raise InputError(
                 f"input {arg.name!r}: expected dtype {_dtype_text(arg)}, got {array.dtype} "
-                f"(no implicit casting: convert with .astype(np.{arg.dtype.name}))",
+                f"(no implicit casting: convert with .astype({module}.{arg.dtype.name}))",
                 model=self.path,
             )
         if array.shape != arg.shape:

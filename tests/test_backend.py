@@ -86,3 +86,70 @@ def test_bfloat16_initializers_keep_their_type(tmp_path, op_type):
     (c,) = backend.prepare(model, cache_dir=tmp_path).run([a])
     expected = {"Add": a + b, "Max": np.maximum(a, b), "Concat": np.concatenate([a, b])}[op_type]
     np.testing.assert_array_equal(c.astype(np.float32), expected.astype(np.float32))
+
+
+def _window_model():
+    """A Hann window as its function body computes it: the size input reaches Range's
+    limit through a Cast (not directly), and the data input x reaches a Reshape's shape
+    only through Shape, which reads no values."""
+    return _model(
+        [
+            helper.make_node("Cast", ["n"], ["n_fp"], to=TensorProto.FLOAT),
+            helper.make_node("Constant", [], ["zero"], value_float=0.0),
+            helper.make_node("Constant", [], ["one"], value_float=1.0),
+            helper.make_node("Range", ["zero", "n_fp", "one"], ["i"]),
+            helper.make_node("Div", ["i", "n_fp"], ["w"]),
+            helper.make_node("Shape", ["x"], ["x_shape"]),
+            helper.make_node("Reshape", ["x", "x_shape"], ["y"]),
+        ],
+        [
+            helper.make_tensor_value_info("n", TensorProto.INT32, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, ["k"]) for v in ("w", "y")],
+    )
+
+
+def test_small_inputs_reaching_a_shape_operand_through_other_ops_are_bound(tmp_path):
+    rep = backend.prepare(_window_model(), cache_dir=tmp_path)
+    assert rep.bound_names == {"n"}
+    x = np.array([1, 2], np.float32)
+    for n in (4, 6):
+        w, y = rep.run([np.array(n, np.int32), x])
+        np.testing.assert_allclose(w, np.arange(n, dtype=np.float32) / n)
+        np.testing.assert_array_equal(y, x)
+    assert len(list(tmp_path.glob("*.so"))) == 2
+
+
+def test_large_inputs_reaching_a_shape_operand_indirectly_stay_inputs():
+    """Only small tensors are baked into a library: a data tensor is never bound."""
+    model = _model(
+        [helper.make_node("ReduceMax", ["d"], ["m"], keepdims=0), helper.make_node("Reshape", ["x", "m"], ["y"])],
+        [
+            helper.make_tensor_value_info("d", TensorProto.INT64, [100, 1]),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    assert backend.shape_operand_inputs(model) == set()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_range_of_16_bit_floats(tmp_path, dtype):
+    """ONNX's Range inference gives no length for float16/bfloat16 inputs; onnxc computes it,
+    and the values in the stash type (float), bfloat16 bits above 256 kept exact."""
+    import ml_dtypes
+
+    np_type = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    onnx_type = TensorProto.FLOAT16 if dtype == "float16" else TensorProto.BFLOAT16
+    names = ("start", "limit", "delta")
+    model = _model(
+        [helper.make_node("Range", list(names), ["y"])],
+        [helper.make_tensor_value_info(n, onnx_type, []) for n in names],
+        [helper.make_tensor_value_info("y", onnx_type, ["k"])],
+        opset=27,
+    )
+    inputs = [np.array(v, np_type) for v in (1, 8, 1.5)]
+    (y,) = backend.prepare(model, cache_dir=tmp_path).run(inputs)
+    assert y.dtype == np_type
+    np.testing.assert_array_equal(y.astype(np.float32), [1, 2.5, 4, 5.5, 7])

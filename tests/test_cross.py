@@ -17,10 +17,12 @@ import os
 import subprocess
 import sys
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 import onnxc
 import onnxc.codegen
@@ -484,6 +486,55 @@ def test_mcpu(build_dir, tmp_path):
     }
     # z14 is the default (vector float); z13 has no vector float, so its code differs.
     assert objects[None] == objects["z14"] != objects["z13"]
+
+
+def build_low_precision_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray], None]:
+    """Cast f32 to float8 (saturating and not) and int4, and float8/int4 inputs back to f32.
+    The types are bytes, so byte order does not apply; the conversions are integer code
+    on their bits, which must give the same bits on a big-endian target."""
+    x = np.array([0.47, 1e6, -1e6, 1e-7, np.nan, np.inf, -np.inf, 300.0, -9.0, 7.6, 15.0, -0.0], np.float32)
+    nodes = [
+        helper.make_node("Cast", ["x"], ["e4m3"], to=TensorProto.FLOAT8E4M3FN),
+        helper.make_node("Cast", ["x"], ["e5m2"], to=TensorProto.FLOAT8E5M2, saturate=0),
+        helper.make_node("Cast", ["x"], ["i4"], to=TensorProto.INT4),
+        helper.make_node("Cast", ["f8"], ["f8_wide"], to=TensorProto.FLOAT),
+        helper.make_node("Cast", ["q"], ["q_wide"], to=TensorProto.FLOAT),
+    ]
+    n = x.size
+    feeds = {
+        "x": x,
+        "f8": np.arange(0, 256, 16, dtype=np.uint8).view(ml_dtypes.float8_e4m3fnuz),
+        "q": np.arange(16, dtype=np.uint8).view(ml_dtypes.int4),
+    }
+    graph = helper.make_graph(
+        nodes,
+        "low_precision",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [n]),
+            helper.make_tensor_value_info("f8", TensorProto.FLOAT8E4M3FNUZ, [16]),
+            helper.make_tensor_value_info("q", TensorProto.INT4, [16]),
+        ],
+        [
+            helper.make_tensor_value_info("e4m3", TensorProto.FLOAT8E4M3FN, [n]),
+            helper.make_tensor_value_info("e5m2", TensorProto.FLOAT8E5M2, [n]),
+            helper.make_tensor_value_info("i4", TensorProto.INT4, [n]),
+            helper.make_tensor_value_info("f8_wide", TensorProto.FLOAT, [16]),
+            helper.make_tensor_value_info("q_wide", TensorProto.FLOAT, [16]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 25)]), feeds, None
+
+
+def test_low_precision_casts_on_s390x_match_host(build_dir):
+    require_emulator("s390x")
+    model, feeds, _ = build_low_precision_model()
+    host = onnxc.Session(onnxc.compile(model, os.path.join(build_dir, "low-precision-host.so"))).run(None, feeds)
+    foreign = _run_foreign(model, feeds, os.path.join(build_dir, "low-precision-s390x.so"), "s390x")
+    reference = ReferenceEvaluator(model).run(None, feeds)
+    for got, host_out, want in zip(foreign, host, reference):
+        assert got.dtype == host_out.dtype == want.dtype
+        assert got.tobytes() == host_out.tobytes()
+        assert np.array_equal(got.astype(np.float32), want.astype(np.float32), equal_nan=True)
 
 
 def test_dynamic_outputs_on_s390x(build_dir):

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import f32
 import onnxc
 from onnxc.compiler import pipeline, stages
 from onnxc.dialects.onnx import OnnxOp
+from onnxc.errors import UnsupportedOpError
 from onnxc.examples.light import light_model_path, load_light_model
 from onnxc.examples.mnist import build_mnist_cnn
 from onnxc.importer import import_model
@@ -129,6 +130,48 @@ def test_decomposed_nodes_keep_the_original_name(tmp_path):
     (got,) = onnxc.Session(onnxc.compile(model, tmp_path / "mvn.so")).run(None, {"x": x})
     mean, std = x.mean(axis=(0, 2, 3), keepdims=True), x.std(axis=(0, 2, 3), keepdims=True)
     np.testing.assert_allclose(got, (x - mean) / (std + 1e-9), rtol=1e-4, atol=1e-5)
+
+
+def rank_from_values_model(axes_input: bool) -> onnx.ModelProto:
+    """ReduceMean over axes that are values: Range(0, Size(Shape(x)), 1) as function bodies
+    compute them (RMSNormalization's), or a graph input; then an Add that consumes the mean."""
+    h = onnx.helper
+    if axes_input:
+        nodes, extra = [], [h.make_tensor_value_info("axes", onnx.TensorProto.INT64, [1])]
+    else:
+        nodes = [
+            h.make_node("Shape", ["x"], ["shape"]), h.make_node("Size", ["shape"], ["rank"]),
+            h.make_node("Constant", [], ["zero"], value_int=0), h.make_node("Constant", [], ["one"], value_int=1),
+            h.make_node("Range", ["zero", "rank", "one"], ["axes"]),
+        ]  # fmt: skip
+        extra = []
+    nodes += [
+        h.make_node("ReduceMean", ["x", "axes"], ["mean"], name="mean", keepdims=0),
+        h.make_node("Constant", [], ["eps"], value_float=1.0),
+        h.make_node("Add", ["mean", "eps"], ["y"], name="add"),
+    ]
+    graph = h.make_graph(
+        nodes, "rank_from_values", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 4]), *extra],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_rank_known_only_after_folding(tmp_path, opt_level):
+    """Shape inference leaves ReduceMean unranked (its axes are not constant yet) and
+    its consumer too, instead of failing on the consumer; folding then types both."""
+    model = rank_from_values_model(axes_input=False)
+    library = onnxc.compile(model, tmp_path / "rank.so", opt_level=opt_level)
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    (got,) = onnxc.Session(library).run(None, {"x": x})
+    np.testing.assert_allclose(got, x.mean() + 1.0, rtol=1e-5)
+
+
+def test_rank_that_depends_on_input_values_names_the_producer(tmp_path):
+    """A result no folding can rank is reported at the op that produces it, not at its consumer."""
+    with pytest.raises(UnsupportedOpError, match=r"node 'mean' \(ReduceMean\): the shape of result 0"):
+        onnxc.compile(rank_from_values_model(axes_input=True), tmp_path / "rank.so")
 
 
 # ------------------------------------------------------------------ numerics: -O0 vs -O3

@@ -81,10 +81,21 @@ def test_matmul(tmp_path, a_shape, b_shape):
     check(model, {"a": a, "b": b}, tmp_path)
 
 
-def test_matmul_constant_rhs(tmp_path):
-    a, w = rand(3, 50), rand(50, 70)
-    model = model_of([helper.make_node("MatMul", ["a", "w"], ["y"])], {"a": a}, {"w": w}, "y", (3, 70))
-    check(model, {"a": a}, tmp_path)
+@pytest.mark.parametrize(
+    "a_shape, n, target",
+    [
+        ((3, 50), 70, None),  # a column tail inside a half-used panel
+        ((1, 300), 600, None),  # a matrix-vector product: one reduction block of K = 300, N > nc
+        ((2, 30, 140), 41, None),  # a batch sharing B; rows past one tile, K > kc
+        ((1, 300), 37, "x86-64-v3"),  # AVX2: 8-column tiles, two in a panel
+    ],
+)
+def test_matmul_constant_rhs(tmp_path, a_shape, n, target):
+    """A constant B is packed at compile time into column panels."""
+    a, w = rand(*a_shape), rand(a_shape[-1], n)
+    model = model_of([helper.make_node("MatMul", ["a", "w"], ["y"])], {"a": a}, {"w": w}, "y", (*a_shape[:-1], n))
+    assert 'b_access = "panels"' in krnl_text(model)
+    check(model, {"a": a}, tmp_path, target=resolve_target("x86_64", cpu=target) if target else None)
 
 
 # --------------------------------------------------------------------------------- Gemm
@@ -160,6 +171,8 @@ def conv_model(x_shape, w_shape, *, bias=True, then=(), **attrs):
         ((1, 20, 30, 30), (25, 20, 3, 3), {"pads": [1, 0, 1, 2]}),  # K = 180 > kc, N = 900 > nc
         ((1, 3, 23, 23), (16, 3, 7, 7), {"strides": [2, 2], "pads": [3, 3, 3, 3]}),  # a stem conv
         ((1, 2, 1, 9), (3, 2, 1, 3), {"auto_pad": "SAME_UPPER"}),  # 1-sized spatial dim
+        ((2, 6, 9, 9), (26, 3, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),  # a product per group and image
+        ((1, 12, 5, 7), (32, 3, 1, 1), {"group": 4}),  # grouped 1x1: B read in place at the group's channels
     ],
 )
 def test_conv(tmp_path, x_shape, w_shape, attrs):
@@ -172,6 +185,14 @@ def test_conv_epilogue_fusion(tmp_path, then):
     model, x = conv_model((1, 6, 8, 8), (14, 6, 3, 3), then=then, pads=[1, 1, 1, 1])
     text = krnl_text(model)
     assert text.count("krnl.iterate") == 0, "the fused ops leave no loop nest"
+    check(model, {"x": x}, tmp_path)
+
+
+def test_grouped_conv_epilogue_fusion(tmp_path):
+    """BatchNormalization and Relu fold into each group's product."""
+    model, x = conv_model((1, 8, 6, 6), (20, 4, 3, 3), then=("bn", "relu"), pads=[1, 1, 1, 1], group=2)
+    text = krnl_text(model)
+    assert text.count("krnl.matmul") == 2 and text.count("krnl.iterate") == 0
     check(model, {"x": x}, tmp_path)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import shutil
@@ -74,6 +75,39 @@ def test_library_recompiled_in_place_is_reloaded(tmp_path):
     new = Session(path)
     np.testing.assert_array_equal(new.run(None, feed)[0], feed["a"] - feed["b"])
     np.testing.assert_array_equal(old.run(None, feed)[0], feed["a"] + feed["b"])  # still the library it opened
+
+
+def test_failed_build_leaves_the_old_library_and_no_partial_file(tmp_path, monkeypatch):
+    path = tmp_path / "model.so"
+    onnxc.compile(_binary_model("Add"), path)
+    before = path.read_bytes()
+
+    def failing_copy(source, destination):  # the output is on another file system and the disk fills up
+        Path(destination).write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", _refuse_cross_device(os.replace))
+    monkeypatch.setattr(shutil, "copyfile", failing_copy)
+    with pytest.raises(OSError, match="No space"):
+        onnxc.compile(_binary_model("Sub"), path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.so"]
+
+
+def test_output_in_a_missing_directory_is_a_compile_error(tmp_path):
+    with pytest.raises(OnnxcError, match="does not exist"):
+        onnxc.compile(_binary_model("Add"), tmp_path / "missing" / "model.so")
+
+
+def _refuse_cross_device(replace):
+    """os.replace that fails like a rename across file systems when the source is a fresh build."""
+
+    def replace_within_one_file_system(source, destination):
+        if Path(source).name == "model.so" and "onnxc-" in str(source):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        return replace(source, destination)
+
+    return replace_within_one_file_system
 
 
 def test_load_leaves_no_file_behind(tmp_path, small_library):

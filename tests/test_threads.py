@@ -8,6 +8,7 @@ and that foreign targets still link with the pool.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -62,6 +63,31 @@ def inputs():
 def test_nests_call_the_pool(library):
     _, text = library
     assert text.count("call void @onnxc_parallel_for(") >= 2
+
+
+def test_gemm_kernel_calls_the_pool(library):
+    """The Conv (with its Relu) is a krnl.matmul whose tiles the threads share."""
+    _, text = library
+    assert re.search(r"call void @onnxc_parallel_for\(ptr [^,]*@main_graph\.nest\d+\.tiles\.slice,", text)
+
+
+@pytest.mark.parametrize("m, n", [(256, 40), (20, 700)])  # split by row tiles; by column tiles
+def test_gemm_tiles_split_either_way(tmp_path, m, n):
+    """A product's row tiles (tall A) or column tiles (wide B) on 1-3 threads: identical results."""
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((m, 64)).astype(np.float32), rng.standard_normal((64, n)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["a", "b"], ["y"])],
+        "product",
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, v.shape) for name, v in (("a", a), ("b", b))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path = compile(model, tmp_path / "model.so")
+    outputs = [Session(path, threads=threads).run(None, {"a": a, "b": b})[0] for threads in (1, 2, 3)]
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+    np.testing.assert_array_equal(outputs[0], outputs[2])
+    np.testing.assert_allclose(outputs[0], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_outputs_identical_across_thread_counts(library, inputs):

@@ -6,6 +6,9 @@ written by Python (`weights.py`); zig links both (`link.py`).
 
 from __future__ import annotations
 
+import errno
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -35,9 +38,7 @@ def _stage(on_stage: StageCallback | None, name: str) -> Iterator[None]:
         on_stage(name, time.perf_counter() - start)
 
 
-def _optimized(
-    translation: Translation, tm: llvm_binding.TargetMachine, opt_level: int
-) -> llvm_binding.ModuleRef:
+def _optimized(translation: Translation, tm: llvm_binding.TargetMachine, opt_level: int) -> llvm_binding.ModuleRef:
     """Parse and verify the translated module, then run LLVM's default -O<n> pipeline on it."""
     try:
         module = llvm_binding.parse_assembly(str(translation.module))
@@ -51,11 +52,7 @@ def _optimized(
 
 
 def emit_llvm_ir(
-    module: ModuleOp,
-    target: Target | str | None = None,
-    *,
-    opt_level: int | None = None,
-    model_name: str = "model",
+    module: ModuleOp, target: Target | str | None = None, *, opt_level: int | None = None, model_name: str = "model"
 ) -> str:
     """The LLVM IR of `module`: as translated, or after -O`opt_level` if one is given."""
     target = resolve_target(target)
@@ -112,5 +109,30 @@ def emit_library(
             with _stage(on_stage, "weights object"):
                 write_weights_object(objects[1], translation.weights, target)
         with _stage(on_stage, "link"):
-            link_shared_library(objects, output_path, target)
+            linked = Path(work) / "model.so"
+            link_shared_library(objects, linked, target)
+            _install(linked, output_path)
     return output_path
+
+
+def _install(built: Path, output_path: Path) -> None:
+    """Put `built` at `output_path` atomically: a failed build leaves no partial file, and a
+    process loading the old library never sees half a new one."""
+    if not output_path.parent.is_dir():
+        raise CompileError(f"cannot write {output_path}: directory {output_path.parent} does not exist")
+    try:
+        os.replace(built, output_path)
+        return
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise CompileError(f"cannot write {output_path}: {error.strerror}") from error
+    # Another file system: copy beside the output first, then rename.
+    handle, partial = tempfile.mkstemp(dir=output_path.parent, prefix=f".{output_path.name}.", suffix=".partial")
+    os.close(handle)
+    try:
+        shutil.copyfile(built, partial)
+        shutil.copymode(built, partial)
+        os.replace(partial, output_path)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)

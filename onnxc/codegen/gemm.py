@@ -7,10 +7,14 @@ ppc64le leaves loops scalar), so the kernel is written out in vectors:
       for jc in [0, N) step nc:                 # column block
         for pc in [0, K) step kc:               # reduction block
           im2col only: pack B[pc:pc+kc, jc:jc+nc] into panels of nr columns (scratch)
+          tiles: on the thread pool, split by row tiles or by column tiles (see MatmulPlan.split_rows)
           for jr in [jc, jc+nc) step nr:        # register tile columns (kc x nr B tile in L1)
             for ir in [0, M) step mr:           # register tile rows (A panels stream from L2)
               micro-kernel: mr x nr accumulators in registers over kc steps,
               each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
+
+The packing stays on the calling thread (one shared scratch block, written
+before the tiles that read it start); the threads share the tiles of a block.
 
 The first reduction block starts the accumulators from the bias (plus C when
 accumulating), later ones from C; the last one clamps before its store.
@@ -27,8 +31,9 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from onnxc.codegen.parallel import MIN_PARALLEL_WORK, PARALLEL_FOR
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl import MatmulOp, int_values, matmul_scratch_pitch
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, int_values, matmul_scratch_pitch
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -90,6 +95,7 @@ class MatmulPlan:
     a_panels: bool
     a_strides: tuple[int, int]
     im2col: bool
+    b_panels: bool
     ldb: int
     conv: list[int]
     ldc: int
@@ -106,6 +112,22 @@ class MatmulPlan:
     @property
     def nr(self) -> int:
         return self.vw * self.nv
+
+    @property
+    def row_tiles(self) -> int:
+        return -(-self.m // self.mr)
+
+    @property
+    def split_rows(self) -> bool:
+        """Threads share a block's row tiles (each reads all of the B block), or
+        else its column tiles (each reads all of A): whichever has more tiles."""
+        return self.row_tiles >= -(-min(self.n, self.nc) // self.nr)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether a block's tiles go to the thread pool: enough work to repay waking it."""
+        tiles = self.row_tiles if self.split_rows else -(-min(self.n, self.nc) // self.nr)
+        return tiles > 1 and 2 * self.m * self.kc * min(self.n, self.nc) >= MIN_PARALLEL_WORK
 
     @staticmethod
     def of(op: MatmulOp, target: Target) -> MatmulPlan:
@@ -125,6 +147,7 @@ class MatmulPlan:
             a_panels=op.a_layout.data == "panels",
             a_strides=tuple(int_values(op.a_strides)),
             im2col=op.b_access.data == "im2col",
+            b_panels=op.b_access.data == "panels",
             ldb=op.ldb.value.data,
             conv=int_values(op.conv),
             ldc=op.ldc.value.data,
@@ -149,6 +172,9 @@ class MatmulEmitter:
         self.mask_type = ir.VectorType(I1, plan.vw)
         self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
         self.packing: ir.Function | None = None
+        self.tiles_fn: ir.Function | None = None
+        self.slice_fn: ir.Function | None = None
+        self.context: ir.Value | None = None  # the thread pool's context, one stack slot
 
     # ------------------------------------------------------------------ helpers
 
@@ -183,7 +209,8 @@ class MatmulEmitter:
         b.call(fn, [value, pointer, ir.Constant(I32, 4), mask])
 
     def function(self, name: str, args: list[ir.Type]) -> tuple[ir.Function, ir.IRBuilder]:
-        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), name)
+        # Unique: a function may hold several krnl.matmul ops (e.g. a recurrent step's).
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), self.module.get_unique_name(name))
         fn.linkage = "internal"
         fn.attributes.add("nounwind")
         for arg in fn.args:
@@ -208,32 +235,113 @@ class MatmulEmitter:
                     self.tiles(a_base, b_base, c_base, scratch, bias, jc, pc, kc, first, last)
 
     def tiles(self, a, b_in, c, scratch, bias, jc, pc, kc, first, last) -> None:
-        """Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
-        while the row panels of A stream through it."""
+        """Run the tiles of block (jc, pc): on the thread pool when the plan says so."""
         p, b = self.p, self.b
-        block_end = b.add(jc, _const(p.nc))
-        block_end = b.select(b.icmp_signed("<", block_end, _const(p.n)), block_end, _const(p.n))
-        with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
+        column_tiles = self.column_tiles(b, jc)
+        pointers = [a, b_in, c] + [v for v in (scratch, bias) if v is not None]
+        scalars = [jc, pc, kc, first, last]
+        if not p.parallel:
+            b.call(
+                self.tiles_function(), [*pointers, *scalars, _const(0), column_tiles, _const(0), _const(p.row_tiles)]
+            )
+            return
+        context_type = ir.LiteralStructType([value.type for value in pointers + scalars])
+        if self.context is None:
+            self.context = self.context_slot(context_type)
+        for index, value in enumerate(pointers + scalars):
+            b.store(value, self.field(b, self.context, context_type, index))
+        slice_function = self.slice_function(context_type)
+        parallel_for = self.declare(PARALLEL_FOR, ir.VoidType(), [slice_function.type, PTR, I64, I64])
+        items = _const(p.row_tiles) if p.split_rows else column_tiles
+        b.call(parallel_for, [slice_function, self.context, _const(0), items])
+
+    def column_tiles(self, b: ir.IRBuilder, jc: ir.Value) -> ir.Value:
+        """Register tiles of nr columns in the column block starting at jc."""
+        p = self.p
+        columns = b.sub(_const(p.n), jc)
+        columns = b.select(b.icmp_signed("<", columns, _const(p.nc)), columns, _const(p.nc))
+        return b.sdiv(b.add(columns, _const(p.nr - 1)), _const(p.nr))
+
+    def context_slot(self, context_type: ir.LiteralStructType) -> ir.Value:
+        """Stack room for the thread pool's context, allocated once in the function's entry block."""
+        entry = self.b.function.entry_basic_block
+        builder = ir.IRBuilder(entry)
+        builder.position_at_start(entry)
+        slot = builder.alloca(context_type)
+        slot.type = PTR  # an opaque pointer, like every other (llvmlite would print `T*`)
+        return slot
+
+    @staticmethod
+    def field(b: ir.IRBuilder, pointer: ir.Value, struct: ir.LiteralStructType, index: int) -> ir.Value:
+        return b.gep(pointer, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True, source_etype=struct)
+
+    def slice_function(self, context_type: ir.LiteralStructType) -> ir.Function:
+        """slice(context, begin, end): the tiles [begin, end) of the split dimension, for the thread pool."""
+        if self.slice_fn is not None:
+            return self.slice_fn
+        p = self.p
+        fn, b = self.function(f"{self.name}.tiles.slice", [PTR, I64, I64])
+        self.slice_fn = fn
+        context, begin, end = fn.args
+        values = [b.load(self.field(b, context, context_type, i), typ=t) for i, t in enumerate(context_type.elements)]
+        jc = values[-5]  # the fields are (pointers..., jc, pc, kc, first, last)
+        bounds = (
+            [_const(0), self.column_tiles(b, jc), begin, end]
+            if p.split_rows
+            else [begin, end, _const(0), _const(p.row_tiles)]
+        )
+        b.call(self.tiles_function(), [*values, *bounds])
+        b.ret_void()
+        return fn
+
+    def tiles_function(self) -> ir.Function:
+        """tiles(a, b, c, [scratch], [bias], jc, pc, kc, first, last, column tiles [from, to), row tiles [from, to)).
+
+        Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
+        while the row panels of A stream through it."""
+        if self.tiles_fn is not None:
+            return self.tiles_fn
+        p = self.p
+        pointer_count = 3 + p.packed + p.has_bias
+        fn, b = self.function(f"{self.name}.tiles", [PTR] * pointer_count + [I64, I64, I64, I1, I1] + [I64] * 4)
+        fn.attributes.add("noinline")
+        self.tiles_fn = fn
+        a, b_in, c, *rest = fn.args
+        scratch = rest.pop(0) if p.packed else None
+        bias = rest.pop(0) if p.has_bias else None
+        jc, pc, kc, first, last, column_from, column_to, row_from, row_to = rest
+        jr_from = b.add(jc, b.mul(column_from, _const(p.nr)))
+        jr_to = b.add(jc, b.mul(column_to, _const(p.nr)))
+        jr_to = b.select(b.icmp_signed("<", jr_to, _const(p.n)), jr_to, _const(p.n))
+        with counted_loop(b, jr_from, jr_to, p.nr, "jr") as jr:
             valid = b.sub(_const(p.n), jr)
             if p.packed:
                 b_tile = self.gep(b, scratch, b.sub(jr, jc))
+            elif p.b_panels:  # panel jr / P, its column jr % P, row pc
+                panel_start = b.mul(b.udiv(jr, _const(MATMUL_B_PANEL)), _const(p.k * MATMUL_B_PANEL))
+                offset = b.add(b.urem(jr, _const(MATMUL_B_PANEL)), b.mul(pc, _const(MATMUL_B_PANEL)))
+                b_tile = self.gep(b, b_in, b.add(panel_start, offset))
             else:
                 b_tile = self.gep(b, b_in, b.add(b.mul(pc, _const(p.ldb)), jr))
             full = b.icmp_signed(">=", valid, _const(p.nr))
             with b.if_else(full) as (then, otherwise):
                 for block, masked in ((then, False), (otherwise, True)):
                     with block:
-                        self.row_tiles(masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid)
+                        self.row_tiles(b, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid, row_from, row_to)
+        b.ret_void()
+        return fn
 
-    def row_tiles(self, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid) -> None:
-        p, b = self.p, self.b
+    def row_tiles(self, b, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid, row_from, row_to) -> None:
+        """Row tiles [row_from, row_to): full ones of mr rows, then the last one of M % mr rows if in range."""
+        p = self.p
         a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
-        b_stride = p.pitch if p.packed else p.ldb
-        strides = [_const(v) for v in (a_rows, a_columns, b_stride, p.ldc)]
+        b_stride = p.pitch if p.packed else MATMUL_B_PANEL if p.b_panels else p.ldb
+        panel_stride = p.k * MATMUL_B_PANEL if p.b_panels else 0
+        strides = [_const(v) for v in (a_rows, a_columns, b_stride, panel_stride, p.ldc)]
 
         def call(rows: int, ir_: ir.Value) -> None:
             if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
-                padded_rows = -(-p.m // p.mr) * p.mr
+                padded_rows = p.row_tiles * p.mr
                 a_offset = b.add(b.mul(pc, _const(padded_rows)), b.mul(ir_, kc))
             else:
                 a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
@@ -241,12 +349,13 @@ class MatmulEmitter:
             args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides]
             b.call(self.micro_kernel(rows, masked), args + ([bias] if bias is not None else []))
 
-        full_rows = p.m - p.m % p.mr
-        if full_rows:
-            with counted_loop(b, _const(0), _const(full_rows), p.mr, "ir") as ir_:
-                call(p.mr, ir_)
+        full_tiles = p.m // p.mr
+        full_to = b.select(b.icmp_signed("<", row_to, _const(full_tiles)), row_to, _const(full_tiles))
+        with counted_loop(b, b.mul(row_from, _const(p.mr)), b.mul(full_to, _const(p.mr)), p.mr, "ir") as ir_:
+            call(p.mr, ir_)
         if p.m % p.mr:
-            call(p.m % p.mr, _const(full_rows))
+            with b.if_then(b.icmp_signed(">", row_to, _const(full_tiles))):
+                call(p.m % p.mr, _const(full_tiles * p.mr))
 
     # ------------------------------------------------------------- micro-kernel
 
@@ -259,22 +368,28 @@ class MatmulEmitter:
         p = self.p
         # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
         vectors = -(-(p.n % p.nr) // p.vw) if masked else p.nv
-        key = (rows, masked, vectors, p.packed, p.has_bias, p.accumulate, p.clip)
+        key = (rows, masked, vectors, p.packed, p.b_panels, p.has_bias, p.accumulate, p.clip)
         if key in self.kernels:
             return self.kernels[key]
-        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
-        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'p' if p.packed else ''}{'b' if p.has_bias else ''}"
+        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
+        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'p' if p.packed else 'c' if p.b_panels else ''}"
+        suffix += "b" if p.has_bias else ""
         suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
         fn, b = self.function(f"onnxc.gemm.{suffix}", args)
         fn.attributes.add("noinline")
         self.kernels[key] = fn
-        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, ldc, *bias = fn.args
+        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, panel_stride, ldc, *bias = fn.args
         masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
         a_pointers = [self.gep(b, a, b.mul(a_rows, _const(r))) for r in range(rows)]
 
         def b_vector(bb: ir.IRBuilder, row: ir.Value, v: int) -> ir.Value:
-            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), _const(v * p.vw)))
-            if masked and not p.packed:  # the scratch block has room past N (lanes never stored)
+            column = v * p.vw
+            if p.b_panels:  # a tile wider than a panel spans several
+                offset = bb.add(bb.mul(_const(column // MATMUL_B_PANEL), panel_stride), _const(column % MATMUL_B_PANEL))
+            else:
+                offset = _const(column)
+            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), offset))
+            if masked and not (p.packed or p.b_panels):  # scratch and panels have room past N (lanes never stored)
                 return self.masked_load(bb, pointer, masks[v])
             return bb.load(pointer, typ=self.vector, align=min(p.vw * 4, 64) if p.packed else 4)
 
@@ -382,6 +497,9 @@ class MatmulEmitter:
 
         The copies are plain scalar loops with unit stride on the destination;
         LLVM vectorizes them (with stride 1 on the source too where the conv's is).
+        Past N, up to the next whole vector, the lanes the tail tile loads (and never
+        stores) are zeroed: left as they were, scratch garbage such as denormals
+        slows every FMA of the tile (a MatMul with N = 24 took twice N = 32's time).
         """
         if self.packing is not None:
             return self.packing
@@ -398,6 +516,9 @@ class MatmulEmitter:
                 self.pack_im2col_row(b, source, destination, row, jc, block_end)
             else:
                 self.copy(b, destination, 1, self.gep(b, source, b.mul(row, _const(p.ldb))), 1, jc, block_end)
+            if p.n % p.vw:  # block_end is a whole number of vectors except at N
+                vectors_end = b.mul(b.sdiv(b.add(block_end, _const(p.vw - 1)), _const(p.vw)), _const(p.vw))
+                self.fill_zero(b, destination, block_end, vectors_end)
         b.ret_void()
         return fn
 

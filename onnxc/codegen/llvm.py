@@ -46,7 +46,7 @@ from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up, uses_large_data
 from onnxc.dialects.krnl import DynamicOutputOp, EntryPointOp, GlobalOp, MatmulOp
 from onnxc.dialects.onnx import tensor_value
-from onnxc.dialects.types import numpy_dtype_of, onnx_type_of
+from onnxc.dialects.types import is_low_precision, numpy_dtype_of, onnx_type_of
 from onnxc.errors import CompileError
 
 ABI_VERSION = 2
@@ -67,7 +67,7 @@ class Status(IntEnum):
     ERR_NOMEM = 6
 
 
-I1, I16, I32, I64 = ir.IntType(1), ir.IntType(16), ir.IntType(32), ir.IntType(64)
+I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 NULL = ir.Constant(PTR, None)
 # struct onnxc_tensor { void *data; const int64_t *shape; int64_t rank; int32_t dtype, reserved; }
@@ -89,12 +89,19 @@ class Translation:
 # arithmetic on ppc64le), so bf16 values are held in registers as f32 holding a
 # value exactly representable in bf16, and in memory as their 16 raw bits.
 # Every op producing a bf16 value rounds its f32 result to nearest even.
+#
+# The low-precision types (float8, float4, int4, int2) are i8 both in registers
+# and in memory: their bits in the low bits of a byte, the rest zero (the
+# ml_dtypes layout). Only loads, stores and same-width casts (which are free)
+# see them; Cast's conversions work on the i8 bits (krnl_builder.convert).
 
 
 def value_type(t: Attribute) -> ir.Type:
     """LLVM type of an SSA value of xDSL type `t`."""
     if isinstance(t, IndexType):
         return I64
+    if is_low_precision(t):
+        return I8
     if isinstance(t, IntegerType):
         return ir.IntType(t.width.data)
     if isinstance(t, Float32Type | BFloat16Type):
@@ -134,9 +141,7 @@ def round_to_bfloat16(value: float) -> float:
     bits = np.array(value, np.float32).view(np.uint32)
     if np.isnan(value):
         return value
-    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(
-        0xFFFF0000
-    )
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
     return float(rounded.view(np.float32))
 
 
@@ -206,10 +211,7 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
         last = first
         for use in alloc.memref.uses:
             if not isinstance(use.operation, memref.LoadOp | memref.StoreOp | MatmulOp | DynamicOutputOp):
-                raise CompileError(
-                    "codegen: a buffer may only be loaded and stored, "
-                    f"not used by {use.operation.name}"
-                )
+                raise CompileError(f"codegen: a buffer may only be loaded and stored, not used by {use.operation.name}")
             last = max(last, top_level_position(use.operation))
         size = align_up(memref_nbytes(alloc.memref.type), ARENA_ALIGNMENT)
         offset = 0
@@ -257,8 +259,7 @@ def _internal_function(module: ir.Module, name: str, fnty: ir.FunctionType) -> i
 class _FunctionTranslator:
     """Emits ops into one LLVM function; SSA values map to LLVM values through `values`."""
 
-    def __init__(self, parent: "_ModuleTranslator", function: ir.Function,
-                 values: dict[SSAValue, ir.Value]):
+    def __init__(self, parent: "_ModuleTranslator", function: ir.Function, values: dict[SSAValue, ir.Value]):
         self.parent = parent
         self.builder = ir.IRBuilder(function.append_basic_block("entry"))
         self.values = values
@@ -355,9 +356,7 @@ class _GraphFunctionTranslator(_FunctionTranslator):
         self.name = function.sym_name.data
         self.body = function.body.block
         arg_types = [value_type(t) for t in function.function_type.inputs.data]
-        llvm_function = _internal_function(
-            parent.module, self.name, ir.FunctionType(I32, arg_types)
-        )
+        llvm_function = _internal_function(parent.module, self.name, ir.FunctionType(I32, arg_types))
         super().__init__(parent, llvm_function, dict(zip(self.body.args, llvm_function.args)))
         self.arena_offsets, self.arena_size = plan_arena(function)
 
@@ -408,8 +407,9 @@ class _GraphFunctionTranslator(_FunctionTranslator):
         kernel.builder.ret_void()
         self.builder.call(kernel_function, [self.get(v) for v in passed])
 
-    def call_parallel_kernel(self, nest: Operation, name: str, parallel: ParallelLoop,
-                             passed: list[SSAValue], rematerialized: list[SSAValue]) -> None:
+    def call_parallel_kernel(
+        self, nest: Operation, name: str, parallel: ParallelLoop, passed: list[SSAValue], rematerialized: list[SSAValue]
+    ) -> None:
         """Emit `nest` as the function `name(passed..., i64 begin, i64 end)` running iterations
         [begin, end) of `parallel.loop`, and have the thread pool (runtime/support) call it
         through `name.slice(ptr context, i64 begin, i64 end)`, the context holding `passed`.
@@ -455,9 +455,7 @@ def _is_loop_nest(op: Operation) -> bool:
     """A top-level op worth a function of its own: a kernel, or an op with
     regions, no results and no allocs."""
     return isinstance(op, MatmulOp) or (
-        bool(op.regions)
-        and not op.results
-        and not any(isinstance(inner, memref.AllocOp) for inner in op.walk())
+        bool(op.regions) and not op.results and not any(isinstance(inner, memref.AllocOp) for inner in op.walk())
     )
 
 
@@ -681,12 +679,7 @@ _INT_BINARY = {
     arith.ShRUIOp: "lshr",
     arith.ShRSIOp: "ashr",
 }
-_FLOAT_BINARY = {
-    arith.AddfOp: "fadd",
-    arith.SubfOp: "fsub",
-    arith.MulfOp: "fmul",
-    arith.DivfOp: "fdiv",
-}
+_FLOAT_BINARY = {arith.AddfOp: "fadd", arith.SubfOp: "fsub", arith.MulfOp: "fmul", arith.DivfOp: "fdiv"}
 # Ops that are LLVM intrinsics overloaded on their operand type: op class -> intrinsic.
 _INTRINSIC_OPS = {
     arith.MinSIOp: "smin",
@@ -717,8 +710,7 @@ _INTRINSIC_OPS = {
     math.CtPopOp: "ctpop",
 }
 # Integer intrinsics with a trailing i1 "poison on 0 / INT_MIN" flag; false: defined everywhere.
-_INT_INTRINSIC_WITH_FLAG = {math.AbsIOp: "abs", math.CountLeadingZerosOp: "ctlz",
-                            math.CountTrailingZerosOp: "cttz"}
+_INT_INTRINSIC_WITH_FLAG = {math.AbsIOp: "abs", math.CountLeadingZerosOp: "ctlz", math.CountTrailingZerosOp: "cttz"}
 # Float functions called from libm (`name` for f64, `namef` otherwise).
 _LIBM_OPS = {
     math.TanhOp: "tanh",
@@ -789,8 +781,7 @@ def _register_table_emitters() -> None:
             compute = ir.DoubleType() if ty == ir.DoubleType() else ir.FloatType()
             if ty != compute:
                 args = [b.fpext(a, compute) for a in args]
-            value = t.call(name if compute == ir.DoubleType() else name + "f", compute, args,
-                           _fastmath(op))
+            value = t.call(name if compute == ir.DoubleType() else name + "f", compute, args, _fastmath(op))
             if ty != compute:
                 value = b.fptrunc(value, ty)
             t.set(_result(op), t.round_if_bfloat16(value, _result(op).type))
@@ -897,10 +888,7 @@ def _emit_cmpi(t: _FunctionTranslator, op: arith.CmpiOp) -> None:
 def _emit_cmpf(t: _FunctionTranslator, op: arith.CmpfOp) -> None:
     predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
     # llvmlite passes LLVM's own predicate names (oeq, ult, ...) through unchanged.
-    t.set(
-        op.result,
-        t.builder.fcmp_ordered(predicate, t.get(op.lhs), t.get(op.rhs), flags=_fastmath(op)),
-    )
+    t.set(op.result, t.builder.fcmp_ordered(predicate, t.get(op.lhs), t.get(op.rhs), flags=_fastmath(op)))
 
 
 @_emits(arith.SelectOp)
@@ -942,12 +930,9 @@ def _emit_int_cast(t: _FunctionTranslator, op: Operation) -> None:
 
 @_emits(arith.SIToFPOp, arith.UIToFPOp, arith.FPToSIOp, arith.FPToUIOp)
 def _emit_int_float_cast(t: _FunctionTranslator, op: Operation) -> None:
-    method = {
-        arith.SIToFPOp: "sitofp",
-        arith.UIToFPOp: "uitofp",
-        arith.FPToSIOp: "fptosi",
-        arith.FPToUIOp: "fptoui",
-    }[type(op)]
+    method = {arith.SIToFPOp: "sitofp", arith.UIToFPOp: "uitofp", arith.FPToSIOp: "fptosi", arith.FPToUIOp: "fptoui"}[
+        type(op)
+    ]
     result = _result(op)
     value = getattr(t.builder, method)(t.get(_cast_operand(op)), value_type(result.type))
     t.set(result, t.round_if_bfloat16(value, result.type))
@@ -1016,9 +1001,7 @@ class _ModuleTranslator:
                 continue
             array = tensor_value(op, op.value)
             element = op.result.type.element_type
-            if array.dtype != numpy_dtype_of(element) or list(array.shape) != static_shape_of(
-                op.result.type
-            ):
+            if array.dtype != numpy_dtype_of(element) or list(array.shape) != static_shape_of(op.result.type):
                 raise CompileError(
                     f"codegen: krnl.global value {array.dtype}{list(array.shape)} does not "
                     f"match its type {op.result.type}"
@@ -1195,16 +1178,19 @@ class _WrapperBuilder:
         return data
 
     def build_signature(self) -> None:
-        document = json.dumps(
-            {
-                "abi_version": ABI_VERSION,
-                "model": self.parent.model_name,
-                "target": self.parent.target.triple,
-                "byte_order": self.parent.target.byte_order,
-                "inputs": [spec.signature() for spec in self.inputs],
-                "outputs": [spec.signature() for spec in self.outputs],
-            }
-        ).encode() + b"\0"
+        document = (
+            json.dumps(
+                {
+                    "abi_version": ABI_VERSION,
+                    "model": self.parent.model_name,
+                    "target": self.parent.target.triple,
+                    "byte_order": self.parent.target.byte_order,
+                    "inputs": [spec.signature() for spec in self.inputs],
+                    "outputs": [spec.signature() for spec in self.outputs],
+                }
+            ).encode()
+            + b"\0"
+        )
         text_type = ir.ArrayType(ir.IntType(8), len(document))
         text = _constant_global(self.module, "onnxc_signature_json", text_type)
         text.initializer = ir.Constant(text_type, bytearray(document))

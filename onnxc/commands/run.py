@@ -48,6 +48,9 @@ def main(argv: list[str]) -> int:
     for arg in session.get_inputs():
         if arg.name not in feeds:
             feeds[arg.name] = _random_input(rng, arg.dtype, arg.shape)
+        elif feeds[arg.name].dtype == np.dtype("V1") and arg.dtype.itemsize == 1:
+            # np.save writes an ml_dtypes array (float8, int4...) as raw bytes: read them as such.
+            feeds[arg.name] = feeds[arg.name].view(arg.dtype)
     if emulated:
         outputs = session.run(None, feeds)  # all `repeat` runs in one emulator process
         latencies = session.last_latencies

@@ -8,11 +8,13 @@ import math as pymath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     MemRefType,
@@ -24,9 +26,18 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from onnxc import dtypes
 from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp
-from onnxc.dialects.onnx import OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, tensor_value
-from onnxc.dialects.types import is_float, static_shape
+from onnxc.dialects.onnx import (
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    OnnxOp,
+    WeightStore,
+    onnx_inputs,
+    onnx_outputs,
+    tensor_value,
+)
+from onnxc.dialects.types import is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 
@@ -90,6 +101,7 @@ class GraphLowering:
             lower = LOWERINGS.get(op.OP_TYPE)
             if lower is None:
                 raise self.unsupported(op, f"op {op.OP_TYPE} has no lowering")
+            self._refuse_low_precision(op)
             last_before = self.function.body.block.last_op
             lower(self, op)
             self._locate_emitted(last_before, op.location)
@@ -123,6 +135,17 @@ class GraphLowering:
                     raise self.unsupported(op, f"{message}, in more than one dim ({result.type})")
                 allowed.add(result)
         return allowed
+
+    def _refuse_low_precision(self, op: OnnxOp) -> None:
+        """The low-precision storage types reach only the ops in LOW_PRECISION_OPS:
+        any other lowering would compute on them as if they were ordinary numbers."""
+        if op.OP_TYPE in LOW_PRECISION_OPS:
+            return
+        for value in [*op.operands, *op.results]:
+            if isinstance(value.type, TensorType) and is_low_precision(value.type.get_element_type()):
+                raise self.unsupported(
+                    op, f"element type {_dtype_name(value.type.get_element_type())} is not supported"
+                )
 
     def _locate_emitted(self, last_before: Operation | None, location: Attribute) -> None:
         """Give the ops emitted for a node the node's location (its name), for
@@ -222,10 +245,16 @@ class GraphLowering:
     def shape_error(self, op: OnnxOp, message: str) -> ShapeError:
         return ShapeError(message, node=op.node_name, op_type=op.OP_TYPE)
 
-    def element_type(self, op: OnnxOp, value: SSAValue, *, ints: bool = True, bools: bool = False) -> Attribute:
+    def element_type(
+        self, op: OnnxOp, value: SSAValue, *, ints: bool = True, bools: bool = False, low_precision: bool = False
+    ) -> Attribute:
         """The element type of a tensor, if the op supports it: floats, and on request
-        signed and unsigned integers and bool."""
+        signed and unsigned integers, bool and the low-precision storage types."""
         element = value.type.get_element_type()
+        if is_low_precision(element):
+            if low_precision:
+                return element
+            raise self.unsupported(op, f"element type {_dtype_name(element)} is not supported")
         integer = is_signless_int(element) or is_unsigned(element)
         if is_float(element) or (ints and integer) or (bools and element == i1):
             return element
@@ -237,6 +266,11 @@ class GraphLowering:
         if len(elements) != 1:
             raise self.unsupported(op, f"mixed element types {sorted(map(str, elements))}")
         return self.element_type(op, values[0], **kinds)
+
+
+def _dtype_name(element: Attribute) -> str:
+    """How the runtime and ml_dtypes name an element type (float8_e4m3fn, int4...)."""
+    return dtypes.NAME_OF_ONNX[onnx_type_of(element)]
 
 
 def has_static_shape(value: SSAValue) -> bool:
@@ -279,6 +313,24 @@ DYNAMIC_SHAPE_OPS: set[str] = set()
 
 PASS_THROUGH = ("Identity", "Dropout")
 """Ops whose first result is their first input, in inference."""
+
+LOW_PRECISION_OPS = frozenset(
+    {"Cast", "CastLike", "BitCast", "Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"}
+    | {"Transpose", "Shape", "Size", "QuantizeLinear", "DequantizeLinear"}
+)
+"""Ops whose lowerings take the low-precision types (float8, float4, int4, int2): they
+only move elements, or convert them with `KernelBuilder.convert` (Cast, and the
+quantization ops to and from them). (Of the other ops, only these accept all of
+those types in their ONNX schemas.)"""
+
+
+def optional_result(g: GraphLowering, op: OnnxOp, position: int) -> SSAValue | None:
+    """The buffer of the optional output at schema `position`, if present and read, else None."""
+    outputs = onnx_outputs(op)
+    value = outputs[position] if position < len(outputs) else None
+    if value is None or not value.uses:
+        return None
+    return g.result(op, list(op.results).index(value))
 
 
 def passes_through(value: SSAValue) -> bool:
@@ -426,6 +478,14 @@ def constant_array(value: SSAValue) -> np.ndarray | None:
     return None
 
 
+def weight_buffer(g: GraphLowering, op: OnnxOp, array: np.ndarray, element: Attribute, hint: str) -> SSAValue:
+    """A krnl.global for an array of `element`s made at compile time (kept in the
+    module's WeightStore, out of the IR)."""
+    array = np.ascontiguousarray(array)
+    handle = WeightStore.of(op).add(array, hint, element)
+    return g.top.insert(GlobalOp(handle, MemRefType(element, array.shape))).result
+
+
 def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:
     """An element of an integer (or float) index tensor as an index into a dim of
     `size`, a negative one counting from the end (as in Gather, Scatter, OneHot)."""
@@ -443,8 +503,11 @@ def strided_copy(
 
 
 def constant_buffer(builder: KernelBuilder, array: np.ndarray, element: Attribute) -> SSAValue:
-    """A krnl.global holding `array` (values known at compile time) as `element`s."""
+    """A krnl.global holding `array` (values known at compile time) as `element`s
+    (bfloat16 given as its uint16 bits, held as values by the dense attribute)."""
     array = np.asarray(array)
+    if isinstance(element, BFloat16Type):
+        array = array.view(ml_dtypes.bfloat16).astype(np.float32)
     memref_type = MemRefType(element, array.shape)
     tensor_type = TensorType(element, array.shape)
     value = DenseIntOrFPElementsAttr.from_list(tensor_type, array.reshape(-1).tolist())

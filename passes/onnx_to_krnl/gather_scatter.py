@@ -1,5 +1,6 @@
 """Indexed data movement: Gather, GatherElements, GatherND, ScatterElements,
-ScatterND, OneHot, ReverseSequence, and the scatters MaxUnpool and Col2Im.
+ScatterND, TensorScatter, OneHot, ReverseSequence, and the scatters MaxUnpool
+and Col2Im.
 
 Indices are data (read in the loop body), negative ones count from the end of
 their dim. Scatters copy `data` to the output, then apply the updates in the
@@ -131,6 +132,34 @@ def lower_scatter_nd(g: GraphLowering, op: OnnxOp) -> None:
         return [*_nd_index(b, indices, ivs[:prefix_rank], shape, 0), *ivs[prefix_rank:]]
 
     _scatter(g, op, destination)
+
+
+@lowers("TensorScatter")
+def lower_tensor_scatter(g: GraphLowering, op: OnnxOp) -> None:
+    """A KV-cache update: past_cache with update[b, ..., s, ...] written at
+    position write_indices[b] + s of `axis` (0 without write_indices), taken
+    modulo the cache length in circular mode. A position past the cache is
+    not written."""
+    cache, update, write_indices, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
+    shape = shape_of(cache)
+    axis = normalized_axis(g, op, op.attr("axis", -2), len(shape))
+    mode = op.attr("mode", "linear")
+    if mode not in ("linear", "circular"):
+        raise g.unsupported(op, f"TensorScatter mode '{mode}'")
+    if axis == 0:
+        raise g.shape_error(op, "axis 0 is the batch dim write_indices index")
+    copy_reshaped(g.top, cache, out)
+    ivs, b = g.top.loop_nest(shape_of(update))
+    position = ivs[axis]
+    if write_indices is not None:
+        position = b.add(b.to_index(b.load(write_indices, [ivs[0]])), position)
+    if mode == "circular":
+        position = b.rem(position, shape[axis])
+    target = list(ivs)
+    target[axis] = position
+    inside = b.compare_index("ult", position, shape[axis])  # negative ones are huge unsigned
+    write = b.if_then(inside)
+    write.store(write.load(update, ivs), out, target)
 
 
 @lowers("OneHot")

@@ -1,7 +1,7 @@
 """Conv, MatMul and Gemm as `krnl.matmul`: the register-blocked GEMM kernel.
 
-Conv (2-D, one group, constant weights) is C[M, OH*OW] = W[M, C*KH*KW] x
-im2col(X) per image: its weights are packed at compile time into the
+Conv (2-D, constant weights) is C[M, OH*OW] = W[M, C*KH*KW] x im2col(X) per
+image and group (a few groups of 8 or more output channels each): its weights are packed at compile time into the
 kernel's row panels (see krnl.MatmulOp, a_layout "panels"), and a 1x1 stride-1 unpadded conv
 reads the image in place as the matrix [C, H*W].
 
@@ -24,11 +24,13 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import GlobalOp, MatmulOp, matmul_scratch_pitch
-from onnxc.dialects.onnx import OnnxOp, WeightStore
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.dialects.types import numpy_dtype_of
+from onnxc.passes.krnl_builder import KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
 TILE_ROWS = 12
@@ -37,6 +39,11 @@ REDUCTION_BLOCK = 128
 """kc: reduction steps per pass over a tile; a kc x nr B tile (16 KB with AVX-512) stays in L1."""
 COLUMN_BLOCK = 512
 """nc: columns per block; the kc x nc B block (512 KB) fits a 1 MB L2. A multiple of every nr."""
+MIN_GROUP_ROWS = 8
+"""A grouped Conv becomes one product per group when each has this many output channels
+(depthwise convs, one row per product, stay direct loop nests)."""
+MAX_GROUPS = 16
+"""... and at most this many groups (each product is a kernel function of its own)."""
 
 
 def _single_user(value: SSAValue) -> OnnxOp | None:
@@ -106,11 +113,9 @@ def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> S
     return buffer
 
 
-def _global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str) -> SSAValue:
-    """A krnl.global for a weight made at compile time (kept in the module's WeightStore)."""
-    array = np.ascontiguousarray(array, dtype=np.float32)
-    handle = WeightStore.of(op).add(array, hint)
-    return g.top.insert(GlobalOp(handle, MemRefType(f32, array.shape))).result
+def weight_global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str, element: Attribute = f32) -> SSAValue:
+    """A krnl.global for a weight of `element`s made at compile time (float32 by default)."""
+    return weight_buffer(g, op, np.asarray(array, dtype=numpy_dtype_of(element)), element, hint)
 
 
 def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
@@ -118,6 +123,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     x_value, w_value = op.input(0), op.input(1)
     weights = constant_array(w_value)
     bias = constant_array(op.input(2)) if op.input(2) is not None else np.zeros(0)
+    group = op.attr("group", 1)
     x_shape, out_shape = shape_of(g.buffers[x_value]), tuple(op.results[0].type.get_shape())
     if (
         weights is None
@@ -126,9 +132,11 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         or not isinstance(x_value.type.get_element_type(), Float32Type)
         or len(x_shape) != 4
         or weights.ndim != 4
-        or op.attr("group", 1) != 1
-        or x_shape[1] != weights.shape[1]
         or len(out_shape) != 4
+        or group < 1
+        or x_shape[1] != weights.shape[1] * group
+        or weights.shape[0] % group
+        or (group > 1 and (weights.shape[0] // group < MIN_GROUP_ROWS or group > MAX_GROUPS))
         or out_shape[:2] != (x_shape[0], weights.shape[0])
         or op.attr("kernel_shape") not in (None, list(weights.shape[2:]))
         or bias.size not in (0, weights.shape[0])
@@ -165,14 +173,15 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     g.fused.update(fused)
 
     reduction = matrix.shape[1]
-    tiles = -(-out_channels // TILE_ROWS)
-    padded = np.zeros((tiles * TILE_ROWS, reduction))
-    padded[:out_channels] = matrix
-    panels = padded.reshape(tiles, TILE_ROWS, reduction).transpose(0, 2, 1)  # [tile, k, row]
     block = min(REDUCTION_BLOCK, reduction)
-    blocked = np.concatenate([panels[:, k : k + block].reshape(-1) for k in range(0, reduction, block)])
-    a = _global(g, op, blocked.reshape(panels.shape), f"{op.node_name or 'conv'}_panels")
-    bias_buffer = _global(g, op, shift, f"{op.node_name or 'conv'}_bias")
+    group_rows, group_channels = out_channels // group, channels // group
+    name = op.node_name or "conv"
+    operands = []  # per group: its rows of W as panels, its bias
+    for index in range(group):
+        rows = slice(index * group_rows, (index + 1) * group_rows)
+        suffix = str(index or "")
+        panels = weight_global(g, op, _row_panels(matrix[rows], block), f"{name}_panels{suffix}")
+        operands.append((panels, weight_global(g, op, shift[rows], f"{name}_bias{suffix}")))
     if residual is None:
         out = g.result(last)
     else:
@@ -187,42 +196,56 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     )
     scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(columns, COLUMN_BLOCK)]))
     image, result = channels * height * width, out_channels * columns
-    g.top.insert(
-        MatmulOp(
-            a,
-            g.buffers[x_value],
-            out,
-            sizes=[out_channels, columns, reduction],
-            tile=[TILE_ROWS, block, COLUMN_BLOCK],
-            a_layout="panels",
-            b_access="rows" if in_place else "im2col",
-            ldb=height * width if in_place else 0,
-            conv=[]
-            if in_place
-            else [
-                channels,
-                height,
-                width,
-                window_y.output_size,
-                window_x.output_size,
-                kernel_h,
-                kernel_w,
-                window_y.stride,
-                window_x.stride,
-                window_y.dilation,
-                window_x.dilation,
-                window_y.pad_begin,
-                window_x.pad_begin,
-            ],
-            ldc=columns,
-            batch=[v for n in range(batch) for v in (0, n * image, n * result)],
-            accumulate=residual is not None,
-            clip=clip,
-            scratch=scratch,
-            bias=bias_buffer,
+    for index, (a, bias_buffer) in enumerate(operands):  # a product per group: its rows of W, its channels of X
+        x_offset, out_offset = index * group_channels * height * width, index * group_rows * columns
+        g.top.insert(
+            MatmulOp(
+                a,
+                g.buffers[x_value],
+                out,
+                sizes=[group_rows, columns, reduction],
+                tile=[TILE_ROWS, block, COLUMN_BLOCK],
+                a_layout="panels",
+                b_access="rows" if in_place else "im2col",
+                ldb=height * width if in_place else 0,
+                conv=[]
+                if in_place
+                else [
+                    group_channels,
+                    height,
+                    width,
+                    window_y.output_size,
+                    window_x.output_size,
+                    kernel_h,
+                    kernel_w,
+                    window_y.stride,
+                    window_x.stride,
+                    window_y.dilation,
+                    window_x.dilation,
+                    window_y.pad_begin,
+                    window_x.pad_begin,
+                ],
+                ldc=columns,
+                batch=[v for n in range(batch) for v in (0, n * image + x_offset, n * result + out_offset)],
+                accumulate=residual is not None,
+                clip=clip,
+                scratch=scratch,
+                bias=bias_buffer,
+            )
         )
-    )
     return True
+
+
+def _row_panels(matrix: np.ndarray, block: int) -> np.ndarray:
+    """W [M, K] in the kernel's "panels" layout: row tiles of TILE_ROWS (zero-padded),
+    each stored k-major, reduction block by reduction block (see krnl.MatmulOp)."""
+    rows, reduction = matrix.shape
+    tiles = -(-rows // TILE_ROWS)
+    padded = np.zeros((tiles * TILE_ROWS, reduction))
+    padded[:rows] = matrix
+    panels = padded.reshape(tiles, TILE_ROWS, reduction).transpose(0, 2, 1)  # [tile, k, row]
+    blocked = np.concatenate([panels[:, k : k + block].reshape(-1) for k in range(0, reduction, block)])
+    return blocked.reshape(panels.shape)
 
 
 def _batch_offsets(batch_shape, a_batch, b_batch, a_matrix: int, b_matrix: int, c_matrix: int) -> list[int]:
@@ -248,6 +271,7 @@ def _batch_offsets(batch_shape, a_batch, b_batch, a_matrix: int, b_matrix: int, 
 
 def emit_matrix_product(
     g: GraphLowering,
+    op: OnnxOp,
     a: SSAValue,
     b: SSAValue,
     out: SSAValue,
@@ -255,16 +279,30 @@ def emit_matrix_product(
     a_strides: tuple[int, int],
     batch: list[int],
     *,
+    b_constant: np.ndarray | None = None,
     accumulate: bool = False,
+    ldb: int | None = None,
+    ldc: int | None = None,
+    at: KernelBuilder | None = None,
 ) -> None:
-    """krnl.matmul for out[m, n] (+)= sum_k a[m*s0 + k*s1] * b[k*N + n], per batch triple.
-    B is packed into scratch when several row tiles reuse it, else read in place."""
+    """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
+    triple (ldb and ldc default to N), inserted by `at` (default: at the top level).
+
+    A constant B (`b_constant`, [K, N], shared by the batch) is packed at compile
+    time into column panels: no packing at run time, and each tile's B is a
+    sequential stream; a product of a few rows (a matrix-vector product, which
+    streams B once) then takes the whole reduction in one block. Otherwise B is
+    packed into scratch (allocated at the top level) when several row tiles reuse
+    it, else read in place."""
     m, n, k = sizes
     block = min(REDUCTION_BLOCK, k)
     scratch = None
-    if m > TILE_ROWS:
+    if b_constant is not None:
+        b = weight_global(g, op, _column_panels(b_constant), f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
+        block = k if m <= TILE_ROWS else block
+    elif m > TILE_ROWS:
         scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
-    g.top.insert(
+    (at or g.top).insert(
         MatmulOp(
             a,
             b,
@@ -273,14 +311,23 @@ def emit_matrix_product(
             tile=[TILE_ROWS, block, COLUMN_BLOCK],
             a_layout="strided",
             a_strides=a_strides,
-            b_access="rows",
-            ldb=n,
-            ldc=n,
+            b_access="rows" if b_constant is None else "panels",
+            ldb=n if ldb is None else ldb,
+            ldc=n if ldc is None else ldc,
             batch=batch,
             accumulate=accumulate,
             scratch=scratch,
         )
     )
+
+
+def _column_panels(matrix: np.ndarray) -> np.ndarray:
+    """B [K, N] as column panels [ceil(N/P), K, P], zero columns padding the last (see krnl.MatmulOp)."""
+    reduction, columns = matrix.shape
+    panels = -(-columns // MATMUL_B_PANEL)
+    padded = np.zeros((reduction, panels * MATMUL_B_PANEL), np.float32)
+    padded[:, :columns] = matrix
+    return padded.reshape(reduction, panels, MATMUL_B_PANEL).transpose(1, 0, 2)
 
 
 def is_f32(*values: SSAValue) -> bool:
@@ -300,7 +347,8 @@ def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank
     if 0 in (m, n, k) or 0 in out_shape:
         return False  # an empty product: the loop nest's zero fill is all there is to do
     batch = _batch_offsets(out_shape[:batch_rank], a_shape[:-2], b_shape[:-2], m * k, k * n, m * n)
-    emit_matrix_product(g, a, b, out, (m, n, k), (k, 1), batch)
+    weights = constant_array(op.input(1)) if len(b_shape) == 2 else None
+    emit_matrix_product(g, op, a, b, out, (m, n, k), (k, 1), batch, b_constant=weights)
     return True
 
 
@@ -308,7 +356,8 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     """Gemm's alpha * A' @ B' on float32 as krnl.matmul, accumulating into `out`
     (already holding beta * C) when `accumulate`. B' must be a row-major [K, N]
     buffer: a transposed or scaled B must be constant (transposed and scaled at
-    compile time); a runtime A is read with the strides of A or A^T."""
+    compile time, into panels as any constant B); a runtime A is read with the
+    strides of A or A^T."""
     if not is_f32(op.input(0), op.input(1)):
         return False
     alpha, transpose_a, transpose_b = op.attr("alpha", 1.0), op.attr("transA", 0), op.attr("transB", 0)
@@ -318,12 +367,12 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     columns = shape_of(out)[1]
     if 0 in (rows, columns, reduction):
         return False
-    if transpose_b or alpha != 1.0:
-        weights = constant_array(op.input(1))
-        if weights is None:
-            return False
+    weights = constant_array(op.input(1))
+    if weights is None and (transpose_b or alpha != 1.0):
+        return False
+    if weights is not None:
         weights = (weights.T if transpose_b else weights) * np.float32(alpha)
-        b = _global(g, op, weights, f"{op.node_name or 'gemm'}_b")
     a_strides = (1, rows) if transpose_a else (reduction, 1)
-    emit_matrix_product(g, a, b, out, (rows, columns, reduction), a_strides, [0, 0, 0], accumulate=accumulate)
+    sizes = (rows, columns, reduction)
+    emit_matrix_product(g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, accumulate=accumulate)
     return True

@@ -78,28 +78,41 @@ def contract(
 
 @lowers("MatMul")
 def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
-    """numpy.matmul: batch dims broadcast; a 1-D lhs is a row, a 1-D rhs a column,
-    and the dim they add is absent from the result. Float32 takes the GEMM kernel,
-    other types a tiled loop nest."""
+    """numpy.matmul. Float32 takes the GEMM kernel, other types a tiled loop nest."""
     a, b = g.input(op, 0), g.input(op, 1)
-    element = g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
+    g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
     out = g.result(op)
+    if lower_matmul_as_gemm(g, op, out, matmul_batch_rank(g, op, a, b, out)):
+        return
+    matmul_nest(g, op, a, b, out)
+
+
+def matmul_batch_rank(g: GraphLowering, op: OnnxOp, a: SSAValue, b: SSAValue, out: SSAValue) -> int:
+    """The number of batch dims of `out` = a @ b, after checking the shapes: batch
+    dims broadcast; a 1-D lhs is a row, a 1-D rhs a column, and the dim they add
+    is absent from the result."""
     a_shape, b_shape, out_shape = shape_of(a), shape_of(b), shape_of(out)
     if not a_shape or not b_shape:
         raise g.shape_error(op, "MatMul of a scalar")
-    reduction = a_shape[-1]
     has_rows, has_columns = len(a_shape) > 1, len(b_shape) > 1
     batch_rank = len(out_shape) - has_rows - has_columns
     expected_tail = a_shape[-2:-1] if has_rows else ()
     expected_tail += b_shape[-1:] if has_columns else ()
     b_reduction = b_shape[-2] if has_columns else b_shape[0]
-    if batch_rank < 0 or reduction != b_reduction or out_shape[batch_rank:] != expected_tail:
+    if batch_rank < 0 or a_shape[-1] != b_reduction or out_shape[batch_rank:] != expected_tail:
         raise g.shape_error(op, f"MatMul of {list(a_shape)} and {list(b_shape)} into {list(out_shape)}")
+    return batch_rank
+
+
+def matmul_nest(g: GraphLowering, op: OnnxOp, a: SSAValue, b: SSAValue, out: SSAValue) -> None:
+    """out = numpy.matmul(a, b) by a tiled loop nest, the operands converted to and
+    accumulated in the element type of `out` (MatMul; int32 for the integer matmuls)."""
+    batch_rank = matmul_batch_rank(g, op, a, b, out)
+    a_shape, b_shape, out_shape = shape_of(a), shape_of(b), shape_of(out)
+    has_rows, has_columns = len(a_shape) > 1, len(b_shape) > 1
     batch_shape = out_shape[:batch_rank]
     a_axes = broadcast_axes(g, op, a_shape[:-2], batch_shape)
     b_axes = broadcast_axes(g, op, b_shape[:-2], batch_shape)
-    if lower_matmul_as_gemm(g, op, out, batch_rank):
-        return
 
     def a_index(ivs: list[SSAValue], k: SSAValue) -> list[Bound]:
         return [*broadcast_index(a_axes, ivs), *([ivs[batch_rank]] if has_rows else []), k]
@@ -107,11 +120,11 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     def b_index(ivs: list[SSAValue], k: SSAValue) -> list[Bound]:
         return [*broadcast_index(b_axes, ivs), k, *([ivs[-1]] if has_columns else [])]
 
-    fill(g.top, out, g.top.constant(0, element))
+    fill(g.top, out, g.top.constant(0, out.type.get_element_type()))
     contract(
         g,
         out,
-        reduction,
+        a_shape[-1],
         (a, a_index),
         (b, b_index),
         row_axis=batch_rank if has_rows else None,

@@ -9,7 +9,7 @@ from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.onnx import OnnxOp, onnx_inputs, onnx_outputs
+from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -18,6 +18,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     elementwise,
     lowers,
     normalized_axis,
+    optional_result,
     shape_of,
 )
 
@@ -90,15 +91,6 @@ def stash_type(g: GraphLowering, op: OnnxOp, element: Attribute) -> Attribute:
     if op.attr("stash_type", 1) == 1 and element.bitwidth < 32:
         return f32
     return element
-
-
-def optional_result(g: GraphLowering, op: OnnxOp, position: int) -> SSAValue | None:
-    """The buffer of the optional output at schema `position`, if present and read, else None."""
-    outputs = onnx_outputs(op)
-    value = outputs[position] if position < len(outputs) else None
-    if value is None or not value.uses:
-        return None
-    return g.result(op, list(op.results).index(value))
 
 
 @lowers("LayerNormalization", "RMSNormalization")

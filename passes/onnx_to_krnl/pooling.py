@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import math
+from xdsl.dialects.builtin import i64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, linearize, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
 
 
@@ -23,11 +25,14 @@ def count_as_float(builder: KernelBuilder, ranges: Sequence[tuple[Bound, Bound]]
     return builder.index_to_float(count, element)
 
 
-def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow] | None = None) -> None:
+def lower_pool(
+    g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow] | None = None, with_indices: bool = False
+) -> None:
     """Max, average or Lp norm ("lp": (sum |x|^p)^(1/p), p from the op) over
     sliding windows of each (n, c) plane. `windows` defaults to those of the
     op's attributes (global pools pass whole planes). Padding never counts, except
-    in the average's divisor with count_include_pad."""
+    in the average's divisor with count_include_pad. `with_indices` (max): result 1
+    is where each maximum is, see `_argmax_offset`."""
     x = g.input(op, 0)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=kind == "max")
     out = g.result(op)
@@ -40,6 +45,9 @@ def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Slidin
             raise g.shape_error(op, f"kernel_shape {kernel} for {len(input_sizes)} spatial dims")
         windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel, ceil_mode=bool(op.attr("ceil_mode", 0)))
 
+    if windows[-1].output_size > 1:
+        pool_rows(g, op, kind, windows)
+        return
     ivs, body = g.top.loop_nest(out_shape)
     n, c, *out_position = ivs
     starts = [w.start(body, o) for w, o in zip(windows, out_position)]
@@ -65,13 +73,92 @@ def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Slidin
             body.math(math.SqrtOp, result) if p == 2 else body.math(math.PowFOp, result, body.constant(1 / p, element))
         )
     body.store(result, out, ivs)
+    if with_indices:
+        offset = _argmax_offset(body, x, windows, starts, ranges, ivs, result, bool(op.attr("storage_order", 0)))
+        body.store(offset, g.result(op, 1), ivs)
+
+
+def _argmax_offset(
+    b: KernelBuilder,
+    x: SSAValue,
+    windows: Sequence[SlidingWindow],
+    starts: Sequence[Bound],
+    ranges: Sequence[tuple[Bound, Bound]],
+    ivs: Sequence[SSAValue],
+    maximum: SSAValue,
+    column_major: bool,
+) -> SSAValue:
+    """The i64 offset in x of the first window element equal to `maximum` (-1 if
+    none is, as for a NaN maximum): row-major over the whole tensor, or with
+    storage_order 1 the (n, c) plane's offset plus a column-major offset in the plane."""
+    batch, channels, *sizes = shape_of(x)
+    n, c = ivs[:2]
+    plane = b.mul(b.add(b.mul(n, channels), c), pymath.prod(sizes))
+
+    def first_hit(inner: KernelBuilder, offsets: list[Bound], found: SSAValue) -> SSAValue:
+        positions = [w.position(inner, s, k) for w, s, k in zip(windows, starts, offsets)]
+        hit = inner.and_(
+            inner.compare("eq", inner.load(x, [n, c, *positions]), maximum),
+            inner.compare("lt", found, inner.constant(0, i64)),
+        )
+        order = (positions[::-1], sizes[::-1]) if column_major else (positions, sizes)
+        offset = inner.from_index(inner.add(plane, linearize(inner, *order)), i64)
+        return inner.select(hit, offset, found)
+
+    return b.reduce(ranges, b.constant(-1, i64), first_hit)
+
+
+def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow]) -> None:
+    """The pool of `lower_pool`, one output row at a time, so that it vectorizes:
+    the row starts at the identity; per kernel offset (padding skipped by clipped
+    ranges, as in the direct Conv) one loop along the row combines an input row
+    (unit or constant stride) into it; a last pass along the row divides (average)
+    or takes the root (Lp). Every output combines the same inputs in the same order
+    as the one-window-at-a-time loop."""
+    x, out = g.input(op, 0), g.buffers[op.results[0]]
+    element = out.type.get_element_type()
+    *outer_windows, row_window = windows
+    row_ivs, body = g.top.loop_nest(shape_of(out)[:-1])
+    n, c, *outer_position = row_ivs
+    combine = "max" if kind == "max" else "add"
+    p = float(op.attr("p", 2)) if kind == "lp" else None
+    init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
+    (column,), row_start = body.for_nest([(0, row_window.output_size)])
+    row_start.store(init, out, [*row_ivs, column])
+
+    starts = [w.start(body, o) for w, o in zip(outer_windows, outer_position)]
+    ranges = [w.data_range(body, s) for w, s in zip(outer_windows, starts)]
+    (*offsets, row_offset), tap = body.for_nest([*ranges, (0, row_window.kernel)])
+    positions = [w.position(tap, s, k) for w, s, k in zip(outer_windows, starts, offsets)]
+    shift = row_window.shift(tap, row_offset)
+    (column,), point = tap.for_nest([row_window.output_range(tap, shift)])
+    value = point.load(x, [n, c, *positions, point.sub(point.mul(column, row_window.stride), shift)])
+    if p is not None:
+        value = point.square(value) if p == 2 else point.math(math.PowFOp, point.abs(value), point.constant(p, element))
+    partial = point.load(out, [*row_ivs, column])
+    point.store(point.binary(combine, partial, value), out, [*row_ivs, column])
+    if kind == "max":
+        return
+
+    (column,), end = body.for_nest([(0, row_window.output_size)])
+    result = end.load(out, [*row_ivs, column])
+    if kind == "average":
+        column_start = row_window.start(end, column)
+        if op.attr("count_include_pad", 0):
+            counted = [w.padded_range(end, s) for w, s in zip(windows, [*starts, column_start])]
+        else:
+            counted = [*ranges, row_window.data_range(end, column_start)]
+        result = end.div(result, count_as_float(end, counted, element))
+    else:
+        result = (
+            end.math(math.SqrtOp, result) if p == 2 else end.math(math.PowFOp, result, end.constant(1 / p, element))
+        )
+    end.store(result, out, [*row_ivs, column])
 
 
 @lowers("MaxPool")
 def lower_max_pool(g: GraphLowering, op: OnnxOp) -> None:
-    if len(op.results) > 1 and op.results[1].uses:
-        raise g.unsupported(op, "MaxPool Indices output")
-    lower_pool(g, op, "max")
+    lower_pool(g, op, "max", with_indices=len(op.results) > 1 and bool(op.results[1].uses))
 
 
 @lowers("AveragePool")

@@ -240,16 +240,20 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
         return
 
     log = op.OP_TYPE == "LogSoftmax"
-
-    def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
-        shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
-        exponential = b.math(math.ExpOp, shifted)
-        b.store(shifted if log else exponential, out, nest.index(ivs))
-        return b.add(acc, exponential)
-
-    total = body.reduce(ranges, body.constant(0.0, element), exponentiate)
+    zero = body.constant(0.0, element)
     if log:
-        total = body.math(math.LogOp, total)
+
+        def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
+            shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
+            b.store(shifted, out, nest.index(ivs))
+            return b.add(acc, b.math(math.ExpOp, shifted))
+
+        total = body.math(math.LogOp, body.reduce(ranges, zero, exponentiate))
+    else:  # the exponentials in a loop of their own, which vectorizes; then their in-order sum
+        exp_ivs, exp_loop = body.for_nest(ranges)
+        index = nest.index(exp_ivs)
+        exp_loop.store(exp_loop.math(math.ExpOp, exp_loop.sub(exp_loop.load(x, index), maximum)), out, index)
+        total = body.reduce(ranges, zero, lambda b, ivs, acc: b.add(acc, b.load(out, nest.index(ivs))))
     inner_ivs, inner = body.for_nest(ranges)
     stored = inner.load(out, nest.index(inner_ivs))
     normalized = inner.sub(stored, total) if log else inner.div(stored, total)

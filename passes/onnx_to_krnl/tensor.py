@@ -8,12 +8,11 @@ import math as pymath
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, MemRefType, TensorType, i64
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, TensorType, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
-from onnxc.dialects.types import arithmetic_view
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     PASS_THROUGH,
@@ -33,7 +32,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     strided_copy,
 )
 from onnxc.passes.onnx_to_krnl.selection import lower_compress_at_run_time
-from onnxc.tensors import range_length
+from onnxc.passes.shape_inference import range_values
 
 # ------------------------------------------------------------------ data movement ops
 
@@ -151,16 +150,11 @@ def lower_size(g: GraphLowering, op: OnnxOp) -> None:
 @lowers("Range")
 def lower_range(g: GraphLowering, op: OnnxOp) -> None:
     """start, limit and delta are bound at compile time, so the sequence is a constant
-    (computed as the spec does: start + i * delta in the element type)."""
+    (computed as the spec does: start + i * delta, in the stash type for 16-bit floats)."""
     operands = [constant_array(op.input(k)) for k in range(3)]
     if any(v is None for v in operands):
         raise g.unsupported(op, "Range with inputs that are not constants")
-    element = op.input(0).type.get_element_type()
-    start, limit, delta = (arithmetic_view(v, element).reshape(-1)[0] for v in operands)
-    count = range_length(start, limit, delta)
-    values = (start + np.arange(count, dtype=np.asarray(start).dtype) * delta).astype(start.dtype)
-    # krnl.global values are numbers: bfloat16 ones (exact in float32) as float32
-    constant_result(g, op, values.astype(np.float32) if isinstance(element, BFloat16Type) else values)
+    constant_result(g, op, range_values(op, *operands, op.results[0].type.get_element_type()))
 
 
 @lowers("Expand")

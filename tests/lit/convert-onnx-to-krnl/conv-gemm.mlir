@@ -74,3 +74,31 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-SAME:      clip = [0xfff0000000000000 : f64, 0x7ff0000000000000 : f64]
 // CHECK:         krnl.iterate
 // CHECK:           arith.maximumf
+
+// -----
+
+// group = 2 with 8 output channels per group: one krnl.matmul per group, each
+// with its own panels and bias, reading the group's input channels (B offset
+// 2*6*6 = 72 floats) and writing the group's output channels (C offset 8*36 = 288).
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x4x6x6xf32>) -> tensor<1x16x6x6xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<16x2x3x3xf32>} : () -> tensor<16x2x3x3xf32>
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {pads = [1, 1, 1, 1], group = 2} : (tensor<1x4x6x6xf32>, tensor<16x2x3x3xf32>) -> tensor<1x16x6x6xf32>
+    func.return %y : tensor<1x16x6x6xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x4x6x6xf32>, %y: memref<1x16x6x6xf32>) {
+// CHECK:         %[[A0:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x18x12xf32>>}
+// CHECK-NEXT:    %[[B0:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<8xf32>>}
+// CHECK-NEXT:    %[[A1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels1", tensor<1x18x12xf32>>}
+// CHECK-NEXT:    %[[B1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias1", tensor<8xf32>>}
+// CHECK-NEXT:    %[[SCRATCH:.+]] = memref.alloc()
+// CHECK-NEXT:    krnl.matmul %[[A0]], %x into %y scratch %[[SCRATCH]] bias %[[B0]]
+// CHECK-SAME:      sizes = [8 : i64, 36 : i64, 18 : i64]
+// CHECK-SAME:      conv = [2 : i64, 6 : i64, 6 : i64
+// CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64]
+// CHECK-NEXT:    krnl.matmul %[[A1]], %x into %y scratch %[[SCRATCH]] bias %[[B1]]
+// CHECK-SAME:      batch = [0 : i64, 72 : i64, 288 : i64]
+// CHECK-NOT:     krnl.iterate
+// CHECK:         func.return

@@ -73,3 +73,29 @@ builtin.module attributes {onnx.opset = 18 : i64} {
 // CHECK-NEXT:        %[[X:.+]] = memref.load %cols[
 // CHECK-NEXT:        %[[S:.+]] = arith.addf %[[OLD]], %[[X]] : f32
 // CHECK-NEXT:        memref.store %[[S]], %im[
+
+// -----
+
+// TensorScatter (circular): the cache is copied, then each update row goes to
+// (write_indices[b] + s) mod the cache length; a position outside is skipped.
+builtin.module attributes {onnx.opset = 24 : i64} {
+  func.func @main_graph(%cache: tensor<2x5x3xf32>, %update: tensor<2x2x3xf32>, %w: tensor<2xi64>) -> tensor<2x5x3xf32> {
+    %y = "onnx.TensorScatter"(%cache, %update, %w) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {mode = "circular", axis = 1 : i64} : (tensor<2x5x3xf32>, tensor<2x2x3xf32>, tensor<2xi64>) -> tensor<2x5x3xf32>
+    func.return %y : tensor<2x5x3xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[LEN:.+]] = arith.constant 5 : index
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0] to [2, 5, 3] {
+// CHECK:           memref.store {{.*}}, %y[
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0] to [2, 2, 3] {
+// CHECK-NEXT:    ^bb0(%[[b:.+]]: index, %[[s:.+]]: index, %[[d:.+]]: index):
+// CHECK-NEXT:      %[[W:.+]] = memref.load %w[%[[b]]] : memref<2xi64>
+// CHECK-NEXT:      %[[START:.+]] = arith.index_cast %[[W]] : i64 to index
+// CHECK-NEXT:      %[[POS:.+]] = arith.addi %[[START]], %[[s]] : index
+// CHECK-NEXT:      %[[WRAPPED:.+]] = arith.remsi %[[POS]], %[[LEN]] : index
+// CHECK-NEXT:      %[[IN:.+]] = arith.cmpi ult, %[[WRAPPED]], %[[LEN]] : index
+// CHECK-NEXT:      scf.if %[[IN]] {
+// CHECK-NEXT:        %[[V:.+]] = memref.load %update[%[[b]], %[[s]], %[[d]]] : memref<2x2x3xf32>
+// CHECK-NEXT:        memref.store %[[V]], %y[%[[b]], %[[WRAPPED]], %[[d]]] : memref<2x5x3xf32>

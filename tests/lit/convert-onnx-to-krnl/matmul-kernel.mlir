@@ -19,9 +19,9 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // -----
 
 // Gemm with transA and a constant B^T scaled by alpha: Y starts as beta * C,
-// then the kernel accumulates (accumulate = 1); B^T * alpha is a new weight
-// [K, N] made at compile time, A^T is read with strides [1, M]. With more
-// rows than one tile, B is packed block by block into scratch.
+// then the kernel accumulates (accumulate = 1); B^T * alpha, [K, N], is packed
+// at compile time into column panels [ceil(N/16), K, 16] (a new weight), so
+// nothing is packed at run time (no scratch). A^T is read with strides [1, M].
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%a: tensor<3x20xf32>, %c: tensor<4xf32>) -> tensor<20x4xf32> {
     %w = "onnx.Constant"() {value = dense<1.0> : tensor<4x3xf32>} : () -> tensor<4x3xf32>
@@ -32,8 +32,25 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         krnl.iterate
-// CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}_b", tensor<3x4xf32>>} : memref<3x4xf32>
-// CHECK-NEXT:    %[[S:.+]] = memref.alloc() : memref<240xf32>
-// CHECK-NEXT:    krnl.matmul %a, %[[B]] into %y scratch %[[S]] {sizes = [20 : i64, 4 : i64, 3 : i64],
-// CHECK-SAME:      a_layout = "strided", a_strides = [1 : i64, 20 : i64], b_access = "rows", ldb = 4 : i64
+// CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}_b_panels", tensor<1x3x16xf32>>} : memref<1x3x16xf32>
+// CHECK-NEXT:    krnl.matmul %a, %[[B]] into %y {sizes = [20 : i64, 4 : i64, 3 : i64],
+// CHECK-SAME:      a_layout = "strided", a_strides = [1 : i64, 20 : i64], b_access = "panels"
 // CHECK-SAME:      accumulate = 1 : i64
+
+// -----
+
+// A matrix-vector product with constant weights (one row, K = 300 > kc): B in
+// panels ([ceil(40/16), 300, 16]) and the whole reduction in one block (tile
+// [12, 300, 512]): B streams through once, the accumulators stay in registers.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%a: tensor<1x300xf32>) -> tensor<1x40xf32> {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<300x40xf32>} : () -> tensor<300x40xf32>
+    %y = "onnx.MatMul"(%a, %w) : (tensor<1x300xf32>, tensor<300x40xf32>) -> tensor<1x40xf32>
+    func.return %y : tensor<1x40xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}_b_panels", tensor<3x300x16xf32>>} : memref<3x300x16xf32>
+// CHECK-NEXT:    krnl.matmul %a, %[[B]] into %y {sizes = [1 : i64, 40 : i64, 300 : i64], tile = [12 : i64, 300 : i64, 512 : i64]
+// CHECK-SAME:      b_access = "panels"

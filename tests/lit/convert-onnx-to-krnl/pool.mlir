@@ -1,6 +1,9 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// MaxPool 3x3 stride 2, pads 1: starts at -inf, windows clipped to the input.
+// MaxPool 3x3 stride 2, pads 1, one output row at a time (so it vectorizes):
+// the row starts at -inf; per kernel offset (the row offsets clipped to the
+// input, as the columns of each row offset), one loop along the output row
+// takes the max with an input row read at stride 2.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
     %y = "onnx.MaxPool"(%x) <{resultSegmentSizes = array<i32: 1, 0>}> {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32>
@@ -10,23 +13,27 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x2x8x8xf32>, %y: memref<1x2x4x4xf32>) {
 // CHECK:         %[[NEG_INF:.+]] = arith.constant 0xff800000 : f32
-// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [1, 2, 4, 4] {
-// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
-// CHECK-NEXT:      %[[H2:.+]] = arith.muli %[[oh]], %[[C2:.+]] : index
-// CHECK-NEXT:      %[[H0:.+]] = arith.subi %[[H2]], %[[C1:.+]] : index
-// CHECK:           %[[MAX:.+]] = scf.for %[[kh:.+]] = %{{.+}} to %{{.+}} step %[[C1]] iter_args(%[[A0:.+]] = %[[NEG_INF]]) -> (f32) {
-// CHECK-NEXT:        %{{.+}} = scf.for %[[kw:.+]] = %{{.+}} to %{{.+}} step %[[C1]] iter_args(%[[A1:.+]] = %[[A0]]) -> (f32) {
-// CHECK-NEXT:          %[[IH:.+]] = arith.addi %[[H0]], %[[kh]] : index
-// CHECK-NEXT:          %[[IW:.+]] = arith.addi %{{.+}}, %[[kw]] : index
-// CHECK-NEXT:          %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[IH]], %[[IW]]] : memref<1x2x8x8xf32>
-// CHECK-NEXT:          %[[M:.+]] = arith.maximumf %[[A1]], %[[V]] : f32
-// CHECK-NEXT:          scf.yield %[[M]] : f32
-// CHECK:           memref.store %[[MAX]], %y[%[[n]], %[[c]], %[[oh]], %[[ow]]] : memref<1x2x4x4xf32>
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0] to [1, 2, 4] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[oh:.+]]: index):
+// CHECK-NEXT:      scf.for %[[i:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        memref.store %[[NEG_INF]], %y[%[[n]], %[[c]], %[[oh]], %[[i]]]
+// CHECK:           scf.for %[[kh:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        scf.for %[[kw:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:          %[[IH:.+]] = arith.addi %{{.+}}, %[[kh]] : index
+// CHECK:               scf.for %[[ow:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:            %[[W2:.+]] = arith.muli %[[ow]], %{{.+}} : index
+// CHECK-NEXT:            %[[IW:.+]] = arith.subi %[[W2]], %{{.+}} : index
+// CHECK-NEXT:            %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[IH]], %[[IW]]] : memref<1x2x8x8xf32>
+// CHECK-NEXT:            %[[OLD:.+]] = memref.load %y[%[[n]], %[[c]], %[[oh]], %[[ow]]]
+// CHECK-NEXT:            %[[M:.+]] = arith.maximumf %[[OLD]], %[[V]] : f32
+// CHECK-NEXT:            memref.store %[[M]], %y[%[[n]], %[[c]], %[[oh]], %[[ow]]] : memref<1x2x4x4xf32>
+// CHECK-NOT:       arith.divf
 
 // -----
 
-// AveragePool excluding padding: the divisor is the number of points the
-// clipped window holds, computed per output position and cast to float.
+// AveragePool excluding padding: sums along the row as MaxPool, then a pass
+// along the row divides by the number of points each clipped window holds
+// (row range of the output row times the column range of each column).
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32> {
     %y = "onnx.AveragePool"(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
@@ -38,17 +45,19 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         ^bb0(
 // CHECK:           %[[HLO:.+]] = arith.maxsi
 // CHECK:           %[[HHI:.+]] = arith.minsi
-// CHECK:           %[[WLO:.+]] = arith.maxsi
-// CHECK:           %[[WHI:.+]] = arith.minsi
-// CHECK:           %[[SUM:.+]] = scf.for
+// CHECK:           scf.for
 // CHECK:             arith.addf
-// CHECK:           %[[HN:.+]] = arith.subi %[[HHI]], %[[HLO]] : index
-// CHECK-NEXT:      %[[WN:.+]] = arith.subi %[[WHI]], %[[WLO]] : index
-// CHECK-NEXT:      %[[N:.+]] = arith.muli %[[HN]], %[[WN]] : index
-// CHECK-NEXT:      %[[N64:.+]] = arith.index_cast %[[N]] : index to i64
-// CHECK-NEXT:      %[[NF:.+]] = arith.sitofp %[[N64]] : i64 to f32
-// CHECK-NEXT:      %[[AVG:.+]] = arith.divf %[[SUM]], %[[NF]] : f32
-// CHECK-NEXT:      memref.store %[[AVG]], %y
+// CHECK:           scf.for %[[ow:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        %[[SUM:.+]] = memref.load %y
+// CHECK:             %[[WLO:.+]] = arith.maxsi
+// CHECK:             %[[WHI:.+]] = arith.minsi
+// CHECK-NEXT:        %[[HN:.+]] = arith.subi %[[HHI]], %[[HLO]] : index
+// CHECK-NEXT:        %[[WN:.+]] = arith.subi %[[WHI]], %[[WLO]] : index
+// CHECK-NEXT:        %[[N:.+]] = arith.muli %[[HN]], %[[WN]] : index
+// CHECK-NEXT:        %[[N64:.+]] = arith.index_cast %[[N]] : index to i64
+// CHECK-NEXT:        %[[NF:.+]] = arith.sitofp %[[N64]] : i64 to f32
+// CHECK-NEXT:        %[[AVG:.+]] = arith.divf %[[SUM]], %[[NF]] : f32
+// CHECK-NEXT:        memref.store %[[AVG]], %y[{{.*}}, %[[ow]]]
 
 // -----
 
@@ -62,7 +71,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         %[[NINE:.+]] = arith.constant 9.000000e+00 : f32
-// CHECK:           %[[SUM:.+]] = scf.for
+// CHECK:               arith.addf
+// CHECK:           %[[SUM:.+]] = memref.load %y
 // CHECK:           %[[AVG:.+]] = arith.divf %[[SUM]], %[[NINE]] : f32
 // CHECK-NEXT:      memref.store %[[AVG]], %y
 
@@ -117,9 +127,39 @@ builtin.module attributes {onnx.opset = 22 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x1x4xf32>, %y: memref<1x1x3xf32>) {
 // CHECK:         krnl.iterate
-// CHECK:           %[[SUM:.+]] = scf.for {{.*}} -> (f32) {
 // CHECK:             %[[V:.+]] = memref.load %x
 // CHECK-NEXT:        %[[SQ:.+]] = arith.mulf %[[V]], %[[V]] : f32
-// CHECK-NEXT:        arith.addf %{{.+}}, %[[SQ]] : f32
-// CHECK:           %[[R:.+]] = math.sqrt %[[SUM]] : f32
+// CHECK-NEXT:        %[[OLD:.+]] = memref.load %y
+// CHECK-NEXT:        arith.addf %[[OLD]], %[[SQ]] : f32
+// CHECK:           %[[SUM:.+]] = memref.load %y
+// CHECK-NEXT:      %[[R:.+]] = math.sqrt %[[SUM]] : f32
 // CHECK-NEXT:      memref.store %[[R]], %y
+
+// -----
+
+// MaxPool's Indices (storage_order 1): a second pass over the window finds the
+// first element equal to the maximum; its offset is the (n, c) plane's plus w * H + h.
+builtin.module attributes {onnx.opset = 12 : i64} {
+  func.func @main_graph(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) {
+    %y, %i = "onnx.MaxPool"(%x) <{resultSegmentSizes = array<i32: 1, 1>}> {kernel_shape = [2 : i64, 2 : i64], strides = [2 : i64, 2 : i64], storage_order = 1 : i64} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
+    func.return %y, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[H:.+]] = arith.constant 4 : index
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
+// CHECK:           %[[MAX:.+]] = scf.for
+// CHECK:           memref.store %[[MAX]], %y[
+// CHECK:           %[[IDX:.+]] = scf.for {{.*}} -> (i64) {
+// CHECK:             scf.for {{.*}} -> (i64) {
+// CHECK-NEXT:          %[[h:.+]] = arith.addi
+// CHECK-NEXT:          %[[w:.+]] = arith.addi
+// CHECK-NEXT:          %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[h]], %[[w]]]
+// CHECK-NEXT:          %[[EQ:.+]] = arith.cmpf oeq, %[[V]], %[[MAX]] : f32
+// CHECK-NEXT:          %[[FIRST:.+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i64
+// CHECK-NEXT:          %[[HIT:.+]] = arith.andi %[[EQ]], %[[FIRST]] : i1
+// CHECK-NEXT:          %[[WH:.+]] = arith.muli %[[w]], %[[H]] : index
+// CHECK-NEXT:          %{{.+}} = arith.addi %[[WH]], %[[h]] : index
+// CHECK:               arith.select %[[HIT]]
+// CHECK:           memref.store %[[IDX]], %i[%[[n]], %[[c]], %[[oh]], %[[ow]]] : memref<1x2x2x2xi64>

@@ -1,8 +1,9 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
 // Softmax (opset 13) over axis 1 of [2,3,4]: a krnl nest over the other dims
-// (0, 2); inside, scf.for reductions for the max and for the sum of exp(x - max)
-// (which also stores the exponentials), then a loop dividing by the sum.
+// (0, 2); inside, an scf.for reduction for the max, a loop storing exp(x - max)
+// (no loop-carried value: it vectorizes), the in-order sum of what it stored,
+// then a loop dividing by the sum.
 builtin.module attributes {onnx.opset = 13 : i64} {
   func.func @main_graph(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
     %y = "onnx.Softmax"(%x) {axis = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
@@ -23,11 +24,14 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 // CHECK-NEXT:        %[[M1:.+]] = arith.maximumf %[[M]], %[[V]] : f32
 // CHECK-NEXT:        scf.yield %[[M1]] : f32
 // CHECK-NEXT:      }
-// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[S:.+]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:      scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
 // CHECK-NEXT:        %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
 // CHECK-NEXT:        %[[D:.+]] = arith.subf %[[V]], %[[MAX]] : f32
 // CHECK-NEXT:        %[[E:.+]] = math.exp %[[D]] : f32
 // CHECK-NEXT:        memref.store %[[E]], %y[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[S:.+]] = %[[ZERO]]) -> (f32) {
+// CHECK-NEXT:        %[[E:.+]] = memref.load %y[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
 // CHECK-NEXT:        %[[S1:.+]] = arith.addf %[[S]], %[[E]] : f32
 // CHECK-NEXT:        scf.yield %[[S1]] : f32
 // CHECK-NEXT:      }

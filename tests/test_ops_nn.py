@@ -1,0 +1,269 @@
+"""Sampling, contraction and signal ops (GridSample, Einsum, DFT...), numerically
+against onnx.reference, on the attribute combinations and shapes the ONNX
+node-test suite leaves out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_lowering_numeric import Case, ints, rand, run_case, with_output_types
+
+import onnxc
+from onnxc.errors import ShapeError, UnsupportedOpError
+
+
+def grid(*shape: int) -> np.ndarray:
+    """Normalized grid positions, partly outside [-1, 1] to exercise padding."""
+    return rand(*shape, low=-1.7, high=1.7)
+
+
+ROIS = np.array(
+    [[0.0, 0.0, 9.0, 9.0], [2.5, 1.0, 14.0, 12.5], [-4.0, -2.0, 5.0, 20.0], [6.0, 6.0, 6.5, 6.2]], np.float32
+)
+"""Regions (x1, y1, x2, y2) in image coordinates: whole, inside, reaching outside, tiny."""
+
+CASES: dict[str, Case] = {
+    **{
+        f"grid_sample_{mode}_{padding}_align{align}": Case(
+            "GridSample",
+            {"x": rand(2, 3, 4, 5), "grid": grid(2, 3, 6, 2)},
+            {"mode": mode, "padding_mode": padding, "align_corners": align},
+            opset=20,
+        )
+        for mode in ("nearest", "linear", "cubic")
+        for padding in ("zeros", "border", "reflection")
+        for align in (0, 1)
+    },
+    "grid_sample_3d_cubic_reflection": Case(
+        "GridSample",
+        {"x": rand(1, 2, 3, 4, 5), "grid": grid(1, 2, 3, 2, 3)},
+        {"mode": "cubic", "padding_mode": "reflection"},
+        opset=20,
+    ),
+    "grid_sample_opset16_bilinear_border": Case(
+        "GridSample",
+        {"x": rand(1, 2, 4, 4), "grid": grid(1, 3, 3, 2)},
+        {"mode": "bilinear", "padding_mode": "border"},
+        opset=16,
+        reference="onnxruntime",  # the reference implements only the opset-20 mode names
+    ),
+    "grid_sample_float64": Case(
+        "GridSample", {"x": rand(1, 1, 3, 3, dtype=np.float64), "grid": grid(1, 2, 2, 2).astype(np.float64)}, opset=20
+    ),
+    **{
+        f"affine_grid_{len(size) - 2}d_align{align}": Case(
+            "AffineGrid",
+            {"theta": rand(2, len(size) - 2, len(size) - 1)},
+            {"align_corners": align},
+            initializers={"size": np.array(size)},
+            opset=20,
+        )
+        for size in ([2, 3, 4, 5], [2, 1, 3, 2, 4])
+        for align in (0, 1)
+    },
+    # Det: pivoting (a zero leading entry), singular and 1x1 matrices, a batch of f64.
+    "det_needs_pivoting": Case("Det", {"x": np.array([[0.0, 2.0, 1.0], [3.0, 1.0, 0.0], [1.0, 1.0, 5.0]], np.float32)}),
+    "det_singular": Case("Det", {"x": np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]], np.float32)}),
+    "det_one_by_one": Case("Det", {"x": rand(4, 1, 1)}),
+    "det_batch_float64": Case("Det", {"x": rand(2, 3, 5, 5, dtype=np.float64)}),
+    # TensorScatter: no write_indices, a circular wrap past the end, another axis, integers.
+    "tensor_scatter_no_write_indices": Case(
+        "TensorScatter", {"cache": rand(2, 6, 3), "update": rand(2, 2, 3)}, opset=24
+    ),
+    "tensor_scatter_circular_wraps": Case(
+        "TensorScatter",
+        {"cache": ints(2, 3, 5, 2, dtype=np.int32), "update": ints(2, 3, 3, 2, dtype=np.int32)},
+        {"mode": "circular", "axis": 2},
+        initializers={"write_indices": np.array([4, 1])},
+        opset=24,
+    ),
+    # MaxPool's Indices: row- and column-major, padding and dilations, 1-D and 3-D, integers.
+    **{
+        f"max_pool_indices_{len(kernel)}d_order{order}": Case(
+            "MaxPool",
+            {"x": rand(2, 3, *[7 - len(kernel)] * len(kernel))},
+            {
+                "kernel_shape": kernel,
+                "pads": [1] * 2 * len(kernel),
+                "strides": [2] * len(kernel),
+                "storage_order": order,
+            },
+            outputs=2,
+        )
+        for kernel in ([3], [3, 2], [2, 2, 3])
+        for order in (0, 1)
+    },
+    "max_pool_indices_dilated_int8": Case(
+        "MaxPool",
+        {"x": ints(1, 2, 6, 6, dtype=np.int8, low=-3, high=3)},
+        {"kernel_shape": [2, 2], "dilations": [2, 2]},
+        outputs=2,
+    ),
+    # Deprecated operators, imported as their replacements (ScatterElements, Resize).
+    "scatter_opset9_axis1": Case(
+        "Scatter",
+        {"data": rand(3, 4), "indices": np.array([[1, 3], [0, -1], [2, 2]]), "updates": rand(3, 2)},
+        {"axis": 1},
+        opset=9,
+        reference="onnxruntime",  # the reference has no Scatter
+    ),
+    "upsample_opset7_nearest_attribute": Case(
+        "Upsample",
+        {"x": rand(1, 2, 2, 3)},
+        {"scales": [1.0, 1.0, 2.0, 3.0]},
+        opset=7,
+        reference="onnxruntime",  # the reference implements only Upsample-9
+    ),
+    "upsample_opset9_linear": Case(
+        "Upsample",
+        {"x": rand(1, 1, 3, 4)},
+        {"mode": "linear"},
+        initializers={"scales": np.array([1.0, 1.0, 2.0, 1.5], np.float32)},
+        opset=9,
+        reference="onnxruntime",  # the reference implements nearest only
+    ),
+    # RoiAlign: adaptive sample counts (sampling_ratio 0), regions reaching outside
+    # the image, opset 10's output_half_pixel default, max mode, f64.
+    **{
+        f"roi_align_{mode}_opset{opset}_ratio{ratio}": Case(
+            "RoiAlign",
+            {"x": rand(2, 3, 8, 9), "rois": ROIS, "batch_indices": np.array([1, 0, 1, 0])},
+            {"mode": mode, "output_height": 3, "output_width": 2, "sampling_ratio": ratio, "spatial_scale": 0.5},
+            opset=opset,
+            # The reference applies opset 16's half_pixel default to RoiAlign-10 too.
+            reference="onnxruntime" if opset == 10 else "onnx",
+        )
+        for mode in ("avg", "max")
+        for opset in (10, 16)
+        for ratio in (0, 2)
+    },
+    "roi_align_float64_aligned": Case(
+        "RoiAlign",
+        {
+            "x": rand(1, 2, 6, 6, dtype=np.float64),
+            "rois": ROIS[:2].astype(np.float64) / 2,
+            "batch_indices": np.zeros(2, np.int64),
+        },
+        {"coordinate_transformation_mode": "half_pixel", "output_height": 2, "output_width": 2},
+        opset=16,
+    ),
+    # DeformConv: groups and offset groups, strides, dilations, pads, offsets
+    # reaching outside the input, mask and bias.
+    "deform_conv_groups_strided": Case(
+        "DeformConv",
+        {"x": rand(2, 4, 6, 7), "w": rand(6, 2, 2, 3), "offset": rand(2, 2 * 6 * 2, 3, 2) * 2},
+        {"group": 2, "offset_group": 2, "strides": [2, 2], "pads": [1, 0, 0, 1], "dilations": [1, 2]},
+        opset=19,
+    ),
+    "deform_conv_mask_bias": Case(
+        "DeformConv",
+        {
+            "x": rand(1, 3, 5, 5),
+            "w": rand(2, 3, 3, 3),
+            "offset": rand(1, 18, 5, 5),
+            "b": rand(2),
+            "mask": rand(1, 9, 5, 5, low=0.0, high=1.0),
+        },
+        {"pads": [1, 1, 1, 1]},
+        opset=19,
+    ),
+    # LinearAttention: GQA with per-key decay and a past state; delta with a shared beta.
+    "linear_attention_gated_gqa_past": Case(
+        "LinearAttention",
+        {
+            "q": rand(2, 3, 4 * 3),
+            "k": rand(2, 3, 2 * 3),
+            "v": rand(2, 3, 2 * 5),
+            "past": rand(2, 2, 3, 5),
+            "decay": rand(2, 3, 2 * 3, low=-1.0, high=0.0),
+        },
+        {"update_rule": "gated", "q_num_heads": 4, "kv_num_heads": 2},
+        opset=27,
+        outputs=2,
+    ),
+    "linear_attention_delta_shared_beta_scale": Case(
+        "LinearAttention",
+        {"q": rand(1, 4, 6), "k": rand(1, 4, 6), "v": rand(1, 4, 4), "beta": rand(1, 4, 1, low=0.0, high=1.0)},
+        {"update_rule": "delta", "q_num_heads": 2, "kv_num_heads": 2, "scale": 0.3},
+        node_inputs=["q", "k", "v", "", "", "beta"],
+        opset=27,
+        outputs=2,
+    ),
+    # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
+    "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),
+    "einsum_implicit_ellipsis_sorted": Case("Einsum", {"a": rand(2, 3, 4, 5)}, {"equation": "...ba"}),
+    "einsum_ellipsis_broadcast": Case(
+        "Einsum", {"a": rand(2, 1, 3, 4), "b": rand(1, 5, 4, 6)}, {"equation": "...ij,...jk->...ik"}
+    ),
+    "einsum_ellipsis_summed": Case("Einsum", {"a": rand(2, 3, 4)}, {"equation": "...i->i"}),
+    "einsum_trace": Case("Einsum", {"a": rand(4, 4)}, {"equation": "ii"}),
+    "einsum_diagonal_3d": Case("Einsum", {"a": rand(3, 2, 3)}, {"equation": "iji->ji"}),
+    "einsum_three_operands": Case(
+        "Einsum", {"a": rand(2, 3), "b": rand(3, 4), "c": rand(4, 2)}, {"equation": "ij, jk, kl -> il"}
+    ),
+    "einsum_outer_uppercase": Case("Einsum", {"a": rand(3), "b": rand(4)}, {"equation": "Z,a"}),
+    "einsum_int32": Case(
+        "Einsum", {"a": ints(2, 3, dtype=np.int32), "b": ints(3, 2, dtype=np.int32)}, {"equation": "ij,jk->ik"}
+    ),
+    "einsum_float16": Case(
+        "Einsum", {"a": rand(2, 8, dtype=np.float16), "b": rand(8, 3, dtype=np.float16)}, {"equation": "ij,jk->ik"}
+    ),
+    # DFT: complex and real signals, dft_length padding and truncating, inverse, one-sided both ways.
+    "dft_complex_padded": Case(
+        "DFT", {"x": rand(2, 5, 3, 2)}, {}, initializers={"n": np.array(8), "axis": np.array(1)}, opset=20
+    ),
+    "dft_real_truncated_onesided": Case(
+        "DFT", {"x": rand(3, 9, 1)}, {"onesided": 1}, initializers={"n": np.array(7), "axis": np.array(-2)}, opset=20
+    ),
+    "dft_inverse_complex_float64": Case(
+        "DFT",
+        {"x": rand(4, 6, 2, dtype=np.float64)},
+        {"inverse": 1},
+        initializers={"axis": np.array(0)},
+        node_inputs=["x", "", "axis"],
+        opset=20,
+    ),
+    "dft_irfft_odd_length": Case(
+        "DFT",
+        {"x": rand(2, 4, 2)},
+        {"inverse": 1, "onesided": 1},
+        initializers={"n": np.array(7), "axis": np.array(1)},
+        opset=20,
+    ),
+    "dft_opset17_axis_attribute": Case("DFT", {"x": rand(3, 4, 6, 1)}, {"axis": 2}, opset=17),
+    # STFT: a complex signal with a window, a real one without (two-sided).
+    "stft_complex_window": Case(
+        "STFT", {"x": rand(2, 20, 2)}, {"onesided": 0}, initializers={"step": np.array(3), "window": rand(8)}, opset=17
+    ),
+    "stft_real_frame_length": Case(
+        "STFT",
+        {"x": rand(1, 17, 1)},
+        {"onesided": 1},
+        initializers={"step": np.array(4), "frame_length": np.array(6)},
+        node_inputs=["x", "step", "", "frame_length"],
+        opset=17,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_op(name, tmp_path):
+    run_case(CASES[name], tmp_path)
+
+
+def assert_refused(case: Case, message: str, tmp_path) -> None:
+    """Compiling the case fails with an UnsupportedOpError naming the node and `message`."""
+    with pytest.raises(UnsupportedOpError, match=message) as raised:
+        onnxc.compile(case.model(), tmp_path / "model.so")
+    assert raised.value.op_type == case.op_type and raised.value.node == "node0"
+
+
+def test_grid_sample_unknown_mode_is_refused(tmp_path):
+    case = Case("GridSample", {"x": rand(1, 1, 3, 3), "grid": grid(1, 2, 2, 2)}, {"mode": "area"}, opset=20)
+    assert_refused(case, "GridSample mode 'area'", tmp_path)
+
+
+def test_einsum_bad_equation_is_a_shape_error(tmp_path):
+    case = Case("Einsum", {"a": rand(2, 3)}, {"equation": "ijk->i"})
+    with pytest.raises(ShapeError):
+        onnxc.compile(with_output_types(case.model(), [np.zeros(2, np.float32)]), tmp_path / "model.so")
