@@ -7,6 +7,13 @@ sizes), attributes keep their ONNX names. Attributes are the union over every
 version of the operator, so models of older opsets import too; the module's
 opset (attribute `onnx.opset`) says which semantics apply.
 
+A required GRAPH attribute (If's `then_branch`/`else_branch`, the `body` of
+Loop, Scan and SequenceMap) is a region instead, in the schema's attribute
+order (alphabetical: If has `else_branch` first): one block whose arguments
+are the sub-graph's inputs, closed by `onnx.yield` with its outputs; values
+of the enclosing graph are used directly. The only hand-written op is that
+terminator.
+
 Weights never enter the IR as data: a TENSOR attribute holds a `WeightAttr`
 handle naming an entry of the module's `WeightStore`, a side table of numpy
 arrays. Small hand-written tests may use builtin `dense<...>` instead.
@@ -15,7 +22,7 @@ arrays. Small hand-written tests may use builtin `dense<...>` instead.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import ml_dtypes
@@ -32,27 +39,35 @@ from xdsl.dialects.builtin import (
     NameLoc,
     StringAttr,
     TensorType,
+    bf16,
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Data, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Data, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
     AttrSizedResultSegments,
     IRDLOperation,
+    OptOperandDef,
+    OptResultDef,
+    VarOperandDef,
+    VarResultDef,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_attr_def,
     opt_operand_def,
     opt_result_def,
+    region_def,
     result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.traits import IsTerminator
 
 from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
@@ -153,6 +168,17 @@ class WeightAttr(ParametrizedAttribute):
 TensorValueAttr = WeightAttr | DenseIntOrFPElementsAttr
 
 
+def numeric_value(op: Operation, attr: Attribute) -> np.ndarray:
+    """`tensor_value` for computing on: bfloat16, held as its uint16 bit patterns, is
+    viewed as ml_dtypes.bfloat16, so that numpy and onnx see values, not bits."""
+    array = tensor_value(op, attr)
+    if attr.get_type().get_element_type() == bf16:
+        import ml_dtypes
+
+        return array.view(ml_dtypes.bfloat16)
+    return array
+
+
 def tensor_value(op: Operation, attr: Attribute) -> np.ndarray:
     """The numpy value of a TENSOR attribute (handle or inline dense); bfloat16 as its
     uint16 bits, though a dense attribute holds bfloat16 as values."""
@@ -179,6 +205,8 @@ class OnnxOp(IRDLOperation):
     INPUTS: ClassVar[tuple[str, ...]]
     OUTPUTS: ClassVar[tuple[str, ...]]
     ATTR_TYPES: ClassVar[dict[str, int]]
+    # GRAPH attributes held as regions (If's branches, Loop's and Scan's body), in schema order.
+    GRAPHS: ClassVar[tuple[str, ...]]
     ATTR_DEFAULTS: ClassVar[dict[str, Any]]
 
     @property
@@ -198,6 +226,10 @@ class OnnxOp(IRDLOperation):
         """The index-th ONNX input, or None where an optional input is absent."""
         values = onnx_inputs(self)
         return values[index] if index < len(values) else None
+
+    def graph(self, name: str) -> Region:
+        """The region holding the sub-graph of GRAPH attribute `name`."""
+        return self.regions[self.GRAPHS.index(name)]
 
 
 def attribute_of_proto(
@@ -346,16 +378,20 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
     attr_types: dict[str, int] = {}
     defaults: dict[str, Any] = {}
+    graphs: list[str] = []
     for version in _schema_versions(schema.name, schema.domain):
         for attr_name, attr in version.attributes.items():
             if attr_name in attr_types:
                 continue
             attr_types[attr_name] = int(attr.type)
+            if attr.type == onnx.AttributeProto.GRAPH and attr.required:
+                graphs.append(attr_name)
             default = _python_default(attr)
             if default is not None:
                 defaults[attr_name] = default
     for attr_name in attr_types:
-        body[_field_name(attr_name, taken)] = opt_attr_def(AnyAttr(), attr_name=attr_name)
+        field = _field_name(attr_name, taken)
+        body[field] = region_def() if attr_name in graphs else opt_attr_def(AnyAttr(), attr_name=attr_name)
 
     cls = type(schema.name, (OnnxOp,), body)
     cls.__doc__ = f"ONNX {schema.name} (latest schema: opset {schema.since_version})."
@@ -364,6 +400,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
     cls.DOMAIN = schema.domain
     cls.INPUTS, cls.OUTPUTS = inputs, outputs
     cls.ATTR_TYPES, cls.ATTR_DEFAULTS = attr_types, defaults
+    cls.GRAPHS = tuple(graphs)
     return cls
 
 
@@ -377,6 +414,59 @@ def _generate_ops() -> dict[str, type[OnnxOp]]:
 OPS: dict[str, type[OnnxOp]] = _generate_ops()
 
 
+# Ops whose axes/sizes are an input only since this opset: a pass building them in
+# that form for an older model marks them as following the newer schema.
+INPUT_FORM_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "Split": 13, "ReduceSum": 13}
+
+
+def build_op(
+    op_type: str,
+    inputs: Sequence[SSAValue | None],
+    result_type: Attribute,
+    attributes: dict[str, Attribute] | None = None,
+    outputs: int | Sequence[bool] = 1,
+    opset: int | None = None,
+) -> OnnxOp:
+    """An onnx op from inputs in schema order (None: absent optional); `outputs` says
+    which results exist, each typed `result_type` (shape inference refines it). Given
+    the model's `opset`, an op built in a newer input form is marked as such."""
+    op_class = OPS[op_type]
+    definition = op_class.get_irdl_definition()
+    operands: list = []
+    for position, (_, param) in enumerate(definition.operands):
+        if isinstance(param, VarOperandDef) and not isinstance(param, OptOperandDef):
+            operands.append([v for v in inputs[position:] if v is not None])
+            break
+        value = inputs[position] if position < len(inputs) else None
+        operands.append(([value] if value is not None else []) if isinstance(param, OptOperandDef) else value)
+    present = [True] * outputs if isinstance(outputs, int) else list(outputs)
+    result_types: list = []
+    for position, (_, param) in enumerate(definition.results):
+        if isinstance(param, VarResultDef) and not isinstance(param, OptResultDef):
+            result_types.append([result_type] * sum(present[position:]))
+            break
+        exists = position < len(present) and present[position]
+        result_types.append(([result_type] if exists else []) if isinstance(param, OptResultDef) else result_type)
+    op = op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    since = INPUT_FORM_SINCE.get(op_type, 0)
+    if opset is not None and opset < since:
+        op.attributes[SINCE_VERSION_ATTR] = IntegerAttr(since, i64)
+    return op
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminator of a sub-graph region: its operands are the sub-graph's outputs, in order."""
+
+    name = "onnx.yield"
+    values = var_operand_def(AnyAttr())
+    traits = traits_def(IsTerminator())
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[list(values)])
+
+
 def op_class(op_type: str) -> type[OnnxOp] | None:
     return OPS.get(op_type)
 
@@ -387,7 +477,7 @@ def iter_onnx_ops(module: ModuleOp) -> Iterator[OnnxOp]:
             yield op
 
 
-ONNX = Dialect("onnx", list(OPS.values()), [WeightAttr, WeightStoreAttr])
+ONNX = Dialect("onnx", [*OPS.values(), YieldOp], [WeightAttr, WeightStoreAttr])
 
 
 _REDUCTIONS = ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
@@ -404,6 +494,8 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Expand": (1,),
     "HammingWindow": (0,),
     "HannWindow": (0,),
+    "If": (0,),
+    "Loop": (0, 1),
     "MaxUnpool": (2,),
     "MelWeightMatrix": (0, 1, 2, 3, 4),
     "OneHot": (1,),
@@ -411,8 +503,12 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Range": (0, 1, 2),
     "Reshape": (1,),
     "Resize": (1, 2, 3),
+    "SequenceAt": (1,),
+    "SequenceErase": (1,),
+    "SequenceInsert": (2,),
     "Slice": (1, 2, 3, 4),
     "Split": (1,),
+    "SplitToSequence": (1,),
     "Squeeze": (1,),
     "STFT": (1, 3),
     "Tile": (1,),
@@ -423,8 +519,9 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
 }
 """Input positions (newest schema) whose values an op needs at compile time: they
 decide the output's shape (Reshape's shape, Slice's starts, TopK's K) or which
-axes it works on. onnxc compiles for static shapes, so these must be constants
-(after constant propagation) by the time the op is lowered."""
+axes it works on, or, for If and Loop, which sub-graph copies run. onnxc compiles
+for static shapes, so these must be constants (after constant propagation) by the
+time the op is lowered."""
 
 SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
 """Ops whose result depends on their input's shape only: a value behind one of them

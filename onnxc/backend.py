@@ -26,6 +26,8 @@ from onnx.backend.base import Backend, BackendRep
 
 from onnxc.dialects.onnx import SHAPE_ONLY_OPS, SHAPE_OPERANDS
 from onnxc.errors import InputError
+from onnxc.import_sequences import sequence_item_name
+from onnxc.importer import free_names
 
 CACHE_ENV = "ONNXC_BACKEND_CACHE"
 """Directory for compiled libraries; default: a temporary directory per process."""
@@ -44,10 +46,11 @@ def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
     graph = model.graph
     initializers = {t.name for t in graph.initializer}
     inputs = {vi.name: vi for vi in graph.input if vi.name not in initializers}
-    producers = {out: node for node in graph.node for out in node.output if out}
+    nodes = list(_all_nodes(graph))
+    producers = {out: node for node in nodes for out in node.output if out}
     needed = set()
     pending = []
-    for node in graph.node:
+    for node in nodes:
         if node.domain not in ("", "ai.onnx"):
             continue
         for index in SHAPE_OPERANDS.get(node.op_type, ()):
@@ -66,6 +69,9 @@ def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
         producer = producers.get(name)
         if producer is not None and producer.op_type not in SHAPE_ONLY_OPS:
             pending.extend(i for i in producer.input if i)
+            for attr in producer.attribute:  # what an If/Loop yields depends on what its sub-graphs read
+                for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                    pending.extend(free_names(sub) | {vi.name for vi in sub.output})
     return needed
 
 
@@ -76,6 +82,82 @@ def _elements(value_info: onnx.ValueInfoProto) -> float:
         return float("inf")
     dims = [d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim]
     return float("inf") if None in dims else float(np.prod(dims, dtype=np.int64))
+
+
+def _all_nodes(graph: onnx.GraphProto):
+    """The nodes of a graph and of the sub-graphs in it (If branches, Loop bodies, ...)."""
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                yield from _all_nodes(sub)
+
+
+def expand_structured_inputs(
+    model: onnx.ModelProto, feeds: Mapping[str, object]
+) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The C ABI passes tensors only: a sequence input of N tensors becomes tensor inputs
+    `name[0]`..`name[N-1]` joined by a SequenceConstruct node; an optional input given
+    None becomes an empty Optional node, one given a value becomes that value's input."""
+    structured = {
+        vi.name: vi
+        for vi in model.graph.input
+        if vi.name in feeds and (vi.type.HasField("sequence_type") or vi.type.HasField("optional_type"))
+    }
+    if not structured:
+        return model, dict(feeds)
+    expanded = onnx.ModelProto()
+    expanded.CopyFrom(model)
+    graph = expanded.graph
+    flat = {name: value for name, value in feeds.items() if name not in structured}
+    inputs, nodes = [], []
+    for vi in graph.input:
+        if vi.name not in structured:
+            inputs.append(vi)
+            continue
+        value_type, value = vi.type, feeds[vi.name]
+        if value_type.HasField("optional_type"):
+            value_type = value_type.optional_type.elem_type
+            if value is None:
+                empty = onnx.helper.make_node("Optional", [], [vi.name])
+                empty.attribute.append(onnx.helper.make_attribute("type", value_type))
+                nodes.append(empty)
+                continue
+        if value_type.HasField("sequence_type"):
+            element = value_type.sequence_type.elem_type.tensor_type.elem_type
+            names = [sequence_item_name(vi.name, i) for i in range(len(value))]
+            for name, item in zip(names, value):
+                inputs.append(onnx.helper.make_tensor_value_info(name, element, np.shape(item)))
+                flat[name] = as_array(item)
+            if names:
+                nodes.append(onnx.helper.make_node("SequenceConstruct", names, [vi.name]))
+            else:
+                nodes.append(onnx.helper.make_node("SequenceEmpty", [], [vi.name], dtype=element))
+        else:
+            inputs.append(onnx.helper.make_value_info(vi.name, value_type))
+            flat[vi.name] = as_array(value)
+    del graph.input[:]
+    graph.input.extend(inputs)
+    nodes.extend(graph.node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return expanded, flat
+
+
+def assemble_outputs(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> tuple:
+    """The graph's outputs from the library's tensors: sequence output `name` is
+    gathered from `name[0]`, `name[1]`, ... (see `expand_structured_inputs`)."""
+    outputs = []
+    for vi in model.graph.output:
+        if vi.name in values:
+            outputs.append(values[vi.name])
+            continue
+        items, index = [], 0
+        while sequence_item_name(vi.name, index) in values:
+            items.append(values[sequence_item_name(vi.name, index)])
+            index += 1
+        outputs.append(items)
+    return tuple(outputs)
 
 
 def bind_inputs(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
@@ -103,12 +185,13 @@ class OnnxcRep(BackendRep):
         self._model_hash = hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
         self._sessions: dict[str, object] = {}
 
-    def run(self, inputs, **kwargs) -> tuple[np.ndarray, ...]:
-        feeds = self._feeds(inputs)
-        bound = {name: feeds.pop(name) for name in self.bound_names}
-        session = self._session(feeds, bound)
+    def run(self, inputs, **kwargs) -> tuple:
+        model, feeds = expand_structured_inputs(self.model, self._feeds(inputs))
+        bound = {name: feeds.pop(name) for name in self.bound_names if name in feeds}
+        session = self._session(model, feeds, bound)
         outputs = session.run(None, {arg.name: _to_runtime(arg, feeds[arg.name]) for arg in session.get_inputs()})
-        return tuple(_from_runtime(arg, value) for arg, value in zip(session.get_outputs(), outputs))
+        values = {arg.name: _from_runtime(arg, value) for arg, value in zip(session.get_outputs(), outputs)}
+        return assemble_outputs(self.model, values)
 
     def _feeds(self, inputs) -> dict[str, np.ndarray]:
         if isinstance(inputs, Mapping):
@@ -123,7 +206,7 @@ class OnnxcRep(BackendRep):
             raise InputError(f"missing inputs {sorted(missing)}")
         return {name: as_array(value) for name, value in feeds.items()}
 
-    def _session(self, feeds: Mapping[str, np.ndarray], bound: Mapping[str, np.ndarray]):
+    def _session(self, model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], bound: Mapping[str, np.ndarray]):
         from onnxc.compiler import compile
         from onnxc.runtime import Session
 
@@ -133,7 +216,7 @@ class OnnxcRep(BackendRep):
             library = self.cache_dir / f"{key}.so"
             if not library.exists():
                 self.cache_dir.mkdir(parents=True, exist_ok=True)
-                model = bind_inputs(self.model, bound) if bound else self.model
+                model = bind_inputs(model, bound) if bound else model
                 shapes = {name: list(value.shape) for name, value in feeds.items()}
                 partial = library.with_suffix(f".{os.getpid()}.tmp.so")
                 compile(model, partial, opt_level=self.opt_level, shapes=shapes)
@@ -172,8 +255,13 @@ run_model = OnnxcBackend.run_model
 supports_device = OnnxcBackend.supports_device
 
 
-def as_array(value) -> np.ndarray:
-    """An input or expected output as an array (the node tests give some as TensorProto)."""
+def as_array(value):
+    """An input or expected output as an array (the node tests give some as TensorProto);
+    a sequence stays a list of arrays, an empty optional None."""
+    if isinstance(value, list):
+        return [as_array(item) for item in value]
+    if value is None:
+        return None
     return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
 
 

@@ -24,9 +24,20 @@ from onnxc.passes import get_pass
 
 # The passes to each IR level. -O0 runs what correctness needs: types for every value,
 # folding of shape arithmetic (lowering and context-dependent decompositions need static
-# shapes) and decomposition of ops without a kernel. -O1 and up add the graph optimizations.
-GRAPH_PASSES_O0 = ("shape-inference", "fold-shapes", "decompose", "fold-shapes")
-GRAPH_PASSES_O1 = ("shape-inference", "constprop", "decompose", "constprop", "simplify", "fuse-gemm", "cse", "dce")
+# shapes) and decomposition of ops without a kernel. Control flow is resolved first (it
+# leaves a region-free graph). -O1 and up add the graph optimizations.
+GRAPH_PASSES_O0 = ("inline-control-flow", "shape-inference", "fold-shapes", "decompose", "fold-shapes")
+GRAPH_PASSES_O1 = (
+    "inline-control-flow",
+    "shape-inference",
+    "constprop",
+    "decompose",
+    "constprop",
+    "simplify",
+    "fuse-gemm",
+    "cse",
+    "dce",
+)
 
 
 def stages(opt_level: int) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -3,13 +3,17 @@
 Checks the graph is well-formed (every value defined once, every use defined,
 no cycles; nodes may come in any order and are sorted), decodes every
 initializer into the module's weight store, and builds one generated op per
-node with its ONNX name as location. Problems raise typed errors naming the
-node and op.
+node with its ONNX name as location. Sub-graphs become regions of their op
+(imported recursively, seeing the values of the graphs around them).
+Sequences, optionals and control flow already decided at import are resolved
+into tensors here (`import_sequences`). Problems raise typed errors naming
+the node and op.
 """
 
 from __future__ import annotations
 
 import os
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -42,11 +46,13 @@ from onnxc.dialects.onnx import (
     TRAINING_DOMAIN,
     OnnxOp,
     WeightStore,
+    YieldOp,
     attribute_of_proto,
     op_schema,
 )
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
+from onnxc.import_sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name
 from onnxc.tensors import check_tensor_size, decode_tensor
 
 ONNX_DOMAINS = ("", "ai.onnx")
@@ -108,9 +114,10 @@ class _GraphImporter:
         self.base_dir = base_dir
         self.shapes = dict(shapes)
         self.opset = model_opset(model)
-        self.values: dict[str, SSAValue] = {}
-        self.declared_types = {vi.name: vi.type for vi in self.graph.value_info}
-        self.declared_types.update({vi.name: vi.type for vi in self.graph.output})
+        # Innermost scope first: a sub-graph sees the values of the graphs around it.
+        self.values: ChainMap[str, SSAValue] = ChainMap()
+        self.declared_types: dict[str, onnx.TypeProto] = {}
+        self._declare(self.graph)
 
     def build(self) -> ModuleOp:
         _check_text(self.model, "the model")
@@ -135,29 +142,35 @@ class _GraphImporter:
         for tensor in self.graph.initializer:
             self._define(
                 tensor.name,
-                self._constant(block, tensor.name, decode_tensor(tensor, self.base_dir), tensor.data_type),
+                self.constant(block, tensor.name, decode_tensor(tensor, self.base_dir), tensor.data_type),
                 "initializer",
             )
-        for node in self._sorted_nodes(initializer_names | {vi.name for vi in inputs}):
+        for node in self._sorted_nodes(self.graph, initializer_names | {vi.name for vi in inputs}):
             self._import_node(block, node)
 
-        outputs = []
+        outputs, output_names = [], []
         for vi in self.graph.output:
             if vi.name not in self.values:
                 raise InvalidModelError(f"graph output '{vi.name}' is never produced")
-            outputs.append(self.values[vi.name])
+            for name, value in _output_tensors(vi.name, self.values[vi.name]):
+                outputs.append(value)
+                output_names.append(name)
         block.add_op(func.ReturnOp(*outputs))
 
         function = func.FuncOp(MAIN_FUNCTION, (list(arg_types), [v.type for v in outputs]), Region(block))
         function.attributes["onnx.input_names"] = _strings(vi.name for vi in inputs)
-        function.attributes["onnx.output_names"] = _strings(vi.name for vi in self.graph.output)
+        function.attributes["onnx.output_names"] = _strings(output_names)
         module.body.block.add_op(function)
         return module
 
     # ------------------------------------------------------------------ values and types
 
+    def _declare(self, graph: onnx.GraphProto) -> None:
+        self.declared_types.update({vi.name: vi.type for vi in graph.value_info})
+        self.declared_types.update({vi.name: vi.type for vi in graph.output})
+
     def _define(self, name: str, value: SSAValue, what: str) -> None:
-        if name in self.values:
+        if name in self.values.maps[0]:
             raise InvalidModelError(f"value '{name}' is defined twice (again as {what})")
         self.values[name] = value
 
@@ -169,9 +182,15 @@ class _GraphImporter:
         return ttype
 
     def _declared_input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
-        if not vi.type.HasField("tensor_type"):
-            raise UnsupportedOpError(f"graph input '{vi.name}' is not a tensor (sequences and maps are not supported)")
-        tensor_type = vi.type.tensor_type
+        value_type = vi.type
+        if value_type.HasField("optional_type"):  # present: the caller passes its tensor
+            value_type = value_type.optional_type.elem_type
+        if not value_type.HasField("tensor_type"):
+            raise UnsupportedOpError(
+                f"graph input '{vi.name}' is not a tensor (sequence inputs are expanded into tensors by "
+                "onnxc.backend only; maps are not supported)"
+            )
+        tensor_type = value_type.tensor_type
         element = self._element_type(tensor_type.elem_type, f"graph input '{vi.name}'")
         if not tensor_type.HasField("shape"):
             if vi.name in self.shapes:
@@ -210,7 +229,10 @@ class _GraphImporter:
 
     def _declared_type(self, name: str) -> Attribute:
         """The type the model declares for a node output, if any; refined by shape inference."""
-        declared = self.declared_types.get(name)
+        return self._declared_type_of(self.declared_types.get(name))
+
+    @staticmethod
+    def _declared_type_of(declared: onnx.TypeProto | None) -> Attribute:
         if declared is not None and declared.HasField("tensor_type"):
             element = element_type_of_onnx(declared.tensor_type.elem_type)
             if element is not None:
@@ -223,7 +245,7 @@ class _GraphImporter:
                 return UnrankedTensorType(element)
         return UNKNOWN_TYPE
 
-    def _constant(self, block: Block, name: str, array: np.ndarray, onnx_type: int | None = None) -> SSAValue:
+    def constant(self, block: Block, name: str, array: np.ndarray, onnx_type: int | None = None) -> SSAValue:
         """An onnx.Constant holding `array`; `onnx_type`, the source tensor's element
         type, is needed where numpy's dtype does not tell (bfloat16 arrives as uint16)."""
         element = element_type_of_onnx(onnx_type) if onnx_type is not None else None
@@ -235,10 +257,10 @@ class _GraphImporter:
 
     # ------------------------------------------------------------------------- nodes
 
-    def _sorted_nodes(self, available: set[str]) -> list[onnx.NodeProto]:
+    def _sorted_nodes(self, graph: onnx.GraphProto, available: set[str]) -> list[onnx.NodeProto]:
         """Nodes in a topological order; a cycle or a dangling input is reported by node."""
         producers: dict[str, int] = {}
-        for index, node in enumerate(self.graph.node):
+        for index, node in enumerate(graph.node):
             for out in node.output:
                 if not out:
                     continue
@@ -246,18 +268,18 @@ class _GraphImporter:
                     raise InvalidModelError(f"output '{out}' is defined twice", node=node.name, op_type=node.op_type)
                 producers[out] = index
         order: list[onnx.NodeProto] = []
-        state = [0] * len(self.graph.node)  # 0 new, 1 on stack, 2 done
-        for start in range(len(self.graph.node)):
+        state = [0] * len(graph.node)  # 0 new, 1 on stack, 2 done
+        for start in range(len(graph.node)):
             if state[start]:
                 continue
-            stack = [(start, iter(self._node_inputs(self.graph.node[start])))]
+            stack = [(start, iter(self._node_inputs(graph.node[start])))]
             state[start] = 1
             while stack:
                 index, pending = stack[-1]
                 for name in pending:
-                    if name in available:
+                    if name in available or name in self.values:
                         continue
-                    node = self.graph.node[index]
+                    node = graph.node[index]
                     if name not in producers:
                         raise InvalidModelError(
                             f"input '{name}' is not produced by any node, initializer or graph input",
@@ -271,24 +293,21 @@ class _GraphImporter:
                         )
                     if state[dep] == 0:
                         state[dep] = 1
-                        stack.append((dep, iter(self._node_inputs(self.graph.node[dep]))))
+                        stack.append((dep, iter(self._node_inputs(graph.node[dep]))))
                         break
                 else:
                     stack.pop()
                     state[index] = 2
-                    order.append(self.graph.node[index])
+                    order.append(graph.node[index])
         return order
 
     @staticmethod
     def _node_inputs(node: onnx.NodeProto) -> list[str]:
+        """The values a node reads: its inputs and the outer-scope values its sub-graphs use."""
         names = [n for n in node.input if n]
         for attr in node.attribute:
-            if attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
-                raise UnsupportedOpError(
-                    f"control flow with sub-graphs (attribute '{attr.name}') is not supported yet",
-                    node=node.name,
-                    op_type=node.op_type,
-                )
+            for graph in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                names.extend(free_names(graph))
         return names
 
     def _import_node(self, block: Block, node: onnx.NodeProto) -> None:
@@ -310,16 +329,29 @@ class _GraphImporter:
         if node.op_type == "Constant":
             value = node.attribute[0] if len(node.attribute) == 1 else None
             onnx_type = value.t.data_type if value is not None and value.name == "value" else None
-            constant = self._constant(block, node.output[0], self._constant_node_value(node), onnx_type)
+            constant = self.constant(block, node.output[0], self._constant_node_value(node), onnx_type)
             self._define(node.output[0], constant, "Constant")
             return
+        resolve = COMPILE_TIME_OPS.get(node.op_type)
+        if resolve is not None:
+            outputs = resolve(self, block, node)
+            if outputs is not None:
+                for name, value in zip(node.output, outputs):
+                    if name:
+                        self._define(name, value, f"output of node '{node.name}'")
+                return
         node, upgraded_to = self._move_attributes_to_inputs(block, node)
         upgraded_to = upgraded_to or replaced_since
 
         operands = self._operands(op_class, node)
         result_types, result_names = self._results(op_class, node)
-        attributes = {attr.name: self._attribute(op_class, node, attr) for attr in node.attribute}
-        op = op_class(operands=operands, result_types=result_types, attributes=attributes)
+        attributes = {
+            attr.name: self._attribute(op_class, node, attr)
+            for attr in node.attribute
+            if attr.name not in op_class.GRAPHS
+        }
+        regions = [self._region(_graph_attribute(node, name), node) for name in op_class.GRAPHS]
+        op = op_class(operands=operands, result_types=result_types, attributes=attributes, regions=regions)
         if upgraded_to:
             op.attributes[SINCE_VERSION_ATTR] = IntegerAttr(upgraded_to, i64)
         op.location = NameLoc(StringAttr(node.name or node.output[0]), NoneAttr())
@@ -348,7 +380,7 @@ class _GraphImporter:
             if scales is not None:  # Upsample-7: an attribute, later an input
                 name = f"{node.name or node.output[0]}.scales"
                 array = np.array(onnx.helper.get_attribute_value(scales), dtype=np.float32)
-                self._define(name, self._constant(block, name, array), "upgraded attribute")
+                self._define(name, self.constant(block, name, array), "upgraded attribute")
                 node.attribute.remove(scales)
                 node.input.append(name)
             node.input[:] = [node.input[0], "", node.input[1]]
@@ -359,6 +391,56 @@ class _GraphImporter:
                 ]
             )
         return node, since
+
+    def _region(self, graph: onnx.GraphProto | None, node: onnx.NodeProto) -> Region:
+        """A sub-graph as a single-block region: its inputs are the block's arguments,
+        its outputs the operands of the closing onnx.yield; outer values are used directly."""
+        if graph is None:
+            raise InvalidModelError("a required sub-graph attribute is missing", node=node.name, op_type=node.op_type)
+        block = Block(arg_types=[self._declared_type_of(vi.type) for vi in graph.input])
+        outputs = self.inline_graph(block, graph, list(block.args))
+        for vi, value in zip(graph.output, outputs):
+            if not isinstance(value, SSAValue):
+                raise UnsupportedOpError(
+                    f"sub-graph output '{vi.name}' is a sequence or optional inside control flow resolved at run time",
+                    node=node.name,
+                    op_type=node.op_type,
+                )
+        block.add_op(YieldOp(*outputs))
+        return Region(block)
+
+    def inline_graph(self, block: Block, graph: onnx.GraphProto, bindings: Sequence) -> list:
+        """Import the nodes of `graph` into `block` with its inputs bound to `bindings`
+        (values or compile-time sequences/optionals); returns the values of its outputs."""
+        if len(bindings) != len(graph.input):
+            raise InvalidModelError(f"sub-graph '{graph.name}' takes {len(graph.input)} inputs, {len(bindings)} given")
+        self._declare(graph)
+        self.values = self.values.new_child()
+        try:
+            for vi, value in zip(graph.input, bindings):
+                self._define(vi.name, value, "sub-graph input")
+            for tensor in graph.initializer:
+                array = decode_tensor(tensor, self.base_dir)
+                self._define(tensor.name, self.constant(block, tensor.name, array, tensor.data_type), "initializer")
+            local = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+            for node in self._sorted_nodes(graph, local):
+                self._import_node(block, node)
+            missing = [vi.name for vi in graph.output if vi.name not in self.values]
+            if missing:
+                raise InvalidModelError(f"sub-graph '{graph.name}' never produces its outputs {missing}")
+            return [self.values[vi.name] for vi in graph.output]
+        finally:
+            self.values = self.values.parents
+
+    def known_value(self, value) -> np.ndarray | None:
+        """The array of an import-time constant (initializer, Constant node, an Identity
+        of one: a Loop body's `cond_out = Identity(cond_in)`), else None."""
+        owner = value.owner if isinstance(value, SSAValue) else None
+        while isinstance(owner, OnnxOp) and owner.OP_TYPE == "Identity":
+            owner = owner.operands[0].owner
+        if isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant":
+            return self.store.get(owner.attributes["value"])
+        return None
 
     def _move_attributes_to_inputs(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
         """Rewrite an older node whose attributes later became inputs into the newest form.
@@ -386,7 +468,7 @@ class _GraphImporter:
             value = onnx.helper.get_attribute_value(attr)
             dtype = np.float32 if attr.type in (onnx.AttributeProto.FLOAT, onnx.AttributeProto.FLOATS) else np.int64
             name = f"{node.name or node.output[0]}.{attr.name}"
-            self._define(name, self._constant(block, name, np.array(value, dtype=dtype)), "upgraded attribute")
+            self._define(name, self.constant(block, name, np.array(value, dtype=dtype)), "upgraded attribute")
             while len(node.input) <= position:
                 node.input.append("")
             node.input[position] = name
@@ -430,6 +512,17 @@ class _GraphImporter:
         return operands
 
     def _value(self, name: str, node: onnx.NodeProto) -> SSAValue:
+        value = self.symbolic(name, node)
+        if not isinstance(value, SSAValue):
+            raise UnsupportedOpError(
+                f"input '{name}' is a sequence or optional, which op {node.op_type} cannot take (opset {self.opset})",
+                node=node.name,
+                op_type=node.op_type,
+            )
+        return value
+
+    def symbolic(self, name: str, node: onnx.NodeProto):
+        """The value named `name`: an SSA value, or a compile-time sequence/optional."""
         if name not in self.values:
             raise InvalidModelError(f"input '{name}' is not defined before use", node=node.name, op_type=node.op_type)
         return self.values[name]
@@ -503,6 +596,35 @@ class _GraphImporter:
                 f"Constant with attribute '{attr.name}' is not supported", node=node.name, op_type="Constant"
             )
         return forms[attr.name]()
+
+
+def _output_tensors(name: str, value) -> list[tuple[str, SSAValue]]:
+    """The tensors that carry graph output `name`: a sequence of N tensors becomes
+    outputs `name[0]`..`name[N-1]` (see docs/abi.md), an optional its content."""
+    if isinstance(value, TensorOptional):
+        if value.content is None:
+            raise UnsupportedOpError(f"graph output '{name}' is an empty optional")
+        value = value.content
+    if isinstance(value, TensorSequence):
+        return [(sequence_item_name(name, i), item) for i, item in enumerate(value.items)]
+    return [(name, value)]
+
+
+def _graph_attribute(node: onnx.NodeProto, name: str) -> onnx.GraphProto | None:
+    return next((a.g for a in node.attribute if a.name == name and a.type == onnx.AttributeProto.GRAPH), None)
+
+
+def free_names(graph: onnx.GraphProto) -> set[str]:
+    """Names a sub-graph (or one nested in it) reads from the scopes around it."""
+    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+    defined |= {out for node in graph.node for out in node.output}
+    used = {name for node in graph.node for name in node.input if name}
+    for node in graph.node:
+        for attr in node.attribute:
+            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
+                used |= free_names(sub)
+    used |= {vi.name for vi in graph.output}
+    return used - defined
 
 
 def _check_text(message, where: str) -> None:

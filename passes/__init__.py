@@ -12,6 +12,7 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 _REGISTRY: dict[str, str] = {
+    "inline-control-flow": "onnxc.passes.inline_control_flow:InlineControlFlowPass",
     "shape-inference": "onnxc.passes.shape_inference:ShapeInferencePass",
     "decompose": "onnxc.passes.decompose:DecomposePass",
     "constprop": "onnxc.passes.constprop:ConstPropPass",

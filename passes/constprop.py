@@ -30,11 +30,11 @@ import onnx
 import onnx.reference
 from onnx.reference.ops.op_cast import cast_to
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, TensorType, bf16
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.onnx import OnnxOp, WeightAttr, numeric_value, onnx_inputs
 from onnxc.dialects.types import tensor_type_of
 from onnxc.passes.graph import (
     constant_array,
@@ -123,7 +123,7 @@ class Folder:
             return
         if not self.worth_folding(op):
             return
-        values = self.evaluate(op, [constant_array(v) for v in inputs])
+        values = self.evaluate(op, [_exact_array(v) for v in inputs])
         if values is not None:
             self.replace(op, values)
 
@@ -138,9 +138,7 @@ class Folder:
                 return False
             if tensor_type_of(dtype, shape) != result.type:  # e.g. bfloat16, held as uint16
                 return False
-        # numpy would compute on the raw bits of a bfloat16 input (held as uint16).
-        inputs = [v for v in onnx_inputs(op) if v is not None]
-        return not any(isinstance(v.type, TensorType) and v.type.get_element_type() == bf16 for v in inputs)
+        return True  # bfloat16 inputs are computed on by value (`_exact_array`)
 
     def shape_value(self, op: OnnxOp) -> np.ndarray | None:
         shape = static_shape(op.input(0))
@@ -215,6 +213,14 @@ class Folder:
             self.changed.add(constant.results[0])
         self.replaced[op] = [c.results[0] for c in constants]
         replace_results(op, [c.results[0] for c in constants])
+
+
+def _exact_array(value: SSAValue | None) -> np.ndarray | None:
+    """A constant operand as numpy computes on it (bfloat16 by value, see `numeric_value`)."""
+    array = constant_array(value)
+    owner = value.owner if array is not None else None
+    attr = owner.attributes.get("value") if isinstance(owner, OnnxOp) else None
+    return numeric_value(owner, attr) if isinstance(attr, WeightAttr | DenseIntOrFPElementsAttr) else array
 
 
 def _constant_of_shape(op: OnnxOp, args, shape, dtype) -> np.ndarray:

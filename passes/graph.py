@@ -31,7 +31,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.onnx import (
@@ -44,6 +43,7 @@ from onnxc.dialects.onnx import (
     WeightAttr,
     WeightStore,
     attribute_of_proto,
+    build_op,
     onnx_inputs,
     onnx_outputs,
     tensor_value,
@@ -140,29 +140,14 @@ def make_op(
     attributes: dict[str, Attribute] | None = None,
     name: str = "",
     outputs: int | Sequence[bool] = 1,
+    opset: int | None = None,
 ) -> OnnxOp:
-    """An untyped onnx op from inputs in schema order; `outputs` says which results exist.
+    """An untyped onnx op from inputs in schema order; `outputs` says which results exist
+    (`opset`: see `build_op`).
 
     Results get an unknown type: callers insert the op and call `infer_new_ops`.
     """
-    op_class = OPS[op_type]
-    definition = op_class.get_irdl_definition()
-    operands: list = []
-    for position, (_, param) in enumerate(definition.operands):
-        if isinstance(param, VarOperandDef) and not isinstance(param, OptOperandDef):
-            operands.append([v for v in inputs[position:] if v is not None])
-            break
-        value = inputs[position] if position < len(inputs) else None
-        operands.append(([value] if value is not None else []) if isinstance(param, OptOperandDef) else value)
-    present = [True] * outputs if isinstance(outputs, int) else list(outputs)
-    result_types: list = []
-    for position, (_, param) in enumerate(definition.results):
-        if isinstance(param, VarResultDef) and not isinstance(param, OptResultDef):
-            result_types.append([UNKNOWN_TYPE] * sum(present[position:]))
-            break
-        exists = position < len(present) and present[position]
-        result_types.append(([UNKNOWN_TYPE] if exists else []) if isinstance(param, OptResultDef) else UNKNOWN_TYPE)
-    op = op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    op = build_op(op_type, inputs, UNKNOWN_TYPE, attributes, outputs, opset)
     return set_name(op, name)
 
 

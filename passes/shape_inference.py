@@ -87,6 +87,12 @@ def _max_unpool_shape(op: OnnxOp, values: list) -> list[int] | None:
 
 SHAPE_FROM_VALUES = {"Compress": _compress_shape, "MaxUnpool": _max_unpool_shape}
 
+
+# Scalar operands that models (ONNX's own AffineGrid function body among them) pass as
+# one-element 1-D tensors; the reference runtime accepts them, the inference functions
+# do not, so they are described to those as scalars.
+SCALAR_OPERANDS = {"Range": (0, 1, 2)}
+
 # Attributes whose schema default ONNX's inference function does not apply, given
 # to it explicitly when absent: STFT infers a two-sided output without `onesided`,
 # though the default (and the reference implementation) is one-sided.
@@ -148,9 +154,14 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         name = f"in{index}"
         node.input.append(name)
         input_types[name] = type_proto(value, where)
+        as_scalar = index in SCALAR_OPERANDS.get(op.OP_TYPE, ()) and _single_element(value)
+        if as_scalar:
+            input_types[name].tensor_type.ClearField("shape")
+            input_types[name].tensor_type.shape.SetInParent()
         _check_rank(op, index, where)
-        if constants[index] is not None:
-            input_data[name] = onnx.numpy_helper.from_array(constants[index], name)
+        constant = constants[index]
+        if constant is not None:
+            input_data[name] = onnx.numpy_helper.from_array(constant.reshape(()) if as_scalar else constant, name)
     while node.input and not node.input[-1]:
         node.input.pop()  # older schemas reject trailing absent inputs
     # Outputs by schema position: an absent optional output (an empty name) must
@@ -218,6 +229,10 @@ def _check_rank(op: OnnxOp, index: int, where: dict) -> None:
             f"input #{other} rank {that.type.get_num_dims()}: they must be equal",
             **where,
         )
+
+
+def _single_element(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and list(value.type.get_shape()) == [1]
 
 
 def range_values(op: OnnxOp, start: np.ndarray, limit: np.ndarray, delta: np.ndarray, element: Attribute) -> np.ndarray:

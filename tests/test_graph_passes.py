@@ -97,7 +97,7 @@ def test_cli_emit_onnx_shows_the_cleaned_graph(tmp_path):
 
 
 def test_pipeline_per_level():
-    assert pipeline(0)[:4] == ["shape-inference", "fold-shapes", "decompose", "fold-shapes"]
+    assert pipeline(0)[:5] == ["inline-control-flow", "shape-inference", "fold-shapes", "decompose", "fold-shapes"]
     for optimization in ("constprop", "simplify", "fuse-gemm", "cse", "dce"):
         assert optimization not in pipeline(0)
         assert all(optimization in pipeline(level) for level in (1, 2, 3))
@@ -276,3 +276,26 @@ def test_bert_optimized_matches_onnxruntime(tmp_path):
     (got,) = session.run(None, {"input_ids": ids})
     (want,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"input_ids": ids})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_constprop_casts_bfloat16_constants_by_value():
+    """bfloat16 constants are held as uint16 bits; folding a Cast from one must convert
+    the value (1.5), not the bit pattern (16320)."""
+    import ml_dtypes
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnxc.passes.graph import constant_array
+
+    half = numpy_helper.from_array(np.array([1.5, -2.0], ml_dtypes.bfloat16), "half")
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["half"], ["y"], to=TensorProto.FLOAT)],
+        "bf16",
+        [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [half],
+    )
+    module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    for name in ("shape-inference", "constprop"):
+        get_pass(name)().apply(None, module)
+    (ret,) = [op for op in module.walk() if op.name == "func.return"]
+    np.testing.assert_array_equal(constant_array(ret.operands[0]), np.array([1.5, -2.0], np.float32))

@@ -82,14 +82,59 @@ def deprecated_ops() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
 
 
-KINDS = {
-    "old_opset": old_opset,
-    "deprecated": deprecated_ops,
-    "mnist": build_mnist_cnn,
-    "symbolic": symbolic_batch,
-    "constants": constant_forms,
-    "non_zero": non_zero,
-}
+def control_flow() -> onnx.ModelProto:
+    """A Loop running Size(x) times (known after folding, not at import) with an If on
+    the iteration number nested in its body; a sequence built and read back."""
+    zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
+    then_graph = helper.make_graph(
+        [helper.make_node("Add", ["acc", "x"], ["t"], name="then_add")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+    )
+    else_graph = helper.make_graph(
+        [helper.make_node("Mul", ["acc", "x"], ["e"], name="else_mul")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+    )
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond"], ["cond_out"], name="keep_going"),
+            helper.make_node("Equal", ["i", "zero"], ["first"], name="first"),
+            helper.make_node("If", ["first"], ["step"], name="branch", then_branch=then_graph, else_branch=else_graph),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("acc", TensorProto.FLOAT, [2]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("step", TensorProto.FLOAT, [2]),
+        ],
+    )
+    nodes = [
+        helper.make_node("Size", ["x"], ["n"], name="n"),
+        helper.make_node("Loop", ["n", "", "x"], ["y"], name="loop", body=body),
+        helper.make_node("SequenceConstruct", ["x", "y"], ["seq"], name="seq"),
+        helper.make_node("SequenceAt", ["seq", "zero"], ["z"], name="at"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "control",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [2]),
+        ],
+        [zero],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+KINDS = {"control_flow": control_flow, "old_opset": old_opset, "deprecated": deprecated_ops, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms, "non_zero": non_zero}
 
 if __name__ == "__main__":
     onnx.save(KINDS[sys.argv[1]](), sys.argv[2])

@@ -1,0 +1,250 @@
+"""inline-control-flow: resolve If, Loop and Scan whose control is known at compile time.
+
+The importer keeps sub-graphs as regions (If: `then_branch`/`else_branch`,
+Loop/Scan: `body`, closed by `onnx.yield`), using outer values directly.
+onnxc compiles for static shapes, and the control of most exported control
+flow is a function of shapes and attributes: an If testing `align_corners`,
+a Loop running `ceil((limit - start) / delta)` times, a Scan over a
+statically sized axis. This pass walks the graph in order, typing and folding
+each op (constprop's `Folder`) so that conditions and trip counts become
+constants, and replaces each control-flow op by a copy of the region that
+runs: the branch taken, or the body once per iteration (loop-carried values
+threaded from one copy to the next, scan outputs stacked with
+Unsqueeze + Concat, scan inputs sliced with Gather). Nested control flow is
+resolved as its copies are walked. The result is a region-free graph the
+rest of the pipeline already compiles.
+
+Control known only at run time (a data-dependent condition, a trip count fed
+by a graph input) is refused with an UnsupportedOpError, as is unrolling
+beyond `MAX_UNROLLED_OPS` copied ops.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.errors import UnsupportedOpError
+from onnxc.passes.constprop import Folder
+from onnxc.passes.graph import (
+    constant_array,
+    erase_dead,
+    insert_before,
+    make_constant,
+    make_op,
+    module_opset,
+    onnx_functions,
+    op_opset,
+    python_attribute,
+    replace_results,
+    result_dtype,
+    static_shape,
+    update_function_types,
+)
+
+CONTROL_FLOW = ("If", "Loop", "Scan")
+MAX_UNROLLED_OPS = 50_000
+
+
+@dataclass(frozen=True)
+class InlineControlFlowPass(ModulePass):
+    name = "inline-control-flow"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        opset = module_opset(op)
+        for function in onnx_functions(op):
+            block = function.body.block
+            if any(isinstance(o, OnnxOp) and o.OP_TYPE in CONTROL_FLOW for o in block.walk()):
+                _Inliner(opset).settle_from(block.first_op)
+        update_function_types(op)
+
+
+class _Inliner:
+    def __init__(self, opset: int):
+        self.opset = opset
+        self.folder = Folder(opset, integers_only=False)
+        self.copied = 0
+
+    def settle_from(self, op: Operation | None, stop: Operation | None = None) -> None:
+        """Type and fold every op from `op` up to (not including) `stop`, expanding control flow."""
+        while op is not None and op is not stop:
+            following = op.next_op
+            if isinstance(op, OnnxOp) and op.OP_TYPE != "Constant":
+                if op.OP_TYPE in CONTROL_FLOW:
+                    self.expand(op)
+                else:
+                    self.folder.settle(op)
+            op = following
+
+    def expand(self, op: OnnxOp) -> None:
+        expand = {"If": self.expand_if, "Loop": self.expand_loop, "Scan": self.expand_scan}[op.OP_TYPE]
+        exits: list[Operation] = []
+        replace_results(op, expand(op, exits))
+        for exit_ in exits:
+            erase_dead(exit_)
+
+    def copy_region(self, op: OnnxOp, graph: str, bindings: list[SSAValue], exits: list[Operation]) -> list[SSAValue]:
+        """Copy the sub-graph before `op` with its arguments bound, settle the copy, return its outputs.
+
+        The copied onnx.yield (appended to `exits`) stays until the whole op is expanded:
+        typing and folding replace values and its operands follow them, and it keeps an
+        earlier iteration's outputs alive while later ones fold."""
+        block: Block = op.graph(graph).block
+        if len(bindings) != len(block.args):
+            raise self.refusal(op, f"its '{graph}' sub-graph takes {len(block.args)} inputs, {len(bindings)} given")
+        mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, bindings))
+        copies = [inner.clone(value_mapper=mapping) for inner in block.ops]
+        insert_before(op, copies)
+        self.copied += len(copies)
+        if self.copied > MAX_UNROLLED_OPS:
+            raise self.refusal(op, f"unrolling it would copy more than {MAX_UNROLLED_OPS} ops")
+        exit_ = copies[-1]
+        exits.append(exit_)
+        self.settle_from(copies[0], exit_)
+        return list(exit_.operands)
+
+    def refusal(self, op: OnnxOp, why: str) -> UnsupportedOpError:
+        dtypes = sorted({str(d) for d in (result_dtype(v) for v in op.results) if d is not None})
+        return UnsupportedOpError(
+            f"{op.OP_TYPE} (opset {op_opset(op, self.opset)}, outputs {', '.join(dtypes) or 'untyped'}): {why}",
+            node=op.node_name,
+            op_type=op.OP_TYPE,
+        )
+
+    def known(self, op: OnnxOp, value: SSAValue | None, what: str) -> np.ndarray:
+        array = constant_array(value)
+        if array is None:
+            raise self.refusal(op, f"its {what} is known only at run time (run-time control flow is not supported)")
+        return array
+
+    def constant(self, op: OnnxOp, array: np.ndarray, suffix: str) -> SSAValue:
+        constant = make_constant(op, array, f"{op.node_name}.{suffix}")
+        insert_before(op, [constant])
+        return constant.results[0]
+
+    def stack(self, anchor: OnnxOp, items: list[SSAValue], axis: int) -> SSAValue:
+        """`items` stacked along a new axis `axis` (Unsqueeze each, Concat)."""
+        axes = self.constant(anchor, np.array([axis], dtype=np.int64), "axes")
+        expanded = [self.new_op(anchor, "Unsqueeze", [item, axes]) for item in items]
+        concat = self.new_op(anchor, "Concat", [e.results[0] for e in expanded], axis=axis)
+        # Settled only once all exist: folding one erases operands (`axes`) left unused.
+        self.settle_from(expanded[0], anchor)
+        return self.folder.replaced.get(concat, concat.results)[0]
+
+    def gather(self, anchor: OnnxOp, value: SSAValue, index: int, axis: int) -> SSAValue:
+        """`value[index]` along `axis`, the axis removed."""
+        index_value = self.constant(anchor, np.array(index, dtype=np.int64), "t")
+        gather = self.new_op(anchor, "Gather", [value, index_value], axis=axis)
+        self.folder.settle(gather)
+        return self.folder.replaced.get(gather, gather.results)[0]
+
+    def new_op(self, anchor: OnnxOp, op_type: str, inputs: list, **attributes) -> OnnxOp:
+        attrs = {k: python_attribute(v) for k, v in attributes.items()}
+        new = make_op(op_type, inputs, attrs, name=anchor.node_name, opset=self.opset)
+        insert_before(anchor, [new])
+        return new
+
+    # ------------------------------------------------------------------ the ops
+
+    def expand_if(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
+        condition = self.known(op, op.input(0), "condition")
+        branch = "then_branch" if bool(condition.reshape(-1)[0]) else "else_branch"
+        return self.copy_region(op, branch, [], exits)
+
+    def expand_loop(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
+        trip_count, condition, *carried = onnx_inputs(op)
+        if trip_count is None and condition is None:
+            raise self.refusal(op, "it has neither a trip count nor a condition (an infinite loop)")
+        limit = None if trip_count is None else int(self.known(op, trip_count, "trip count").reshape(-1)[0])
+        going = True if condition is None else bool(self.known(op, condition, "condition").reshape(-1)[0])
+        scan_count = len(op.results) - len(carried)
+        iteration = 0
+        while going and (limit is None or iteration < limit):
+            index = self.constant(op, np.array(iteration, dtype=np.int64), f"i{iteration}")
+            true = self.constant(op, np.array(True), f"cond{iteration}")
+            outputs = self.copy_region(op, "body", [index, true, *carried], exits)
+            going = bool(self.known(op, outputs[0], "loop-continuation condition").reshape(-1)[0])
+            carried = outputs[1 : 1 + len(carried)]
+            iteration += 1
+        if scan_count and not exits:
+            raise self.refusal(op, "it runs zero times, so the shapes of its scan outputs are unknown")
+        scans = [list(exit_.operands)[1 + len(carried) :] for exit_ in exits]
+        return [*carried, *(self.stack(op, [s[k] for s in scans], 0) for k in range(scan_count))]
+
+    def expand_scan(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
+        inputs = onnx_inputs(op)
+        scan_inputs = op.attr("num_scan_inputs")
+        if op_opset(op, self.opset) >= 9:
+            states, sequences = inputs[: len(inputs) - scan_inputs], inputs[len(inputs) - scan_inputs :]
+            scan_count = len(op.results) - len(states)
+            return self.scan(
+                op,
+                states,
+                sequences,
+                op.attr("scan_input_axes") or [0] * scan_inputs,
+                op.attr("scan_input_directions") or [0] * scan_inputs,
+                op.attr("scan_output_axes") or [0] * scan_count,
+                op.attr("scan_output_directions") or [0] * scan_count,
+                exits,
+            )
+        # Scan-8: axis 0 is a batch axis, each batch scanned along axis 1 of the inputs. The
+        # importer drops an absent (empty-named) sequence_lens, the body tells the state count.
+        state_count = len(op.graph("body").block.args) - scan_inputs
+        if len(inputs) != state_count + scan_inputs:
+            raise self.refusal(op, "Scan-8 with sequence_lens is not supported")
+        states, sequences = inputs[:state_count], inputs[state_count:]
+        scan_count = len(op.results) - len(states)
+        shape = static_shape(sequences[0]) if sequences else None
+        if shape is None:
+            raise self.refusal(op, "a scan input's shape is known only at run time")
+        reverse = op.attr("directions") or [0] * scan_inputs
+        batches = []
+        for b in range(shape[0]):
+            batches.append(
+                self.scan(
+                    op,
+                    [self.gather(op, v, b, 0) for v in states],
+                    [self.gather(op, v, b, 0) for v in sequences],
+                    [0] * scan_inputs,
+                    reverse,
+                    [0] * scan_count,
+                    [0] * scan_count,
+                    exits,
+                )
+            )
+        return [self.stack(op, [outputs[k] for outputs in batches], 0) for k in range(len(op.results))]
+
+    def scan(self, op, states, sequences, input_axes, input_reverse, output_axes, output_reverse, exits):
+        """The body run over the scan axis: final states, then scan outputs stacked."""
+        scan_count = len(output_axes)
+        lengths = set()
+        for value, axis in zip(sequences, input_axes):
+            shape = static_shape(value)
+            if shape is None:
+                raise self.refusal(op, "a scan input's shape is known only at run time")
+            lengths.add(shape[axis % len(shape)])
+        if len(lengths) != 1:
+            raise self.refusal(op, f"its scan inputs have different lengths {sorted(lengths)}")
+        length = lengths.pop()
+        steps: list[Operation] = []
+        for step in range(length):
+            slices = []
+            for value, axis, reverse in zip(sequences, input_axes, input_reverse):
+                slices.append(self.gather(op, value, length - 1 - step if reverse else step, axis))
+            states = self.copy_region(op, "body", [*states, *slices], steps)[: len(states)]
+        exits.extend(steps)
+        if scan_count and not steps:
+            raise self.refusal(op, "its scan axis is empty, so the shapes of its scan outputs are unknown")
+        scans = [list(exit_.operands)[len(states) :] for exit_ in steps]
+        stacked = []
+        for k in range(scan_count):
+            items = [s[k] for s in scans]
+            rank = len(static_shape(items[0]) or ())
+            stacked.append(self.stack(op, items[::-1] if output_reverse[k] else items, output_axes[k] % (rank + 1)))
+        return [*states, *stacked]

@@ -1,0 +1,15 @@
+// RUN: not onnxc-opt %s -p inline-control-flow 2>&1 | filecheck %s
+
+// A condition known only at run time is refused at compile time, naming op and opset.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%c: tensor<i1>, %x: tensor<2xf32>) -> tensor<*xnone> {
+    %y = "onnx.If"(%c) <{resultSegmentSizes = array<i32: 1>}> ({
+      %n = "onnx.Neg"(%x) : (tensor<2xf32>) -> tensor<*xnone>
+      onnx.yield %n : tensor<*xnone>
+    }, {
+      onnx.yield %x : tensor<2xf32>
+    }) : (tensor<i1>) -> tensor<*xnone> loc("choose")
+    func.return %y : tensor<*xnone>
+  }
+}
+// CHECK: node 'choose' (If): If (opset 17, outputs untyped): its condition is known only at run time
