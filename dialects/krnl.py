@@ -43,6 +43,12 @@ generation emits the register-blocked SIMD kernel for it (see the op).
 
 Constants are `krnl.global` ops referring to a weight handle; the function that
 the runtime calls is named by `krnl.entry_point`.
+
+A graph output whose shape is known only at run time (NonZero, Unique...) is
+an argument of type `memref<...x?x...>`: the lowering computes it into a
+scratch buffer of its largest possible shape and ends with
+`krnl.dynamic_output`, which hands the library-allocated result to the caller
+(ABI version 2, runtime/onnxc.h).
 """
 
 from __future__ import annotations
@@ -420,6 +426,44 @@ class EntryPointOp(IRDLOperation):
         )
 
 
+@irdl_op_definition
+class DynamicOutputOp(IRDLOperation):
+    """`krnl.dynamic_output %src[%extent] into %out {axis = 1}`: the graph output
+    `%out` (an argument with one dynamic dim, `axis`) becomes the first `extent`
+    entries of `%src` along `axis`, in a fresh allocation the caller frees.
+
+    `%src` has the output's shape with its largest possible dim at `axis`; an
+    extent above that dim is clamped to it, so no read leaves `%src`.
+    """
+
+    name = "krnl.dynamic_output"
+
+    source = operand_def(MemRefType)
+    extent = operand_def(IndexType)
+    output = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr)
+
+    assembly_format = "$source `[` $extent `]` `into` $output attr-dict `:` type($source) `,` type($output)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, source: SSAValue, extent: SSAValue, output: SSAValue, axis: int):
+        super().__init__(operands=[source, extent, output], properties={"axis": IntegerAttr(axis, i64)})
+
+    def verify_(self) -> None:
+        axis = self.axis.value.data
+        source, output = list(self.source.type.get_shape()), list(self.output.type.get_shape())
+        if not 0 <= axis < len(source) or len(source) != len(output):
+            raise VerifyException("krnl.dynamic_output: source and output need one rank, and axis within it")
+        dynamic = [k for k, d in enumerate(output) if d < 0]
+        static_dims_equal = all(o == d for k, (o, d) in enumerate(zip(output, source)) if k != axis)
+        if dynamic != [axis] or not static_dims_equal or any(d < 0 for d in source):
+            raise VerifyException(
+                "krnl.dynamic_output: the output must have the static source shape with a dynamic dim at axis"
+            )
+        if self.source.type.element_type != self.output.type.element_type:
+            raise VerifyException("krnl.dynamic_output: source and output element types differ")
+
+
 def matmul_scratch_pitch(columns: int, column_block: int) -> int:
     """Floats per row of krnl.matmul's packed B block: whole 64-float groups (so
     tiles of any target's width fit and stay aligned) plus 16, so that rows do
@@ -562,7 +606,9 @@ class MatmulOp(IRDLOperation):
 
 
 KRNL = Dialect(
-    "krnl", [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp, MatmulOp], [LoopType]
+    "krnl",
+    [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp, MatmulOp, DynamicOutputOp],
+    [LoopType],
 )
 
 __all__ = [
@@ -576,6 +622,7 @@ __all__ = [
     "GlobalOp",
     "EntryPointOp",
     "MatmulOp",
+    "DynamicOutputOp",
     "matmul_scratch_pitch",
     "int_values",
     "nest_order",

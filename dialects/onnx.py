@@ -496,6 +496,7 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "HannWindow": (0,),
     "If": (0,),
     "Loop": (0, 1),
+    "MaxUnpool": (2,),
     "MelWeightMatrix": (0, 1, 2, 3, 4),
     "OneHot": (1,),
     "Pad": (1, 3),

@@ -30,7 +30,7 @@ import numpy as np
 
 from onnxc.errors import InvalidModelError, RuntimeFailure
 from onnxc.runtime import library as runtime_library
-from onnxc.runtime.session import Session, TypedArray, _node_args
+from onnxc.runtime.session import DynamicOutput, Session, TypedArray, _node_args
 
 HARNESS_SOURCE = Path(runtime_library.__file__).parent / "harness" / "onnxc_harness.c"
 ABI_HEADER = Path(runtime_library.__file__).parent / "onnxc.h"
@@ -217,6 +217,9 @@ class EmulatedSession(Session):
             for kind, tensors in (("input", inputs), ("output", outputs)):
                 for index, (array, onnx_type) in enumerate(tensors):
                     file = Path(work) / f"{kind}{index}.bin"
+                    if isinstance(array, DynamicOutput):  # allocated by the library: its dims come back in file.shape
+                        lines.append(f"dynamic {onnx_type} {array.dtype.itemsize} {array.rank} {file}")
+                        continue
                     if kind == "input":
                         array.astype(array.dtype.newbyteorder(order), copy=False).tofile(file)
                     dims = " ".join(str(d) for d in array.shape)
@@ -225,8 +228,13 @@ class EmulatedSession(Session):
             manifest.write_text("\n".join(lines) + "\n")
             result = self._harness("run", str(manifest))
             for index, (array, _) in enumerate(outputs):
-                stored = np.fromfile(Path(work) / f"output{index}.bin", array.dtype.newbyteorder(order))
-                array[...] = stored.reshape(array.shape)
+                file = Path(work) / f"output{index}.bin"
+                if isinstance(array, DynamicOutput):
+                    shape = tuple(int(d) for d in Path(f"{file}.shape").read_text().split())
+                    stored = np.fromfile(file, array.dtype.newbyteorder(order))
+                    array.array = stored.reshape(shape).astype(array.dtype)
+                else:
+                    array[...] = np.fromfile(file, array.dtype.newbyteorder(order)).reshape(array.shape)
         self.last_latencies = [
             int(line.split()[1]) * 1e-9 for line in result.stdout.splitlines() if line.startswith("latency_ns ")
         ]

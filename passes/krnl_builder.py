@@ -330,6 +330,13 @@ class KernelBuilder:
     def and_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         return self.insert(arith.AndIOp(lhs, rhs)).result
 
+    def or_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self.insert(arith.OrIOp(lhs, rhs)).result
+
+    def not_(self, condition: SSAValue) -> SSAValue:
+        """The negation of an i1."""
+        return self.insert(arith.XOrIOp(condition, self.constant(1, i1))).result
+
     def select_index(self, condition: SSAValue, if_true: Bound, if_false: Bound) -> SSAValue:
         """`select` of two indices (Python ints become constants)."""
         return self.select(condition, self.index(if_true), self.index(if_false))

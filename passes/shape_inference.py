@@ -64,6 +64,30 @@ SAME_RANK_AS = {("Conv", 1): 0, ("ConvTranspose", 1): 0}
 # the shape of input 0 (GroupNormalization-18 infers only the element type).
 SHAPE_OF_FIRST_INPUT = frozenset({"GroupNormalization"})
 
+
+# Result 0's shape, where ONNX inference leaves it open but constant input
+# values fix it: (op, constant value of each input or None) -> shape or None.
+def _compress_shape(op: OnnxOp, values: list) -> list[int] | None:
+    data, condition = op.input(0), values[1] if len(values) > 1 else None
+    if condition is None or not isinstance(data.type, TensorType) or DYNAMIC_INDEX in data.type.get_shape():
+        return None
+    shape = list(data.type.get_shape())
+    axis = op.attributes.get("axis")
+    if axis is None:
+        return [int(np.count_nonzero(condition.reshape(-1)[: int(np.prod(shape))]))]
+    axis = axis.value.data % len(shape)
+    shape[axis] = int(np.count_nonzero(condition.reshape(-1)[: shape[axis]]))
+    return shape
+
+
+def _max_unpool_shape(op: OnnxOp, values: list) -> list[int] | None:
+    output_shape = values[2] if len(values) > 2 else None
+    return None if output_shape is None else [int(d) for d in output_shape.reshape(-1)]
+
+
+SHAPE_FROM_VALUES = {"Compress": _compress_shape, "MaxUnpool": _max_unpool_shape}
+
+
 # Scalar operands that models (ONNX's own AffineGrid function body among them) pass as
 # one-element 1-D tensors; the reference runtime accepts them, the inference functions
 # do not, so they are described to those as scalars.
@@ -121,7 +145,9 @@ def infer_op(op: OnnxOp, opset: int) -> None:
     node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name, domain=op.DOMAIN)
     input_types: dict[str, onnx.TypeProto] = {}
     input_data: dict[str, onnx.TensorProto] = {}
+    constants: list[np.ndarray | None] = []
     for index, value in enumerate(onnx_inputs(op)):
+        constants.append(None if value is None else _small_constant(value))
         if value is None:
             node.input.append("")
             continue
@@ -133,7 +159,7 @@ def infer_op(op: OnnxOp, opset: int) -> None:
             input_types[name].tensor_type.ClearField("shape")
             input_types[name].tensor_type.shape.SetInParent()
         _check_rank(op, index, where)
-        constant = _small_constant(value)
+        constant = constants[index]
         if constant is not None:
             input_data[name] = onnx.numpy_helper.from_array(constant.reshape(()) if as_scalar else constant, name)
     while node.input and not node.input[-1]:
@@ -170,6 +196,11 @@ def infer_op(op: OnnxOp, opset: int) -> None:
                 ttype = TensorType(ttype.element_type, first.type.get_shape(), first.type.encoding)
         if isinstance(ttype, TensorType) and DYNAMIC_INDEX in ttype.get_shape() and op.OP_TYPE == "Range":
             ttype = _range_type(op, ttype)
+        from_values = SHAPE_FROM_VALUES.get(op.OP_TYPE) if index == 0 else None
+        if from_values and not (isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape()):
+            shape = from_values(op, constants)
+            if shape is not None:
+                ttype = TensorType(ttype.get_element_type(), shape)
         if isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape():
             itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
             check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)

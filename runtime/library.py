@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from onnxc.errors import InvalidModelError
 
-ABI_VERSION = 1  # ONNXC_ABI_VERSION of the runtime/onnxc.h this runtime implements
+ABI_VERSION = 2  # ONNXC_ABI_VERSION of the runtime/onnxc.h this runtime implements
 
 
 class OnnxcTensor(ctypes.Structure):
@@ -159,6 +159,8 @@ class ModelLibrary:
     # int32_t onnxc_set_num_threads(int32_t) / onnxc_get_num_threads(void); None in libraries without a pool.
     set_num_threads: ctypes._CFuncPtr | None
     get_num_threads: ctypes._CFuncPtr | None
+    # void onnxc_free_tensor(onnxc_tensor *): releases a dynamic output; None under emulation.
+    free_tensor: ctypes._CFuncPtr | None = None
 
     def close(self) -> None:
         """dlclose the library: `run_main_graph` must not be called afterwards, nor be running."""
@@ -242,4 +244,7 @@ def _validate(library: ctypes.CDLL, path: str) -> ModelLibrary:
         _symbol(library, name, ctypes.c_int32, argtypes, path) if hasattr(library, name) else None
         for name, argtypes in (("onnxc_set_num_threads", [ctypes.c_int32]), ("onnxc_get_num_threads", []))
     ]
-    return ModelLibrary(path, signature_json, signature, run_main_graph, library._handle, *thread_functions)
+    free_tensor = _symbol(library, "onnxc_free_tensor", None, [tensors], path)
+    return ModelLibrary(
+        path, signature_json, signature, run_main_graph, library._handle, *thread_functions, free_tensor
+    )

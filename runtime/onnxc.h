@@ -1,4 +1,4 @@
-/* onnxc.h: the C ABI of a library compiled by onnxc (ABI version 1).
+/* onnxc.h: the C ABI of a library compiled by onnxc (ABI version 2).
  *
  * A library exports the functions below. Any number of threads may call
  * run_main_graph at once (each call allocates its own scratch memory and
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define ONNXC_ABI_VERSION 1
+#define ONNXC_ABI_VERSION 2
 
 /* One tensor: contiguous, row-major, in the target's byte order. */
 typedef struct onnxc_tensor {
@@ -66,20 +66,34 @@ enum onnxc_status {
   ONNXC_ERR_DTYPE = 3,   /* a tensor's dtype differs from the signature */
   ONNXC_ERR_RANK = 4,    /* a tensor's rank differs from the signature */
   ONNXC_ERR_SHAPE = 5,   /* a dimension differs from the signature */
-  ONNXC_ERR_NOMEM = 6    /* scratch memory could not be allocated */
+  ONNXC_ERR_NOMEM = 6    /* scratch or output memory could not be allocated */
 };
 
-/* Run the model. Inputs are read; outputs must point at caller-allocated
- * buffers of the shapes and dtypes in the signature, which are written.
- * Every tensor is checked against the signature before anything is read. */
+/* Run the model. Inputs are read. A static output (the signature gives all
+ * its dims) must point at a caller-allocated buffer of its shape and dtype,
+ * which is written; every such tensor is checked against the signature
+ * before anything is read.
+ *
+ * A dynamic output ("dynamic": true in the signature: some dims, given as -1,
+ * depend on input values, as for NonZero or Unique) is allocated by the
+ * library: its onnxc_tensor is only written (data, shape, rank, dtype,
+ * reserved). On ONNXC_OK the caller owns it and must release it with
+ * onnxc_free_tensor; on any other status its data and shape are NULL and
+ * nothing needs freeing. */
 int32_t run_main_graph(const onnxc_tensor *inputs, int64_t num_inputs,
                        onnxc_tensor *outputs, int64_t num_outputs);
 
+/* Release a dynamic output filled by run_main_graph (its data and shape,
+ * one block from the library's allocator) and set both pointers to NULL.
+ * NULL, or a tensor released before, is a no-op. Never call free() on them. */
+void onnxc_free_tensor(onnxc_tensor *tensor);
+
 /* The model's signature as a NUL-terminated JSON document (static storage):
- * {"abi_version": 1, "model": "...", "target": "<llvm triple>",
+ * {"abi_version": 2, "model": "...", "target": "<llvm triple>",
  *  "byte_order": "little" | "big",
  *  "inputs":  [{"name": "...", "dtype": "float32", "shape": [1, 3, 224, 224]}, ...],
- *  "outputs": [{"name": "...", "dtype": "float32", "shape": [1, 1000]}, ...]} */
+ *  "outputs": [{"name": "...", "dtype": "float32", "shape": [1, 1000]},
+ *              {"name": "...", "dtype": "int64", "shape": [2, -1], "dynamic": true}, ...]} */
 const char *onnxc_signature(void);
 
 /* ONNXC_ABI_VERSION of the library. */

@@ -29,8 +29,19 @@ from onnxc import dtypes
 from onnxc.errors import InputError, InvalidModelError, RuntimeFailure
 from onnxc.runtime.library import OnnxcTensor, describe_status, open_model_library
 
-# An array and the ONNX element type code to pass with it (bfloat16 arrays are uint16).
-TypedArray = tuple[np.ndarray, int]
+
+@dataclass
+class DynamicOutput:
+    """An output whose shape the library decides at run time (ABI version 2): `_invoke`
+    sets `array` to a copy of what the library allocated, then frees the library's block."""
+
+    dtype: np.dtype
+    rank: int
+    array: np.ndarray | None = None
+
+
+# An array (or a DynamicOutput) and the ONNX element type code to pass with it (bfloat16 arrays are uint16).
+TypedArray = tuple[np.ndarray | DynamicOutput, int]
 
 # onnxruntime's spelling of element types where it differs from the signature's.
 _ORT_TYPE_NAMES = {"float32": "float", "float64": "double"}
@@ -41,9 +52,14 @@ class NodeArg:
     """A graph input or output, like onnxruntime's NodeArg (`shape` is a tuple)."""
 
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[int | None, ...]  # None: a dim known only once the model has run (a dynamic output)
     element_type: str  # as in the signature: "float32", "int64", "bfloat16", "float8_e4m3fn", ...
     dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16, ml_dtypes' for float8...)
+
+    @property
+    def dynamic(self) -> bool:
+        """An output the library allocates, its shape depending on input values."""
+        return None in self.shape
 
     @property
     def type(self) -> str:
@@ -55,7 +71,8 @@ class NodeArg:
         return dtypes.ONNX_OF_NAME[self.element_type]
 
     def __str__(self) -> str:
-        return f"{self.name}: {self.element_type}{list(self.shape)}"
+        dims = ", ".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.name}: {self.element_type}[{dims}]"
 
 
 def _node_args(entries: list) -> tuple[NodeArg, ...]:
@@ -66,8 +83,12 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
         if code is None or not dtypes.has_numpy_dtype(code):
             raise ValueError(f"{entry['name']!r} has element type {element_type!r}, which numpy cannot hold")
         shape = tuple(entry["shape"])
-        if not all(isinstance(dim, int) and dim >= 0 for dim in shape):
+        dynamic = entry.get("dynamic") is True
+        if not all(isinstance(dim, int) and (dim >= 0 or dynamic and dim == -1) for dim in shape):
             raise ValueError(f"{entry['name']!r} has shape {list(shape)}, not a list of static dims")
+        if dynamic != (-1 in shape):
+            raise ValueError(f"{entry['name']!r}: 'dynamic' disagrees with shape {list(shape)}")
+        shape = tuple(None if dim == -1 else dim for dim in shape)
         args.append(NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code)))
     return tuple(args)
 
@@ -76,6 +97,9 @@ def _tensor_array(tensors: Sequence[TypedArray]) -> ctypes.Array:
     """`onnxc_tensor[]` describing (array, ONNX type) pairs as they are; the caller keeps the arrays alive."""
     structs = (OnnxcTensor * len(tensors))()
     for struct, (array, onnx_type) in zip(structs, tensors):
+        if isinstance(array, DynamicOutput):  # the library fills it in
+            struct.rank, struct.dtype = array.rank, onnx_type
+            continue
         struct.data = array.ctypes.data
         # The struct keeps a reference to the shape buffer; a zero-length one still has an address.
         struct.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
@@ -145,14 +169,17 @@ class Session:
         selected = self._output_positions(output_names)
         inputs = self._conform_inputs(input_feed)
         try:
-            outputs = [np.empty(arg.shape, arg.dtype) for arg in self._outputs]
+            outputs = [
+                DynamicOutput(arg.dtype, len(arg.shape)) if arg.dynamic else np.empty(arg.shape, arg.dtype)
+                for arg in self._outputs
+            ]
         except MemoryError as error:
             raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
         self._invoke(
             [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
             [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
         )
-        return [outputs[position] for position in selected]
+        return [_array_of(outputs[position]) for position in selected]
 
     def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:
@@ -205,10 +232,11 @@ class Session:
             if self._closed:
                 raise RuntimeFailure("the session is closed", model=self.path)
             self._running += 1
+        output_structs = _tensor_array(outputs)
         try:
-            status = self._library.run_main_graph(
-                _tensor_array(inputs), len(inputs), _tensor_array(outputs), len(outputs)
-            )
+            status = self._library.run_main_graph(_tensor_array(inputs), len(inputs), output_structs, len(outputs))
+            if status == 0:
+                self._take_dynamic_outputs(outputs, output_structs)
         finally:
             with self._lock:
                 self._running -= 1
@@ -216,6 +244,24 @@ class Session:
                     self._library.close()
         if status != 0:
             raise RuntimeFailure(f"run_main_graph returned {describe_status(status)}", model=self.path)
+
+    def _take_dynamic_outputs(self, outputs: Sequence[TypedArray], structs: ctypes.Array) -> None:
+        """Copy every library-allocated output into a numpy array, then free it
+        with onnxc_free_tensor (all of them, even if a copy fails)."""
+        dynamic = [
+            (output, struct) for (output, _), struct in zip(outputs, structs) if isinstance(output, DynamicOutput)
+        ]
+        try:
+            for output, struct in dynamic:
+                shape = tuple(struct.shape[axis] for axis in range(struct.rank))
+                array = np.empty(shape, output.dtype)
+                ctypes.memmove(array.ctypes.data, struct.data, array.nbytes)
+                output.array = array
+        except MemoryError as error:
+            raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
+        finally:
+            for _, struct in dynamic:
+                self._library.free_tensor(ctypes.byref(struct))
 
     def _init_run_state(self) -> None:
         """What `run` and `close` share across threads (subclasses call this too)."""
@@ -246,6 +292,10 @@ class Session:
         inputs = ", ".join(map(str, self._inputs))
         outputs = ", ".join(map(str, self._outputs))
         return f"Session({self.path!r}, inputs=[{inputs}], outputs=[{outputs}])"
+
+
+def _array_of(output: np.ndarray | DynamicOutput) -> np.ndarray:
+    return output.array if isinstance(output, DynamicOutput) else output
 
 
 def _names(args: Sequence[NodeArg]) -> str:

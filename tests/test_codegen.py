@@ -174,9 +174,9 @@ def test_float_model_numbers(float_model):
 
 
 def test_signature_and_abi_version(float_model):
-    assert float_model.lib.onnxc_abi_version() == 1
+    assert float_model.lib.onnxc_abi_version() == 2
     assert float_model.signature == {
-        "abi_version": 1,
+        "abi_version": 2,
         "model": "model",
         "target": resolve_target().triple,
         "byte_order": "little",
@@ -198,7 +198,7 @@ def test_only_the_abi_is_exported(float_model, tmp_path):
     ).stdout
     names = {line.split()[-1] for line in defined.splitlines()}
     assert names == {"run_main_graph", "onnxc_signature", "onnxc_abi_version", "onnxc_set_num_threads",
-                     "onnxc_get_num_threads"}
+                     "onnxc_get_num_threads", "onnxc_free_tensor"}
 
 
 def test_every_status_code(float_model):

@@ -200,7 +200,7 @@ def test_node_args_match_onnxruntime(mixed_library):
 
 def test_signature_and_repr(add_session, add_library):
     signature = add_session.signature
-    assert signature["abi_version"] == 1
+    assert signature["abi_version"] == 2
     assert signature["byte_order"] == sys.byteorder
     assert [entry["name"] for entry in signature["inputs"]] == ["a", "b"]
     assert signature["outputs"] == [{"name": "sum", "dtype": "float32", "shape": list(SHAPE)}]
@@ -368,7 +368,7 @@ def _fake_onnxc_library(directory: Path, abi_version: int, signature: dict) -> P
 
 def _host_signature(**changes) -> dict:
     signature = {
-        "abi_version": 1,
+        "abi_version": 2,
         "model": "fake",
         "target": f"{platform.machine()}-unknown-linux-gnu",
         "byte_order": sys.byteorder,
@@ -378,14 +378,16 @@ def _host_signature(**changes) -> dict:
     return signature | changes
 
 
-def test_other_abi_version_refused(tmp_path):
-    library = _fake_onnxc_library(tmp_path, abi_version=2, signature=_host_signature(abi_version=2))
-    with pytest.raises(InvalidModelError, match="ABI version 2, this runtime implements version 1"):
+@pytest.mark.parametrize("version", [1, 3])
+def test_other_abi_version_refused(tmp_path, version):
+    """Version 1 libraries (caller-allocated outputs only) as well as newer ones."""
+    library = _fake_onnxc_library(tmp_path, abi_version=version, signature=_host_signature(abi_version=version))
+    with pytest.raises(InvalidModelError, match=f"ABI version {version}, this runtime implements version 2"):
         Session(library)
 
 
 def test_signature_for_other_target_refused(tmp_path):
-    library = _fake_onnxc_library(tmp_path, 1, _host_signature(target="s390x-ibm-linux-gnu", byte_order="big"))
+    library = _fake_onnxc_library(tmp_path, 2, _host_signature(target="s390x-ibm-linux-gnu", byte_order="big"))
     with pytest.raises(InvalidModelError, match=r"built for s390x-ibm-linux-gnu \(big-endian\)"):
         Session(library)
 

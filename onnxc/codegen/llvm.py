@@ -44,13 +44,15 @@ from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
 from onnxc.codegen.parallel import PARALLEL_FOR, ParallelLoop, parallel_loop
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up, uses_large_data
-from onnxc.dialects.krnl import EntryPointOp, GlobalOp, MatmulOp
+from onnxc.dialects.krnl import DynamicOutputOp, EntryPointOp, GlobalOp, MatmulOp
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import is_low_precision, numpy_dtype_of, onnx_type_of
 from onnxc.errors import CompileError
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 ARENA_ALIGNMENT = 64
+DYNAMIC_DATA_OFFSET_ALIGNMENT = 16
+"""A dynamic output's data follows its shape in one malloc block, at this alignment (malloc's)."""
 
 
 class Status(IntEnum):
@@ -208,7 +210,7 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
         first = top_level_position(alloc)
         last = first
         for use in alloc.memref.uses:
-            if not isinstance(use.operation, memref.LoadOp | memref.StoreOp | MatmulOp):
+            if not isinstance(use.operation, memref.LoadOp | memref.StoreOp | MatmulOp | DynamicOutputOp):
                 raise CompileError(f"codegen: a buffer may only be loaded and stored, not used by {use.operation.name}")
             last = max(last, top_level_position(use.operation))
         size = align_up(memref_nbytes(alloc.memref.type), ARENA_ALIGNMENT)
@@ -591,6 +593,52 @@ def _emit_store(t: _FunctionTranslator, op: memref.StoreOp) -> None:
     if isinstance(element, BFloat16Type):
         value = _bfloat16_bits(b, value)
     b.store(value, t.element_pointer(op.memref, op.indices), align=element_size(element))
+
+
+@_emits(DynamicOutputOp)
+def _emit_dynamic_output(t: _FunctionTranslator, op: DynamicOutputOp) -> None:
+    """Allocate the output tensor's shape and data in one malloc block (shape first,
+    data at the next 16-byte boundary) and copy the source's prefix along `axis`
+    into it; ONNXC_ERR_NOMEM if malloc fails (the wrapper resets the tensor)."""
+    b = t.builder
+    source_shape = static_shape_of(op.source.type)
+    axis, rank = op.axis.value.data, len(source_shape)
+    element = element_size(op.source.type.element_type)
+    outer = int(np.prod(source_shape[:axis], dtype=np.int64))
+    inner_bytes = int(np.prod(source_shape[axis + 1 :], dtype=np.int64)) * element
+    bound = source_shape[axis]
+    extent = t.get(op.extent)
+    extent = b.select(b.icmp_unsigned("<", extent, ir.Constant(I64, bound)), extent, ir.Constant(I64, bound))
+    data_offset = align_up(rank * 8, DYNAMIC_DATA_OFFSET_ALIGNMENT)
+    row_bytes = b.mul(extent, ir.Constant(I64, inner_bytes), flags=["nuw"])
+    data_bytes = b.mul(row_bytes, ir.Constant(I64, outer), flags=["nuw"])
+    block = t.call("malloc", PTR, [b.add(data_bytes, ir.Constant(I64, data_offset), flags=["nuw"])])
+    with b.if_then(b.icmp_unsigned("==", block, NULL), likely=False):
+        t.return_status(ir.Constant(I32, int(Status.ERR_NOMEM)))
+    tensor = t.get(op.output)
+    data = b.gep(block, [ir.Constant(I64, data_offset)], inbounds=True, source_etype=ir.IntType(8))
+    b.store(data, _field_pointer(b, tensor, TENSOR, _DATA))
+    b.store(block, _field_pointer(b, tensor, TENSOR, _SHAPE))
+    for position, dim in enumerate(source_shape):
+        dim_pointer = b.gep(block, [ir.Constant(I64, position)], inbounds=True, source_etype=I64)
+        b.store(extent if position == axis else ir.Constant(I64, dim), dim_pointer, align=8)
+    # One memcpy per row of the dims before `axis` (row r: extent * inner elements).
+    source = t.get(op.source)
+    before = b.block
+    header, body, done = (b.append_basic_block(f"dynamic_output.{n}") for n in ("header", "body", "done"))
+    b.branch(header)
+    b.position_at_end(header)
+    row = b.phi(I64, "row")
+    row.add_incoming(ir.Constant(I64, 0), before)
+    b.cbranch(b.icmp_unsigned("<", row, ir.Constant(I64, outer)), body, done)
+    b.position_at_end(body)
+    to = b.gep(data, [b.mul(row_bytes, row, flags=["nuw"])], source_etype=ir.IntType(8))
+    from_offset = b.mul(row, ir.Constant(I64, bound * inner_bytes), flags=["nuw"])
+    from_ = b.gep(source, [from_offset], source_etype=ir.IntType(8))
+    t.call("llvm.memcpy.p0.p0.i64", ir.VoidType(), [to, from_, row_bytes, ir.Constant(I1, 0)])
+    row.add_incoming(b.add(row, ir.Constant(I64, 1), flags=["nuw"]), b.block)
+    b.branch(header)
+    b.position_at_end(done)
 
 
 def _bfloat16_bits(b: ir.IRBuilder, value: ir.Value) -> ir.Value:
@@ -1002,11 +1050,19 @@ class _TensorSpec:
         return onnx_type_of(self.memref.element_type)
 
     @property
+    def dynamic(self) -> bool:
+        """An output whose dims (-1 where unknown) are set at run time: the library allocates it."""
+        return any(d < 0 for d in self.memref.get_shape())
+
+    @property
     def shape(self) -> list[int]:
+        if self.dynamic:  # -1 for a dim known at run time only
+            return [max(d, -1) for d in self.memref.get_shape()]
         return static_shape_of(self.memref)
 
     def signature(self) -> dict:
-        return {"name": self.name, "dtype": dtypes.NAME_OF_ONNX[self.dtype], "shape": self.shape}
+        entry = {"name": self.name, "dtype": dtypes.NAME_OF_ONNX[self.dtype], "shape": self.shape}
+        return entry | {"dynamic": True} if self.dynamic else entry
 
 
 class _WrapperBuilder:
@@ -1034,6 +1090,7 @@ class _WrapperBuilder:
         self.build_run_main_graph()
         self.build_signature()
         self.build_abi_version()
+        self.build_free_tensor()
 
     def exported(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.IRBuilder:
         fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
@@ -1047,17 +1104,46 @@ class _WrapperBuilder:
         inputs, num_inputs, outputs, num_outputs = b.function.args
         self.fail_unless_equal(num_inputs, len(self.inputs), Status.ERR_ARITY)
         self.fail_unless_equal(num_outputs, len(self.outputs), Status.ERR_ARITY)
-        data_pointers = []
+        arguments = []
         for array, specs in ((inputs, self.inputs), (outputs, self.outputs)):
             if specs:
                 self.fail_if(b.icmp_unsigned("==", array, NULL), Status.ERR_NULL)
             for index, spec in enumerate(specs):
-                data_pointers.append(self.check_tensor(array, index, spec))
-        b.ret(b.call(self.graph, data_pointers))
+                arguments.append(None if spec.dynamic else self.check_tensor(array, index, spec))
+        dynamic = [index for index, spec in enumerate(self.outputs) if spec.dynamic]
+        for index in dynamic:  # not checked: the library fills in every field
+            spec = self.outputs[index]
+            tensor = b.gep(outputs, [ir.Constant(I64, index)], inbounds=True, source_etype=TENSOR)
+            fields = [NULL, NULL, ir.Constant(I64, len(spec.shape)), ir.Constant(I32, spec.dtype), ir.Constant(I32, 0)]
+            for number, value in enumerate(fields):
+                b.store(value, _field_pointer(b, tensor, TENSOR, number))
+            arguments[len(self.inputs) + index] = tensor
+        status = b.call(self.graph, arguments)
+        if dynamic:  # on failure, no dynamic output keeps memory: each is reset to NULL
+            with b.if_then(b.icmp_unsigned("!=", status, ir.Constant(I32, int(Status.OK))), likely=False):
+                for index in dynamic:
+                    tensor = b.gep(outputs, [ir.Constant(I64, index)], inbounds=True, source_etype=TENSOR)
+                    self.release(b, tensor)
+        b.ret(status)
 
         for status, block in self.failures.items():
             b.position_at_end(block)
             b.ret(ir.Constant(I32, int(status)))
+
+    def release(self, b: ir.IRBuilder, tensor: ir.Value) -> None:
+        """Free a dynamic output's block (its shape pointer; free(NULL) is harmless) and NULL its pointers."""
+        shape_field = _field_pointer(b, tensor, TENSOR, _SHAPE)
+        b.call(self.parent.declare("free", ir.VoidType(), [PTR]), [b.load(shape_field, typ=PTR)])
+        b.store(NULL, shape_field)
+        b.store(NULL, _field_pointer(b, tensor, TENSOR, _DATA))
+
+    def build_free_tensor(self) -> None:
+        """void onnxc_free_tensor(onnxc_tensor *): release a dynamic output (NULL or already freed: no-op)."""
+        b = self.exported("onnxc_free_tensor", ir.VoidType(), [PTR])
+        (tensor,) = b.function.args
+        with b.if_then(b.icmp_unsigned("!=", tensor, NULL)):
+            self.release(b, tensor)
+        b.ret_void()
 
     def fail_if(self, condition: ir.Value, status: Status) -> None:
         """Return `status` if `condition` holds, else go on in a new block."""

@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
-from onnxc.dialects.krnl import GlobalOp
+from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp
 from onnxc.dialects.onnx import (
     OPSET_ATTR,
     SINCE_VERSION_ATTR,
@@ -58,7 +58,8 @@ class GraphLowering:
         opset = module.attributes.get(OPSET_ATTR)
         # Hand-written IR may leave the opset out: it then means the newest.
         self.opset = opset.value.data if isinstance(opset, IntegerAttr) else onnx.defs.onnx_opset_version()
-        self._refuse_data_dependent_shapes()
+        self.dynamic = self._data_dependent_outputs()
+        """Graph outputs whose shape is known at run time only (see `dynamic_result`)."""
         terminator = graph.body.block.last_op
         assert isinstance(terminator, func.ReturnOp)
         self.outputs: list[SSAValue] = list(terminator.arguments)
@@ -70,7 +71,10 @@ class GraphLowering:
 
         described = [(v, f"graph input '{n}'") for v, n in zip(inputs, self.input_names)]
         described += [(v, f"graph output '{n}'") for v, n in zip(self.outputs, self.output_names)]
-        types = [memref_type_of(value, name=description) for value, description in described]
+        types = [
+            dynamic_memref_type(value) if value in self.dynamic else memref_type_of(value, name=description)
+            for value, description in described
+        ]
         self.function = func.FuncOp(GRAPH_NAME, (types, []))
         args = self.function.body.block.args
         self.output_args = args[len(inputs) :]
@@ -102,22 +106,35 @@ class GraphLowering:
             lower(self, op)
             self._locate_emitted(last_before, op.location)
         for value, arg in zip(self.outputs, self.output_args):
-            if self.buffers[value] is not arg:
+            if value not in self.dynamic and self.buffers[value] is not arg:
                 copy_reshaped(self.top, self.buffers[value], arg)
         self.top.insert(func.ReturnOp())
         return self.function
 
-    def _refuse_data_dependent_shapes(self) -> None:
+    def _data_dependent_outputs(self) -> set[SSAValue]:
         """Refuse, by name, an op whose used result has no static shape although its
         inputs have: the shape depends on input values (NonZero, Unique, Compress
-        with a condition input...), which a library compiled for static shapes
-        cannot hold. Without this, the error would name some later value."""
+        with a condition input...). Ops in `DYNAMIC_SHAPE_OPS` may have such a
+        result if it is only returned (one dynamic dim; the library allocates
+        it, see `dynamic_result`); no other lowering takes dynamic shapes.
+        Without this, the error would name some later value. Returns the results allowed."""
+        allowed = set()
         for op in self.graph.body.block.ops:
-            if not isinstance(op, OnnxOp) or not all(_has_static_shape(v) for v in op.operands):
+            if not isinstance(op, OnnxOp) or not all(has_static_shape(v) for v in op.operands):
                 continue
-            dynamic = [k for k, r in enumerate(op.results) if r.uses and not _has_static_shape(r)]
-            if dynamic:
-                raise self.unsupported(op, f"the shape of result {dynamic[0]} depends on input values")
+            for index, result in enumerate(op.results):
+                if not result.uses or has_static_shape(result):
+                    continue
+                message = f"the shape of result {index} depends on input values"
+                if op.OP_TYPE not in DYNAMIC_SHAPE_OPS:
+                    raise self.unsupported(op, message)
+                if not all(isinstance(use.operation, func.ReturnOp) for use in result.uses):
+                    users = sorted({use.operation.name for use in result.uses} - {"func.return"})
+                    raise self.unsupported(op, f"{message}; it may only be a graph output, not used by {users}")
+                if _one_dynamic_dim(result) is None:
+                    raise self.unsupported(op, f"{message}, in more than one dim ({result.type})")
+                allowed.add(result)
+        return allowed
 
     def _refuse_low_precision(self, op: OnnxOp) -> None:
         """The low-precision storage types reach only the ops in LOW_PRECISION_OPS:
@@ -157,6 +174,8 @@ class GraphLowering:
         """
         destinations: dict[SSAValue, SSAValue] = {}
         for value, arg in zip(self.outputs, self.output_args):
+            if value in self.dynamic:
+                continue
             source = value
             while passes_through(source):
                 source = source.owner.input(0)
@@ -185,6 +204,28 @@ class GraphLowering:
             buffer.name_hint = value.name_hint
         self.buffers[value] = buffer
         return buffer
+
+    def dynamic_result(self, op: OnnxOp, index: int, bound: Sequence[int]) -> SSAValue:
+        """A scratch buffer for a result whose one dynamic dim is known only at run
+        time, shaped as the result with that dim at its largest, `bound`. The
+        lowering fills a prefix along that dim and calls `finish_dynamic_result`."""
+        value = op.results[index]
+        axis = _one_dynamic_dim(value)
+        shape = list(value.type.get_shape())
+        if axis is None or list(bound[:axis]) + list(bound[axis + 1 :]) != shape[:axis] + shape[axis + 1 :]:
+            raise self.shape_error(op, f"result {index} of type {value.type} cannot be bounded by {list(bound)}")
+        buffer = self.top.alloc(MemRefType(value.type.get_element_type(), bound))
+        buffer.name_hint = value.name_hint
+        self.buffers[value] = buffer
+        return buffer
+
+    def finish_dynamic_result(self, op: OnnxOp, index: int, extent: SSAValue) -> None:
+        """Hand the first `extent` entries of a `dynamic_result` to every graph
+        output returning it (an unused result is dropped)."""
+        value = op.results[index]
+        for output, arg in zip(self.outputs, self.output_args):
+            if output is value:
+                self.top.insert(DynamicOutputOp(self.buffers[value], extent, arg, _one_dynamic_dim(value)))
 
     def alias(self, value: SSAValue, buffer: SSAValue) -> None:
         """Let `value` share a buffer of the same shape (buffers are never overwritten)."""
@@ -232,8 +273,21 @@ def _dtype_name(element: Attribute) -> str:
     return dtypes.NAME_OF_ONNX[onnx_type_of(element)]
 
 
-def _has_static_shape(value: SSAValue) -> bool:
+def has_static_shape(value: SSAValue) -> bool:
     return isinstance(value.type, TensorType) and static_shape(value.type.get_shape())
+
+
+def _one_dynamic_dim(value: SSAValue) -> int | None:
+    """The axis of the only dynamic dim of a ranked tensor value, else None."""
+    if not isinstance(value.type, TensorType):
+        return None
+    dynamic = [axis for axis, dim in enumerate(value.type.get_shape()) if dim < 0]
+    return dynamic[0] if len(dynamic) == 1 else None
+
+
+def dynamic_memref_type(value: SSAValue) -> MemRefType:
+    """The memref type of a graph output with a dynamic dim (`memref<2x?xi64>`)."""
+    return MemRefType(value.type.get_element_type(), value.type.get_shape())
 
 
 def memref_type_of(value: SSAValue, op: OnnxOp | None = None, *, name: str = "a value") -> MemRefType:
@@ -254,6 +308,8 @@ def shape_of(buffer: SSAValue) -> tuple[int, ...]:
 
 LoweringFunction = Callable[[GraphLowering, OnnxOp], None]
 LOWERINGS: dict[str, LoweringFunction] = {}
+DYNAMIC_SHAPE_OPS: set[str] = set()
+"""Op types whose lowering handles a result of data-dependent shape (`lowers(..., dynamic=True)`)."""
 
 PASS_THROUGH = ("Identity", "Dropout")
 """Ops whose first result is their first input, in inference."""
@@ -283,12 +339,15 @@ def passes_through(value: SSAValue) -> bool:
     return isinstance(owner, OnnxOp) and owner.OP_TYPE in PASS_THROUGH and value is owner.results[0]
 
 
-def lowers(*op_types: str) -> Callable[[LoweringFunction], LoweringFunction]:
-    """Register a lowering function for op types."""
+def lowers(*op_types: str, dynamic: bool = False) -> Callable[[LoweringFunction], LoweringFunction]:
+    """Register a lowering function for op types; `dynamic` if it lowers results
+    whose shape depends on input values (with `GraphLowering.dynamic_result`)."""
 
     def register(function: LoweringFunction) -> LoweringFunction:
         for op_type in op_types:
             LOWERINGS[op_type] = function
+            if dynamic:
+                DYNAMIC_SHAPE_OPS.add(op_type)
         return function
 
     return register

@@ -194,13 +194,26 @@ def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
 
 @lowers("MaxUnpool")
 def lower_max_unpool(g: GraphLowering, op: OnnxOp) -> None:
-    """Zeros, with each input value stored at its index (a row-major offset into
-    the whole output, as MaxPool's Indices give)."""
+    """Zeros, with each input value stored at its index: a row-major offset into
+    the output shape the pooling geometry implies (as MaxPool's Indices give),
+    which sits at the origin of a larger `output_shape`. Offsets outside that
+    shape are dropped, never stored out of bounds."""
     x, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    kernel = op.attr("kernel_shape")
+    spatial = len(kernel)
+    strides = op.attr("strides") or [1] * spatial
+    pads = op.attr("pads") or [0] * (2 * spatial)
+    inferred = list(shape_of(x)[:2]) + [
+        (size - 1) * strides[d] - pads[d] - pads[spatial + d] + kernel[d] for d, size in enumerate(shape_of(x)[2:])
+    ]
+    if any(d > o for d, o in zip(inferred, shape_of(out))):
+        raise g.shape_error(op, f"output_shape {list(shape_of(out))} is smaller than the unpooled {inferred}")
     fill(g.top, out, g.top.constant(0, out.type.get_element_type()))
     ivs, b = g.top.loop_nest(shape_of(x))
     offset = b.to_index(b.load(indices, ivs))
-    b.store(b.load(x, ivs), out, delinearize(b, offset, shape_of(out)))
+    inside = b.and_(b.compare_index("sge", offset, 0), b.compare_index("slt", offset, pymath.prod(inferred)))
+    store = b.if_then(inside)
+    store.store(store.load(x, ivs), out, delinearize(store, offset, inferred))
 
 
 @lowers("Col2Im")

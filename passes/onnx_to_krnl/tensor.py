@@ -31,6 +31,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_of,
     strided_copy,
 )
+from onnxc.passes.onnx_to_krnl.selection import lower_compress_at_run_time
 from onnxc.passes.shape_inference import range_values
 
 # ------------------------------------------------------------------ data movement ops
@@ -240,13 +241,15 @@ def lower_depth_space(g: GraphLowering, op: OnnxOp) -> None:
         b.store(b.load(space, [n, *space_index]), out, ivs)
 
 
-@lowers("Compress")
+@lowers("Compress", dynamic=True)
 def lower_compress(g: GraphLowering, op: OnnxOp) -> None:
     """With a constant condition, the kept positions are known: a gather of them
-    along `axis` (or of the flattened input without one)."""
+    along `axis` (or of the flattened input without one). Otherwise the result's
+    shape depends on the condition (selection.py)."""
     condition = constant_array(op.input(1))
     if condition is None:
-        raise g.unsupported(op, "Compress with a condition that is not a constant (data-dependent shape)")
+        lower_compress_at_run_time(g, op)
+        return
     src, out = g.input(op, 0), g.result(op)
     axis = op.attr("axis")
     if axis is None:

@@ -10,9 +10,12 @@
  *
  * MANIFEST is text, one tensor per line, inputs then outputs in signature order:
  *   repeat N
- *   input  DTYPE NBYTES RANK D0 .. Dn-1 PATH     (PATH: the rest of the line)
- *   output DTYPE NBYTES RANK D0 .. Dn-1 PATH
- * Each run's latency is printed on stdout as "latency_ns N".
+ *   input   DTYPE NBYTES RANK D0 .. Dn-1 PATH     (PATH: the rest of the line)
+ *   output  DTYPE NBYTES RANK D0 .. Dn-1 PATH
+ *   dynamic DTYPE ITEMSIZE RANK PATH              (an output the library allocates)
+ * A dynamic output's data goes to PATH and its dims, as decimal text, to
+ * PATH.shape; the library's block is released with onnxc_free_tensor after
+ * every run. Each run's latency is printed on stdout as "latency_ns N".
  *
  * Exit status: 0 success, 2 usage or I/O error, 3 run_main_graph failed
  * (its status is printed on stderr as "run_main_graph returned S").
@@ -34,12 +37,14 @@
 
 typedef int32_t (*run_fn)(const onnxc_tensor *, int64_t, onnxc_tensor *, int64_t);
 typedef const char *(*signature_fn)(void);
+typedef void (*free_tensor_fn)(onnxc_tensor *);
 typedef int32_t (*abi_version_fn)(void);
 
 typedef struct {
   onnxc_tensor tensor;
   int64_t shape[MAX_RANK];
-  int64_t nbytes;
+  int64_t nbytes;   /* a dynamic output: the size of one element */
+  int dynamic;
   char path[1024];
 } tensor_file;
 
@@ -57,18 +62,23 @@ static void *symbol(void *library, const char *name) {
   return address;
 }
 
-/* Parse "DTYPE NBYTES RANK D0 .. PATH" into `t`; 0 on success. */
-static int parse_tensor(char *text, tensor_file *t) {
+/* Parse "DTYPE NBYTES RANK D0 .. PATH" (or, dynamic, "DTYPE ITEMSIZE RANK PATH") into `t`; 0 on success. */
+static int parse_tensor(char *text, tensor_file *t, int dynamic) {
   char *end;
   long long dtype = strtoll(text, &end, 10), nbytes = strtoll(end, &end, 10), rank = strtoll(end, &end, 10);
   if (nbytes < 0 || rank < 0 || rank > MAX_RANK) return 1;
-  for (long long axis = 0; axis < rank; ++axis) t->shape[axis] = strtoll(end, &end, 10);
+  for (long long axis = 0; axis < rank && !dynamic; ++axis) t->shape[axis] = strtoll(end, &end, 10);
   while (*end == ' ') ++end;
   size_t length = strcspn(end, "\n");
   if (length == 0 || length >= sizeof t->path) return 1;
   memcpy(t->path, end, length);
   t->path[length] = '\0';
   t->nbytes = nbytes;
+  t->dynamic = dynamic;
+  if (dynamic) { /* filled by the library */
+    t->tensor = (onnxc_tensor){.data = NULL, .shape = NULL, .rank = rank, .dtype = (int32_t)dtype, .reserved = 0};
+    return 0;
+  }
   /* A buffer for every tensor, even an empty one: the library rejects NULL data. */
   size_t capacity = ((size_t)nbytes + DATA_ALIGNMENT) / DATA_ALIGNMENT * DATA_ALIGNMENT;
   t->tensor.data = aligned_alloc(DATA_ALIGNMENT, capacity);
@@ -89,17 +99,32 @@ static int read_input(tensor_file *t) {
   return 0;
 }
 
-static int write_output(const tensor_file *t) {
-  FILE *file = fopen(t->path, "wb");
-  if (!file) return fail(strerror(errno), t->path);
-  size_t put = fwrite(t->tensor.data, 1, (size_t)t->nbytes, file);
-  if (fclose(file) != 0 || put != (size_t)t->nbytes) return fail("cannot write", t->path);
+static int write_bytes(const char *path, const void *data, size_t nbytes) {
+  FILE *file = fopen(path, "wb");
+  if (!file) return fail(strerror(errno), path);
+  size_t put = fwrite(data, 1, nbytes, file);
+  if (fclose(file) != 0 || put != nbytes) return fail("cannot write", path);
   return 0;
+}
+
+/* `tensor` (the library's, for a dynamic output) to t->path, its dims to t->path.shape. */
+static int write_output(const tensor_file *t, const onnxc_tensor *tensor) {
+  if (!t->dynamic) return write_bytes(t->path, tensor->data, (size_t)t->nbytes);
+  char shape_path[1100], dims[MAX_RANK * 24 + 2] = "";
+  size_t count = 1, used = 0;
+  for (int64_t axis = 0; axis < tensor->rank && axis < MAX_RANK; ++axis) {
+    count *= (size_t)tensor->shape[axis];
+    used += (size_t)snprintf(dims + used, sizeof dims - used, "%lld ", (long long)tensor->shape[axis]);
+  }
+  snprintf(shape_path, sizeof shape_path, "%s.shape", t->path);
+  if (write_bytes(shape_path, dims, strlen(dims))) return 2;
+  return write_bytes(t->path, tensor->data, count * (size_t)t->nbytes);
 }
 
 static int run(void *library, const char *manifest_path) {
   run_fn run_main_graph = (run_fn)symbol(library, "run_main_graph");
-  if (!run_main_graph) return 2;
+  free_tensor_fn free_tensor = (free_tensor_fn)symbol(library, "onnxc_free_tensor");
+  if (!run_main_graph || !free_tensor) return 2;
   FILE *manifest = fopen(manifest_path, "r");
   if (!manifest) return fail(strerror(errno), manifest_path);
   long repeat = 1;
@@ -110,11 +135,12 @@ static int run(void *library, const char *manifest_path) {
       repeat = strtol(line + 7, NULL, 10);
     } else if (strncmp(line, "input ", 6) == 0) {
       if (num_inputs == MAX_TENSORS) return fail("too many inputs", NULL);
-      if (parse_tensor(line + 6, &inputs[num_inputs])) return fail("bad manifest line", line);
+      if (parse_tensor(line + 6, &inputs[num_inputs], 0)) return fail("bad manifest line", line);
       if (read_input(&inputs[num_inputs++])) return 2;
-    } else if (strncmp(line, "output ", 7) == 0) {
+    } else if (strncmp(line, "output ", 7) == 0 || strncmp(line, "dynamic ", 8) == 0) {
+      int dynamic = line[0] == 'd';
       if (num_outputs == MAX_TENSORS) return fail("too many outputs", NULL);
-      if (parse_tensor(line + 7, &outputs[num_outputs++])) return fail("bad manifest line", line);
+      if (parse_tensor(line + (dynamic ? 8 : 7), &outputs[num_outputs++], dynamic)) return fail("bad manifest line", line);
     } else if (line[0] != '\n') {
       return fail("bad manifest line", line);
     }
@@ -125,6 +151,9 @@ static int run(void *library, const char *manifest_path) {
   for (int64_t i = 0; i < num_outputs; ++i) output_tensors[i] = outputs[i].tensor;
 
   for (long r = 0; r < (repeat > 0 ? repeat : 1); ++r) {
+    if (r > 0)
+      for (int64_t i = 0; i < num_outputs; ++i)
+        if (outputs[i].dynamic) free_tensor(&output_tensors[i]);
     struct timespec start, stop;
     clock_gettime(CLOCK_MONOTONIC, &start);
     int32_t status = run_main_graph(input_tensors, num_inputs, output_tensors, num_outputs);
@@ -136,9 +165,11 @@ static int run(void *library, const char *manifest_path) {
     long long ns = (long long)(stop.tv_sec - start.tv_sec) * 1000000000LL + (stop.tv_nsec - start.tv_nsec);
     printf("latency_ns %lld\n", ns);
   }
+  int status = 0;
+  for (int64_t i = 0; i < num_outputs && !status; ++i) status = write_output(&outputs[i], &output_tensors[i]);
   for (int64_t i = 0; i < num_outputs; ++i)
-    if (write_output(&outputs[i])) return 2;
-  return 0;
+    if (outputs[i].dynamic) free_tensor(&output_tensors[i]);
+  return status;
 }
 
 int main(int argc, char **argv) {

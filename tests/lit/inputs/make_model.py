@@ -61,6 +61,27 @@ def old_opset() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
 
 
+def non_zero() -> onnx.ModelProto:
+    """NonZero: an output whose shape depends on the input's values."""
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["y"], name="nz")], "non_zero",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def deprecated_ops() -> onnx.ModelProto:
+    """Upsample-7, deprecated since opset 10, with its scales as an attribute."""
+    nodes = [helper.make_node("Upsample", ["x"], ["y"], name="upsample", mode="linear", scales=[1.0, 2.0])]
+    graph = helper.make_graph(
+        nodes, "deprecated",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+
+
 def control_flow() -> onnx.ModelProto:
     """A Loop running Size(x) times (known after folding, not at import) with an If on
     the iteration number nested in its body; a sequence built and read back."""
@@ -113,18 +134,7 @@ def control_flow() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def deprecated_ops() -> onnx.ModelProto:
-    """Upsample-7, deprecated since opset 10, with its scales as an attribute."""
-    nodes = [helper.make_node("Upsample", ["x"], ["y"], name="upsample", mode="linear", scales=[1.0, 2.0])]
-    graph = helper.make_graph(
-        nodes, "deprecated",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
-
-
-KINDS = {"control_flow": control_flow, "old_opset": old_opset, "deprecated": deprecated_ops, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms}
+KINDS = {"control_flow": control_flow, "old_opset": old_opset, "deprecated": deprecated_ops, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms, "non_zero": non_zero}
 
 if __name__ == "__main__":
     onnx.save(KINDS[sys.argv[1]](), sys.argv[2])

@@ -1,0 +1,13 @@
+// RUN: onnxc-opt %s | onnxc-opt | filecheck %s
+// RUN: onnxc-opt %s --print-op-generic | onnxc-opt | filecheck %s
+
+// krnl.dynamic_output round-trips; its output has the source's shape but a
+// dynamic dim at `axis`.
+func.func @main_graph(%x: memref<2x3xf32>, %y: memref<2x?xi64>) {
+  %bound = memref.alloc() : memref<2x6xi64>
+  %count = arith.constant 4 : index
+  krnl.dynamic_output %bound[%count] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64>
+  func.return
+}
+
+// CHECK: krnl.dynamic_output %bound[%count] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64>
