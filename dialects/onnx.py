@@ -57,6 +57,10 @@ from xdsl.printer import Printer
 from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
 OPSET_ATTR = "onnx.opset"
+TRAINING_DOMAIN = "ai.onnx.preview.training"
+DOMAINS = ("", TRAINING_DOMAIN)
+"""Operator domains with ops in the dialect: ai.onnx ("") and the training optimizers
+(Adagrad, Adam, Momentum), whose names no ai.onnx op shares."""
 WEIGHTS_ATTR = "onnx.weights"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
@@ -171,6 +175,7 @@ class OnnxOp(IRDLOperation):
     """Base of every generated onnx op: knows its schema and attribute defaults."""
 
     OP_TYPE: ClassVar[str]
+    DOMAIN: ClassVar[str]
     INPUTS: ClassVar[tuple[str, ...]]
     OUTPUTS: ClassVar[tuple[str, ...]]
     ATTR_TYPES: ClassVar[dict[str, int]]
@@ -283,18 +288,26 @@ def _decode_strings(value: Any) -> Any:
     return value
 
 
-def _schema_versions(op_type: str) -> list[onnx.defs.OpSchema]:
-    latest = onnx.defs.get_schema(op_type)
+def op_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema:
+    """The schema an op follows: an ai.onnx op's at the model's opset, another domain's
+    newest (the module's opset is ai.onnx's). Raises onnx.defs.SchemaError."""
+    if domain in ("", "ai.onnx"):
+        return onnx.defs.get_schema(op_type, opset)
+    return onnx.defs.get_schema(op_type, domain=domain)
+
+
+def _schema_versions(op_type: str, domain: str) -> list[onnx.defs.OpSchema]:
+    latest = onnx.defs.get_schema(op_type, domain=domain)
     versions = []
     version = latest.since_version
     while True:
-        schema = onnx.defs.get_schema(op_type, version)
+        schema = onnx.defs.get_schema(op_type, version, domain)
         versions.append(schema)
         if schema.since_version <= 1:
             break
         try:
             version = schema.since_version - 1
-            onnx.defs.get_schema(op_type, version)
+            onnx.defs.get_schema(op_type, version, domain)
         except onnx.defs.SchemaError:
             break
     return versions
@@ -333,7 +346,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
     attr_types: dict[str, int] = {}
     defaults: dict[str, Any] = {}
-    for version in _schema_versions(schema.name):
+    for version in _schema_versions(schema.name, schema.domain):
         for attr_name, attr in version.attributes.items():
             if attr_name in attr_types:
                 continue
@@ -348,6 +361,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
     cls.__doc__ = f"ONNX {schema.name} (latest schema: opset {schema.since_version})."
     cls = irdl_op_definition(cls)
     cls.OP_TYPE = schema.name
+    cls.DOMAIN = schema.domain
     cls.INPUTS, cls.OUTPUTS = inputs, outputs
     cls.ATTR_TYPES, cls.ATTR_DEFAULTS = attr_types, defaults
     return cls
@@ -355,7 +369,7 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
 def _generate_ops() -> dict[str, type[OnnxOp]]:
     schemas = sorted(
-        (s for s in onnx.defs.get_all_schemas() if s.domain == "" and not s.deprecated), key=lambda s: s.name
+        (s for s in onnx.defs.get_all_schemas() if s.domain in DOMAINS and not s.deprecated), key=lambda s: s.name
     )
     return {s.name: _make_op_class(s) for s in schemas}
 

@@ -34,7 +34,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 
-from onnxc.dialects.onnx import OPS, OPSET_ATTR, SINCE_VERSION_ATTR, OnnxOp, WeightStore, attribute_of_proto
+from onnxc.dialects.onnx import (
+    DOMAINS,
+    OPS,
+    OPSET_ATTR,
+    SINCE_VERSION_ATTR,
+    TRAINING_DOMAIN,
+    OnnxOp,
+    WeightStore,
+    attribute_of_proto,
+    op_schema,
+)
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.tensors import check_tensor_size, decode_tensor
@@ -45,6 +55,9 @@ UNKNOWN_TYPE = UnrankedTensorType(NoneType())
 MAIN_FUNCTION = "main_graph"
 # Attributes that became inputs under another name.
 RENAMED_INPUTS = {("Pad", "value"): "constant_value", ("TopK", "k"): "K"}
+
+DEPRECATED_REPLACEMENTS = {"Scatter": ("ScatterElements", 11), "Upsample": ("Resize", 13)}
+"""Deprecated operator -> the operator (and its schema version) a node of it becomes."""
 
 
 def load_model(model: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelProto, Path | None, str]:
@@ -67,7 +80,10 @@ def load_model(model: onnx.ModelProto | str | os.PathLike) -> tuple[onnx.ModelPr
 def model_opset(model: onnx.ModelProto) -> int:
     versions = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
     if not versions:
-        # IR version 1-2 models may omit opset_import; ONNX treats that as opset 1.
+        # IR version 1-2 models may omit opset_import; ONNX treats that as opset 1. A model
+        # of training ops only uses no ai.onnx op: what onnxc adds for it follows the newest.
+        if any(o.domain == TRAINING_DOMAIN for o in model.opset_import):
+            return onnx.defs.onnx_opset_version()
         return 1 if not model.opset_import else 0
     return max(versions)
 
@@ -277,13 +293,15 @@ class _GraphImporter:
 
     def _import_node(self, block: Block, node: onnx.NodeProto) -> None:
         where = {"node": node.name, "op_type": node.op_type}
-        if node.domain not in ONNX_DOMAINS:
+        domain = "" if node.domain in ONNX_DOMAINS else node.domain
+        if domain not in DOMAINS:
             raise UnsupportedOpError(f"operator domain '{node.domain}' is not supported", **where)
+        node, replaced_since = self._replace_deprecated(block, node)
         op_class = OPS.get(node.op_type)
-        if op_class is None or not onnx.defs.has(node.op_type):
+        if op_class is None or op_class.DOMAIN != domain or not onnx.defs.has(node.op_type, domain):
             raise UnsupportedOpError(f"unknown operator '{node.op_type}' in opset {self.opset}", **where)
         try:
-            onnx.defs.get_schema(node.op_type, self.opset)
+            op_schema(node.op_type, domain, max(self.opset, replaced_since or 0))
         except onnx.defs.SchemaError:
             raise UnsupportedOpError(
                 f"operator '{node.op_type}' does not exist in opset {self.opset}", **where
@@ -296,6 +314,7 @@ class _GraphImporter:
             self._define(node.output[0], constant, "Constant")
             return
         node, upgraded_to = self._move_attributes_to_inputs(block, node)
+        upgraded_to = upgraded_to or replaced_since
 
         operands = self._operands(op_class, node)
         result_types, result_names = self._results(op_class, node)
@@ -308,6 +327,39 @@ class _GraphImporter:
         for name, value in zip(result_names, op.results):
             self._define(name, value, f"output of node '{node.name}'")
 
+    def _replace_deprecated(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
+        """A node of an operator later deprecated (the dialect has no op for it),
+        rewritten as the operator that replaced it: Scatter-9 is ScatterElements-11,
+        Upsample-7/9 a Resize-13 with asymmetric coordinates (and floor for
+        nearest). Returns the (copied) node and the schema version it now follows."""
+        if node.op_type not in DEPRECATED_REPLACEMENTS or not onnx.defs.has(node.op_type):
+            return node, None
+        try:
+            if onnx.defs.get_schema(node.op_type, self.opset).deprecated:
+                return node, None  # refused as unknown, as in the opsets that dropped it
+        except onnx.defs.SchemaError:
+            return node, None
+        replacement, since = DEPRECATED_REPLACEMENTS[node.op_type]
+        original, node = node, onnx.NodeProto()
+        node.CopyFrom(original)
+        node.op_type = replacement
+        if replacement == "Resize":
+            scales = next((a for a in node.attribute if a.name == "scales"), None)
+            if scales is not None:  # Upsample-7: an attribute, later an input
+                name = f"{node.name or node.output[0]}.scales"
+                array = np.array(onnx.helper.get_attribute_value(scales), dtype=np.float32)
+                self._define(name, self._constant(block, name, array), "upgraded attribute")
+                node.attribute.remove(scales)
+                node.input.append(name)
+            node.input[:] = [node.input[0], "", node.input[1]]
+            node.attribute.extend(
+                [
+                    onnx.helper.make_attribute("coordinate_transformation_mode", "asymmetric"),
+                    onnx.helper.make_attribute("nearest_mode", "floor"),
+                ]
+            )
+        return node, since
+
     def _move_attributes_to_inputs(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
         """Rewrite an older node whose attributes later became inputs into the newest form.
 
@@ -316,8 +368,8 @@ class _GraphImporter:
         then see one form. Returns the (copied, never the caller's) node and
         the schema version it now follows.
         """
-        latest = onnx.defs.get_schema(node.op_type)
-        if latest.since_version <= self.opset:
+        latest = onnx.defs.get_schema(node.op_type, domain=node.domain)
+        if node.domain not in ONNX_DOMAINS or latest.since_version <= self.opset:
             return node, None
         input_names = [param.name for param in latest.inputs]
         moves = [

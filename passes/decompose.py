@@ -3,7 +3,8 @@
 An op with no lowering registered in `LOWERINGS` is replaced by its schema's
 function body (`onnx.defs`: a fixed body, or a context-dependent one built from
 the input types), with the caller's attributes substituted for the body's
-attribute references. Ops that gain a lowering later stop being decomposed
+attribute references; the training optimizers and BatchNormalization in training
+mode by the bodies `written_bodies` writes from their spec formulas. Ops that gain a lowering later stop being decomposed
 automatically.
 
 New ops are named `<original node>/<body op>_<k>`, so an error in one of them
@@ -24,7 +25,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, onnx_outputs
+from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, onnx_outputs, op_schema
 from onnxc.errors import OnnxcError
 from onnxc.passes.constprop import Folder
 from onnxc.passes.graph import (
@@ -41,6 +42,7 @@ from onnxc.passes.graph import (
     update_function_types,
 )
 from onnxc.passes.shape_inference import type_proto
+from onnxc.passes.written_bodies import needs_written_body, written_body
 
 # Inlined bodies may contain ops without a kernel again; this bounds the nesting.
 MAX_DEPTH = 8
@@ -64,7 +66,7 @@ class DecomposePass(ModulePass):
             worklist = [(node, 0) for node in onnx_ops(function)]
             while worklist:
                 node, depth = worklist.pop(0)
-                if node.OP_TYPE in kernels or depth >= MAX_DEPTH:
+                if (node.OP_TYPE in kernels and not needs_written_body(node)) or depth >= MAX_DEPTH:
                     continue
                 new_ops = decompose(node, op_opset(node, opset))
                 worklist[:0] = [(new, depth + 1) for new in new_ops if isinstance(new, OnnxOp)]
@@ -76,7 +78,7 @@ def decompose(op: OnnxOp, opset: int) -> list[OnnxOp]:
     body = function_body(op, opset)
     if body is None:
         return []
-    new_ops, result = _inline(op, body, onnx.defs.get_schema(op.OP_TYPE, opset))
+    new_ops, result = _inline(op, body, op_schema(op.OP_TYPE, op.DOMAIN, opset))
     if new_ops is None:
         return []
     # The new ops are settled (typed, their shape arithmetic folded) before the original op's
@@ -112,6 +114,9 @@ def _erase_unused(ops: list[OnnxOp]) -> None:
 
 
 def function_body(op: OnnxOp, opset: int) -> onnx.FunctionProto | None:
+    body = written_body(op)
+    if body is not None or op.DOMAIN:
+        return body
     try:
         schema = onnx.defs.get_schema(op.OP_TYPE, opset)
     except onnx.defs.SchemaError:

@@ -225,7 +225,7 @@ def update_function_types(module: ModuleOp) -> None:
 
 def node_proto(op: OnnxOp) -> onnx.NodeProto:
     """`op` as a NodeProto with inputs in0.. and outputs out0.. by schema position (""=absent)."""
-    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
+    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name, domain=op.DOMAIN)
     node.input.extend("" if v is None else f"in{i}" for i, v in enumerate(onnx_inputs(op)))
     while node.input and not node.input[-1]:
         node.input.pop()

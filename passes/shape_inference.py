@@ -48,6 +48,7 @@ from onnxc.dialects.onnx import (
     attribute_to_python,
     onnx_inputs,
     onnx_outputs,
+    op_schema,
     tensor_value,
 )
 from onnxc.dialects.types import dim_params, element_type_of_onnx, numpy_dtype_of, onnx_type_of, symbolic_tensor_type
@@ -108,11 +109,11 @@ def infer_op(op: OnnxOp, opset: int) -> None:
     if isinstance(since, IntegerAttr):
         opset = max(opset, since.value.data)
     try:
-        schema = onnx.defs.get_schema(op.OP_TYPE, opset)
+        schema = op_schema(op.OP_TYPE, op.DOMAIN, opset)
     except onnx.defs.SchemaError:
         raise UnsupportedOpError(f"operator does not exist in opset {opset}", **where) from None
 
-    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name)
+    node = onnx.NodeProto(op_type=op.OP_TYPE, name=op.node_name, domain=op.DOMAIN)
     input_types: dict[str, onnx.TypeProto] = {}
     input_data: dict[str, onnx.TensorProto] = {}
     for index, value in enumerate(onnx_inputs(op)):
@@ -143,7 +144,7 @@ def infer_op(op: OnnxOp, opset: int) -> None:
 
     try:
         inferred = onnx.shape_inference.infer_node_outputs(
-            schema, node, input_types, input_data, opset_imports=[onnx.helper.make_opsetid("", opset)]
+            schema, node, input_types, input_data, opset_imports=opset_imports(op, opset)
         )
     except Exception as exc:  # onnx raises InferenceError, ValidationError or RuntimeError
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
@@ -164,6 +165,14 @@ def infer_op(op: OnnxOp, opset: int) -> None:
             itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
             check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)
         _set_type(result, ttype)
+
+
+def opset_imports(op: OnnxOp, opset: int) -> list[onnx.OperatorSetIdProto]:
+    """What a one-node model of `op` imports: ai.onnx, and the op's own domain."""
+    imports = [onnx.helper.make_opsetid("", opset)]
+    if op.DOMAIN:
+        imports.append(onnx.helper.make_opsetid(op.DOMAIN, op_schema(op.OP_TYPE, op.DOMAIN, opset).since_version))
+    return imports
 
 
 def _check_rank(op: OnnxOp, index: int, where: dict) -> None:

@@ -17,6 +17,11 @@ def grid(*shape: int) -> np.ndarray:
     return rand(*shape, low=-1.7, high=1.7)
 
 
+ROIS = np.array(
+    [[0.0, 0.0, 9.0, 9.0], [2.5, 1.0, 14.0, 12.5], [-4.0, -2.0, 5.0, 20.0], [6.0, 6.0, 6.5, 6.2]], np.float32
+)
+"""Regions (x1, y1, x2, y2) in image coordinates: whole, inside, reaching outside, tiny."""
+
 CASES: dict[str, Case] = {
     **{
         f"grid_sample_{mode}_{padding}_align{align}": Case(
@@ -71,6 +76,118 @@ CASES: dict[str, Case] = {
         {"mode": "circular", "axis": 2},
         initializers={"write_indices": np.array([4, 1])},
         opset=24,
+    ),
+    # MaxPool's Indices: row- and column-major, padding and dilations, 1-D and 3-D, integers.
+    **{
+        f"max_pool_indices_{len(kernel)}d_order{order}": Case(
+            "MaxPool",
+            {"x": rand(2, 3, *[7 - len(kernel)] * len(kernel))},
+            {
+                "kernel_shape": kernel,
+                "pads": [1] * 2 * len(kernel),
+                "strides": [2] * len(kernel),
+                "storage_order": order,
+            },
+            outputs=2,
+        )
+        for kernel in ([3], [3, 2], [2, 2, 3])
+        for order in (0, 1)
+    },
+    "max_pool_indices_dilated_int8": Case(
+        "MaxPool",
+        {"x": ints(1, 2, 6, 6, dtype=np.int8, low=-3, high=3)},
+        {"kernel_shape": [2, 2], "dilations": [2, 2]},
+        outputs=2,
+    ),
+    # Deprecated operators, imported as their replacements (ScatterElements, Resize).
+    "scatter_opset9_axis1": Case(
+        "Scatter",
+        {"data": rand(3, 4), "indices": np.array([[1, 3], [0, -1], [2, 2]]), "updates": rand(3, 2)},
+        {"axis": 1},
+        opset=9,
+        reference="onnxruntime",  # the reference has no Scatter
+    ),
+    "upsample_opset7_nearest_attribute": Case(
+        "Upsample",
+        {"x": rand(1, 2, 2, 3)},
+        {"scales": [1.0, 1.0, 2.0, 3.0]},
+        opset=7,
+        reference="onnxruntime",  # the reference implements only Upsample-9
+    ),
+    "upsample_opset9_linear": Case(
+        "Upsample",
+        {"x": rand(1, 1, 3, 4)},
+        {"mode": "linear"},
+        initializers={"scales": np.array([1.0, 1.0, 2.0, 1.5], np.float32)},
+        opset=9,
+        reference="onnxruntime",  # the reference implements nearest only
+    ),
+    # RoiAlign: adaptive sample counts (sampling_ratio 0), regions reaching outside
+    # the image, opset 10's output_half_pixel default, max mode, f64.
+    **{
+        f"roi_align_{mode}_opset{opset}_ratio{ratio}": Case(
+            "RoiAlign",
+            {"x": rand(2, 3, 8, 9), "rois": ROIS, "batch_indices": np.array([1, 0, 1, 0])},
+            {"mode": mode, "output_height": 3, "output_width": 2, "sampling_ratio": ratio, "spatial_scale": 0.5},
+            opset=opset,
+            # The reference applies opset 16's half_pixel default to RoiAlign-10 too.
+            reference="onnxruntime" if opset == 10 else "onnx",
+        )
+        for mode in ("avg", "max")
+        for opset in (10, 16)
+        for ratio in (0, 2)
+    },
+    "roi_align_float64_aligned": Case(
+        "RoiAlign",
+        {
+            "x": rand(1, 2, 6, 6, dtype=np.float64),
+            "rois": ROIS[:2].astype(np.float64) / 2,
+            "batch_indices": np.zeros(2, np.int64),
+        },
+        {"coordinate_transformation_mode": "half_pixel", "output_height": 2, "output_width": 2},
+        opset=16,
+    ),
+    # DeformConv: groups and offset groups, strides, dilations, pads, offsets
+    # reaching outside the input, mask and bias.
+    "deform_conv_groups_strided": Case(
+        "DeformConv",
+        {"x": rand(2, 4, 6, 7), "w": rand(6, 2, 2, 3), "offset": rand(2, 2 * 6 * 2, 3, 2) * 2},
+        {"group": 2, "offset_group": 2, "strides": [2, 2], "pads": [1, 0, 0, 1], "dilations": [1, 2]},
+        opset=19,
+    ),
+    "deform_conv_mask_bias": Case(
+        "DeformConv",
+        {
+            "x": rand(1, 3, 5, 5),
+            "w": rand(2, 3, 3, 3),
+            "offset": rand(1, 18, 5, 5),
+            "b": rand(2),
+            "mask": rand(1, 9, 5, 5, low=0.0, high=1.0),
+        },
+        {"pads": [1, 1, 1, 1]},
+        opset=19,
+    ),
+    # LinearAttention: GQA with per-key decay and a past state; delta with a shared beta.
+    "linear_attention_gated_gqa_past": Case(
+        "LinearAttention",
+        {
+            "q": rand(2, 3, 4 * 3),
+            "k": rand(2, 3, 2 * 3),
+            "v": rand(2, 3, 2 * 5),
+            "past": rand(2, 2, 3, 5),
+            "decay": rand(2, 3, 2 * 3, low=-1.0, high=0.0),
+        },
+        {"update_rule": "gated", "q_num_heads": 4, "kv_num_heads": 2},
+        opset=27,
+        outputs=2,
+    ),
+    "linear_attention_delta_shared_beta_scale": Case(
+        "LinearAttention",
+        {"q": rand(1, 4, 6), "k": rand(1, 4, 6), "v": rand(1, 4, 4), "beta": rand(1, 4, 1, low=0.0, high=1.0)},
+        {"update_rule": "delta", "q_num_heads": 2, "kv_num_heads": 2, "scale": 0.3},
+        node_inputs=["q", "k", "v", "", "", "beta"],
+        opset=27,
+        outputs=2,
     ),
     # Einsum: implicit outputs, ellipsis broadcasting, diagonals and traces, three operands.
     "einsum_implicit_matmul": Case("Einsum", {"a": rand(3, 4), "b": rand(4, 5)}, {"equation": "ij,jk"}),

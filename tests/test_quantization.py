@@ -5,6 +5,7 @@ against onnxruntime."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -55,6 +56,13 @@ CASES: dict[str, Case] = {
         {"x": TIES[:-3].astype(np.float16) * np.float16(3)},
         initializers={"s": scalar(3, np.float16), "z": scalar(1, np.uint8)},
         opset=19,
+    ),
+    # An int32 x (opset 10) is divided in float64, as numpy promotes int32 / float32.
+    "quantize_int32_input": Case(
+        "QuantizeLinear",
+        {"x": np.array([-7, -3, 0, 3, 5, 7, 1000, -1000, 2**31 - 1], np.int32)},
+        initializers={"s": scalar(2, F32), "z": scalar(1, np.int8)},
+        opset=10,
     ),
     "quantize_precision_float16": Case(
         "QuantizeLinear",
@@ -145,6 +153,34 @@ CASES: dict[str, Case] = {
             "yz": scalar(-1, np.int8),
         },
         node_inputs=["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+        opset=10,
+    ),
+    # Constant 2-D weights take the dot-product kernel (B transposed at compile time).
+    "qlinear_matmul_constant_weights_per_column": Case(
+        "QLinearMatMul",
+        {"a": ints(2, 3, 6, dtype=np.uint8, low=0, high=255)},
+        initializers={
+            "as": scalar(0.03, F32),
+            "az": scalar(120, np.uint8),
+            "b": ints(6, 5, dtype=np.int8, low=-128, high=127),
+            "bs": np.array([0.01, 0.02, 0.03, 0.015, 0.005], F32),
+            "bz": np.array([0, 1, -1, 3, 0], np.int8),
+            "ys": scalar(0.1, F32),
+            "yz": scalar(100, np.uint8),
+        },
+        node_inputs=["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
+        opset=10,
+    ),
+    "matmul_integer_constant_weights_no_zero_point": Case(
+        "MatMulInteger",
+        {"a": ints(3, 7, dtype=np.int8, low=-128, high=127)},
+        initializers={"b": ints(7, 4, dtype=np.uint8, low=0, high=255)},
+        opset=10,
+    ),
+    "matmul_integer_vector_times_constant_weights": Case(
+        "MatMulInteger",
+        {"a": ints(7, dtype=np.uint8, low=0, high=255)},
+        initializers={"b": ints(7, 4, dtype=np.uint8, low=0, high=255), "az": scalar(9, np.uint8)},
         opset=10,
     ),
     "conv_integer_group_stride_pads": Case(
@@ -300,3 +336,54 @@ def test_quantized_model_matches_onnxruntime(quantization, tmp_path):
     (actual,) = compile_and_run(model, feeds, tmp_path)
     step = (expected.max() - expected.min()) / 255
     np.testing.assert_allclose(actual, expected, rtol=0, atol=step)
+
+
+# The float8 / int4 / int2 forms (one element per byte, converted as Cast does).
+LOW_PRECISION_CASES: dict[str, Case] = {
+    "quantize_float8e4m3fn_saturate": Case(
+        "QuantizeLinear",
+        {"x": np.array([0.0, -0.0, 1.3, 500.0, -1000.0, np.inf, -np.inf, np.nan, 0.00048], F32)},
+        initializers={"s": scalar(1, F32), "z": np.zeros((), ml_dtypes.float8_e4m3fn)},
+        opset=21,
+    ),
+    "quantize_float8e5m2_no_saturate": Case(
+        "QuantizeLinear",
+        {"x": np.array([0.0, -0.0, 1.3, 1e5, -1e5, np.inf, -np.inf, np.nan, 3.1], F32)},
+        {"saturate": 0},
+        initializers={"s": scalar(2, F32), "z": np.zeros((), ml_dtypes.float8_e5m2)},
+        opset=21,
+    ),
+    "quantize_int4_ties_saturation_per_axis": Case(
+        "QuantizeLinear",
+        {"x": np.stack([TIES, TIES * 3])},
+        {"axis": 0},
+        initializers={"s": np.array([1, 3], F32), "z": np.array([1, -2], ml_dtypes.int4)},
+        opset=21,
+    ),
+    "quantize_uint2": Case(
+        "QuantizeLinear", {"x": TIES}, initializers={"s": scalar(1, F32), "z": scalar(1, ml_dtypes.uint2)}, opset=25
+    ),
+    "dequantize_int4": Case(
+        "DequantizeLinear",
+        {"x": np.arange(-8, 8).astype(ml_dtypes.int4)},
+        initializers={"s": scalar(0.5, F32), "z": scalar(-3, ml_dtypes.int4)},
+        opset=21,
+    ),
+    "dequantize_float8e4m3fn_to_float16": Case(
+        "DequantizeLinear",
+        {"x": np.array([0.0, -0.0, 1.5, 448, -448, np.nan], F32).astype(ml_dtypes.float8_e4m3fn)},
+        initializers={"s": scalar(3, np.float16)},
+        opset=21,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LOW_PRECISION_CASES))
+def test_low_precision_quantization(name, tmp_path):
+    """Bit for bit with the reference (NaN included: numpy cannot compare these NaNs)."""
+    model = LOW_PRECISION_CASES[name].model()
+    feeds = LOW_PRECISION_CASES[name].inputs
+    (expected,) = onnx.reference.ReferenceEvaluator(model).run(None, feeds)
+    (actual,) = compile_and_run(with_output_types(model, [expected]), feeds, tmp_path)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert actual.view(np.uint8).tolist() == expected.view(np.uint8).tolist(), (actual, expected)

@@ -241,3 +241,11 @@ def test_pytorch_export_matches_onnxruntime(tmp_path, name):
     x = np.random.default_rng(0).standard_normal(shapes["sequence"]).astype(np.float32)
     (got,) = session.run(None, {"sequence": x})
     _assert_close([got], _onnxruntime(onnx.load(path), {"sequence": x}))
+
+
+def test_sequence_lens_past_the_sequence_stay_in_bounds():
+    """A length past seq_length (onnxruntime refuses it) reads no memory out of bounds:
+    the row runs the whole sequence, as with its true maximum."""
+    model, feeds = _case("GRU", direction="bidirectional", lengths=[5, 1000, 3], optional=("B", "initial_h"))
+    clamped = dict(feeds, sequence_lens=np.array([5, 5, 3], np.int32))
+    _assert_close(prepare(model).run(feeds), _onnxruntime(model, clamped))

@@ -260,11 +260,12 @@ PASS_THROUGH = ("Identity", "Dropout")
 
 LOW_PRECISION_OPS = frozenset(
     {"Cast", "CastLike", "BitCast", "Constant", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"}
-    | {"Transpose", "Shape", "Size"}
+    | {"Transpose", "Shape", "Size", "QuantizeLinear", "DequantizeLinear"}
 )
 """Ops whose lowerings take the low-precision types (float8, float4, int4, int2): they
-only move elements, or convert them with `KernelBuilder.convert`. (Of the other ops,
-only these accept all of those types in their ONNX schemas.)"""
+only move elements, or convert them with `KernelBuilder.convert` (Cast, and the
+quantization ops to and from them). (Of the other ops, only these accept all of
+those types in their ONNX schemas.)"""
 
 
 def optional_result(g: GraphLowering, op: OnnxOp, position: int) -> SSAValue | None:

@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, matmul_scratch_pitch
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
+from onnxc.passes.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
@@ -280,14 +281,19 @@ def emit_matrix_product(
     *,
     b_constant: np.ndarray | None = None,
     accumulate: bool = False,
+    ldb: int | None = None,
+    ldc: int | None = None,
+    at: KernelBuilder | None = None,
 ) -> None:
-    """krnl.matmul for out[m, n] (+)= sum_k a[m*s0 + k*s1] * b[k*N + n], per batch triple.
+    """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
+    triple (ldb and ldc default to N), inserted by `at` (default: at the top level).
 
     A constant B (`b_constant`, [K, N], shared by the batch) is packed at compile
     time into column panels: no packing at run time, and each tile's B is a
     sequential stream; a product of a few rows (a matrix-vector product, which
     streams B once) then takes the whole reduction in one block. Otherwise B is
-    packed into scratch when several row tiles reuse it, else read in place."""
+    packed into scratch (allocated at the top level) when several row tiles reuse
+    it, else read in place."""
     m, n, k = sizes
     block = min(REDUCTION_BLOCK, k)
     scratch = None
@@ -296,7 +302,7 @@ def emit_matrix_product(
         block = k if m <= TILE_ROWS else block
     elif m > TILE_ROWS:
         scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
-    g.top.insert(
+    (at or g.top).insert(
         MatmulOp(
             a,
             b,
@@ -306,8 +312,8 @@ def emit_matrix_product(
             a_layout="strided",
             a_strides=a_strides,
             b_access="rows" if b_constant is None else "panels",
-            ldb=n,
-            ldc=n,
+            ldb=n if ldb is None else ldb,
+            ldc=n if ldc is None else ldc,
             batch=batch,
             accumulate=accumulate,
             scratch=scratch,

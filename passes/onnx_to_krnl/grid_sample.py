@@ -86,7 +86,7 @@ def _cubic_weights(b: KernelBuilder, t: SSAValue) -> list[SSAValue]:
     return [far(b.add(t, one)), near(t), near(one_minus_t), far(b.add(one_minus_t, one))]
 
 
-class _Axis:
+class SamplingAxis:
     """Sampling along one spatial dim of `size` elements."""
 
     def __init__(self, size: int, align_corners: bool, padding: str):
@@ -140,7 +140,7 @@ class _Axis:
         return [self.tap(b, b.add(left, b.constant(float(first + k), x.type)), w) for k, w in enumerate(weights)]
 
 
-def _compute_type(element: Attribute) -> Attribute:
+def compute_type(element: Attribute) -> Attribute:
     """16-bit floats are interpolated in f32, as the reference implementations do."""
     return f32 if element.bitwidth == 16 else element
 
@@ -161,8 +161,8 @@ def lower_grid_sample(g: GraphLowering, op: OnnxOp) -> None:
     rank = len(sizes)
     if shape_of(grid) != (batch, *out_shape[2:], rank) or out_shape[:2] != (batch, channels):
         raise g.shape_error(op, f"input {list(shape_of(x))}, grid {list(shape_of(grid))}, output {list(out_shape)}")
-    compute = _compute_type(element)
-    axes = [_Axis(size, align_corners, padding) for size in sizes]
+    compute = compute_type(element)
+    axes = [SamplingAxis(size, align_corners, padding) for size in sizes]
 
     ivs, b = g.top.loop_nest(out_shape)
     n, _, *position = ivs

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import math
+from xdsl.dialects.builtin import i64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, linearize, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
 
 
@@ -23,11 +25,14 @@ def count_as_float(builder: KernelBuilder, ranges: Sequence[tuple[Bound, Bound]]
     return builder.index_to_float(count, element)
 
 
-def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow] | None = None) -> None:
+def lower_pool(
+    g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow] | None = None, with_indices: bool = False
+) -> None:
     """Max, average or Lp norm ("lp": (sum |x|^p)^(1/p), p from the op) over
     sliding windows of each (n, c) plane. `windows` defaults to those of the
     op's attributes (global pools pass whole planes). Padding never counts, except
-    in the average's divisor with count_include_pad."""
+    in the average's divisor with count_include_pad. `with_indices` (max): result 1
+    is where each maximum is, see `_argmax_offset`."""
     x = g.input(op, 0)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=kind == "max")
     out = g.result(op)
@@ -68,6 +73,39 @@ def lower_pool(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Slidin
             body.math(math.SqrtOp, result) if p == 2 else body.math(math.PowFOp, result, body.constant(1 / p, element))
         )
     body.store(result, out, ivs)
+    if with_indices:
+        offset = _argmax_offset(body, x, windows, starts, ranges, ivs, result, bool(op.attr("storage_order", 0)))
+        body.store(offset, g.result(op, 1), ivs)
+
+
+def _argmax_offset(
+    b: KernelBuilder,
+    x: SSAValue,
+    windows: Sequence[SlidingWindow],
+    starts: Sequence[Bound],
+    ranges: Sequence[tuple[Bound, Bound]],
+    ivs: Sequence[SSAValue],
+    maximum: SSAValue,
+    column_major: bool,
+) -> SSAValue:
+    """The i64 offset in x of the first window element equal to `maximum` (-1 if
+    none is, as for a NaN maximum): row-major over the whole tensor, or with
+    storage_order 1 the (n, c) plane's offset plus a column-major offset in the plane."""
+    batch, channels, *sizes = shape_of(x)
+    n, c = ivs[:2]
+    plane = b.mul(b.add(b.mul(n, channels), c), pymath.prod(sizes))
+
+    def first_hit(inner: KernelBuilder, offsets: list[Bound], found: SSAValue) -> SSAValue:
+        positions = [w.position(inner, s, k) for w, s, k in zip(windows, starts, offsets)]
+        hit = inner.and_(
+            inner.compare("eq", inner.load(x, [n, c, *positions]), maximum),
+            inner.compare("lt", found, inner.constant(0, i64)),
+        )
+        order = (positions[::-1], sizes[::-1]) if column_major else (positions, sizes)
+        offset = inner.from_index(inner.add(plane, linearize(inner, *order)), i64)
+        return inner.select(hit, offset, found)
+
+    return b.reduce(ranges, b.constant(-1, i64), first_hit)
 
 
 def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[SlidingWindow]) -> None:
@@ -120,9 +158,7 @@ def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Sliding
 
 @lowers("MaxPool")
 def lower_max_pool(g: GraphLowering, op: OnnxOp) -> None:
-    if len(op.results) > 1 and op.results[1].uses:
-        raise g.unsupported(op, "MaxPool Indices output")
-    lower_pool(g, op, "max")
+    lower_pool(g, op, "max", with_indices=len(op.results) > 1 and bool(op.results[1].uses))
 
 
 @lowers("AveragePool")

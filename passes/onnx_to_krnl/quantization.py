@@ -3,11 +3,12 @@ integer contractions MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv.
 
 Numerics follow onnx.reference (numpy): a value is quantized as
 round-half-to-even(x / scale) + zero point, saturated to the target's range; a
-float target gets x / scale, clamped to its largest finite value when
-`saturate`. The integer contractions subtract the zero points and accumulate
-exactly in int32, through the MatMul and Conv loop nests; QLinear* requantize
-the int32 sums in float64 (numpy's int32 * float), with the multiplier
-`a_scale * b_scale / y_scale` rounded in the scales' type.
+float8/float4 target gets x / scale converted as Cast does (with `saturate`).
+The integer contractions subtract the zero points and accumulate exactly in
+int32 (through the MatMul and Conv loop nests, or a dot-product kernel for
+constant weights); QLinear* requantize the int32 sums in float64 (numpy's
+int32 * float), with the multiplier `a_scale * b_scale / y_scale` rounded in
+the scales' type.
 """
 
 from __future__ import annotations
@@ -15,26 +16,13 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import (
-    Float4E2M1FNType,
-    Float8E4M3FNType,
-    Float8E4M3FNUZType,
-    Float8E5M2FNUZType,
-    Float8E5M2Type,
-    IntegerType,
-    MemRefType,
-    f32,
-    f64,
-    i16,
-    i32,
-)
+from xdsl.dialects.builtin import Float4E2M1FNType, IntegerType, MemRefType, f32, f64, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.dialects.types import element_type_of_onnx, is_float, numpy_dtype_of
+from onnxc.dialects.types import element_type_of_onnx, is_float, is_low_precision, numpy_dtype_of
 from onnxc.passes.krnl_builder import Bound, KernelBuilder, is_unsigned
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -51,16 +39,6 @@ from onnxc.passes.onnx_to_krnl.matmul import matmul_batch_rank, matmul_nest
 Loader = Callable[[KernelBuilder, Sequence[Bound]], SSAValue]
 """(builder in a nest over a tensor, the nest's ivs) -> the parameter (scale or
 zero point) applying to that element."""
-
-# Float types narrower than f32 whose largest finite value bounds a saturating quantization.
-_NARROW_FLOATS: dict[type[Attribute], np.dtype] = {
-    Float8E4M3FNType: np.dtype(ml_dtypes.float8_e4m3fn),
-    Float8E4M3FNUZType: np.dtype(ml_dtypes.float8_e4m3fnuz),
-    Float8E5M2Type: np.dtype(ml_dtypes.float8_e5m2),
-    Float8E5M2FNUZType: np.dtype(ml_dtypes.float8_e5m2fnuz),
-    Float4E2M1FNType: np.dtype(ml_dtypes.float4_e2m1fn),
-}
-
 
 # ------------------------------------------------------------------------ parameters
 
@@ -101,10 +79,6 @@ def integer_range(element: IntegerType) -> tuple[int, int]:
     return -(2 ** (width - 1)), 2 ** (width - 1) - 1
 
 
-def largest_finite(element: Attribute) -> float:
-    return float(ml_dtypes.finfo(_NARROW_FLOATS[type(element)]).max)
-
-
 def clamp(b: KernelBuilder, value: SSAValue, low: float, high: float) -> SSAValue:
     """value limited to [low, high]; NaN goes to `low`."""
     low_value, high_value = b.constant(low, value.type), b.constant(high, value.type)
@@ -130,19 +104,16 @@ def to_integer(
     return b.convert(b.convert(rounded, i32), target)
 
 
-def to_narrow_float(
+def to_low_precision_float(
     b: KernelBuilder, value: SSAValue, zero_point: SSAValue | None, target: Attribute, saturate: bool
 ) -> SSAValue:
-    """value (+ zero point for float4, as the reference does; a float8 zero point is 0
-    by the spec, and adding +0 would turn -0 into +0) as `target`; clamped to its
-    largest finite value when `saturate` (NaN stays NaN)."""
-    if zero_point is not None and not isinstance(target, Float8E4M3FNType | Float8E4M3FNUZType | Float8E5M2Type):
+    """value as a float8 or float4 `target`, by Cast's rules (`saturate` clamps to
+    the largest finite value for float8; float4 has no infinity and always
+    does). float4 adds its zero point as the reference does; float8's is 0 by
+    the spec (and adding +0 would turn -0 into +0)."""
+    if zero_point is not None and isinstance(target, Float4E2M1FNType):
         value = b.add(value, b.convert(zero_point, value.type))
-    if saturate:
-        limit = largest_finite(target)
-        high, low = b.constant(limit, value.type), b.constant(-limit, value.type)
-        value = b.select(b.compare("gt", value, high), high, b.select(b.compare("lt", value, low), low, value))
-    return b.convert(value, target)
+    return b.convert(value, target, saturate=saturate)
 
 
 def rounded_op(b: KernelBuilder, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -170,14 +141,14 @@ def quantized(
     """`value` (a float, already divided by the scale) quantized to `target`."""
     if isinstance(target, IntegerType):
         return to_integer(b, value, zero_point, target, round_first=True)
-    return to_narrow_float(b, value, zero_point, target, saturate)
+    return to_low_precision_float(b, value, zero_point, target, saturate)
 
 
 def quantization_target(g: GraphLowering, op: OnnxOp, *, floats: bool = True) -> Attribute:
-    """The element type of a quantized result: an integer, or (if `floats`) a float
-    narrower than f32."""
+    """The element type of a quantized result: an integer (int4 and int2 included),
+    or (if `floats`) a float8 or float4."""
     target = op.results[0].type.get_element_type()
-    if isinstance(target, IntegerType) and target.width.data > 1 or (floats and type(target) in _NARROW_FLOATS):
+    if isinstance(target, IntegerType) and target.width.data > 1 or (floats and is_low_precision(target)):
         return target
     raise g.unsupported(op, f"quantization to {target} is not supported")
 
@@ -226,7 +197,7 @@ def lower_dequantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     type. A float x has no zero point to subtract (float8's is zero by the spec)."""
     x, scale_buffer, zero_buffer = (g.input(op, k) for k in range(3))
     x_type = x.type.get_element_type()
-    if not isinstance(x_type, IntegerType) and type(x_type) not in _NARROW_FLOATS:
+    if not isinstance(x_type, IntegerType) and not is_low_precision(x_type):
         raise g.unsupported(op, f"dequantization of {x_type} is not supported")
     float_input(g, op, 1)
     result_type = g.element_type(op, op.results[0], ints=False)
@@ -277,29 +248,56 @@ def lower_dynamic_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
 # ------------------------------------------------------------------- integer contractions
 
 
+def integer_operand(g: GraphLowering, op: OnnxOp, index: int) -> Attribute:
+    element = op.input(index).type.get_element_type()
+    if not isinstance(element, IntegerType) or element.width.data not in (8, 16, 32):
+        raise g.unsupported(op, f"input {index} of element type {element} is not supported")
+    return element
+
+
+def difference_type(element: IntegerType) -> Attribute:
+    """What holds an integer less a zero point: int16 for 8-bit values, else int32."""
+    return i16 if element.width.data == 8 else i32
+
+
+def constant_less_zero_point(
+    g: GraphLowering, op: OnnxOp, index: int, zero_index: int, axis: int | None
+) -> tuple[np.ndarray, Attribute] | None:
+    """Constant input `index` less its constant zero point (as `minus_zero_point`),
+    with its element type; None unless both are known at compile time."""
+    values = constant_array(op.input(index))
+    element = integer_operand(g, op, index)
+    if values is None or op.input(zero_index) is None:
+        return None if values is None else (values, element)
+    zeros = constant_array(op.input(zero_index))
+    if zeros is None:
+        return None
+    parameter(g, op, g.input(op, zero_index), values.shape, axis)  # checks the shape
+    if zeros.size == 1:
+        zeros = zeros.reshape(())
+    elif zeros.ndim == 1:
+        zeros = zeros.reshape([-1 if d == axis else 1 for d in range(values.ndim)])
+    difference = difference_type(element)
+    return (values.astype(np.int64) - zeros.astype(np.int64)).astype(numpy_dtype_of(difference)), difference
+
+
 def minus_zero_point(g: GraphLowering, op: OnnxOp, index: int, zero_index: int, axis: int | None) -> SSAValue:
     """Input `index` less its zero point (input `zero_index`, read along `axis` as
     `parameter` does): the input itself where there is none (the contractions
     widen their operands as they load them), else a new tensor, made at compile
     time for constants (weights). The difference of 8-bit values is held in
     int16, halving what the contraction loads."""
-    element = op.input(index).type.get_element_type()
-    if not isinstance(element, IntegerType) or element.width.data not in (8, 16, 32):
-        raise g.unsupported(op, f"input {index} of element type {element} is not supported")
+    element = integer_operand(g, op, index)
     x, zero_buffer = g.input(op, index), g.input(op, zero_index)
     if zero_buffer is None:
         return x
+    constant = constant_less_zero_point(g, op, index, zero_index, axis)
+    if constant is not None:
+        array, difference = constant
+        return weight_buffer(g, op, array, difference, f"{op.node_name or op.OP_TYPE}_{index}_less_zero_point")
     shape = shape_of(x)
     zero_point = parameter(g, op, zero_buffer, shape, axis)
-    difference = i16 if element.width.data == 8 else i32
-    values, zeros = constant_array(op.input(index)), constant_array(op.input(zero_index))
-    if values is not None and zeros is not None:
-        if zeros.size == 1:
-            zeros = zeros.reshape(())
-        elif zeros.ndim == 1:
-            zeros = zeros.reshape([-1 if d == axis else 1 for d in range(len(shape))])
-        array = (values.astype(np.int64) - zeros.astype(np.int64)).astype(numpy_dtype_of(difference))
-        return weight_buffer(g, op, array, difference, f"{op.node_name or op.OP_TYPE}_{index}_less_zero_point")
+    difference = difference_type(element)
     out = g.top.alloc(MemRefType(difference, shape))
     ivs, body = g.top.loop_nest(shape)
     value = body.sub(body.convert(body.load(x, ivs), i32), body.convert(zero_point(body, ivs), i32))
@@ -307,14 +305,34 @@ def minus_zero_point(g: GraphLowering, op: OnnxOp, index: int, zero_index: int, 
     return out
 
 
-def matmul_operands(g: GraphLowering, op: OnnxOp, indices: tuple[int, int, int, int]) -> tuple[SSAValue, SSAValue]:
-    """The operands (input indices a, a zero point, b, b zero point) of an integer
-    matmul less their zero points: A's per row (1-D of A's row count, or
-    [..., M, 1]), B's per column ([N] or [..., 1, N])."""
+def integer_matmul(g: GraphLowering, op: OnnxOp, indices: tuple[int, int, int, int], out: SSAValue) -> None:
+    """out (int32) = (A - a zero point) @ (B - b zero point), with the input indices
+    (a, a zero point, b, b zero point); A's zero point per row (1-D of A's row
+    count, or [..., M, 1]), B's per column ([N] or [..., 1, N]).
+
+    Constant 2-D weights B are stored transposed (less their zero points) at
+    compile time: each output is then a dot product of contiguous rows of A and
+    B^T, a reduction LLVM vectorizes (pmaddwd on x86 for int16 differences).
+    Otherwise the MatMul nest."""
     a_index, a_zero_index, b_index, b_zero_index = indices
     a_rank, b_rank = len(shape_of(g.input(op, a_index))), len(shape_of(g.input(op, b_index)))
     a = minus_zero_point(g, op, a_index, a_zero_index, a_rank - 2 if a_rank > 1 else None)
-    return a, minus_zero_point(g, op, b_index, b_zero_index, b_rank - 1)
+    weights = constant_less_zero_point(g, op, b_index, b_zero_index, b_rank - 1) if b_rank == 2 else None
+    if weights is None:
+        matmul_nest(g, op, a, minus_zero_point(g, op, b_index, b_zero_index, b_rank - 1), out)
+        return
+    matmul_batch_rank(g, op, a, g.input(op, b_index), out)
+    array, element = weights
+    hint = f"{op.node_name or op.OP_TYPE}_{b_index}_transposed"
+    transposed = weight_buffer(g, op, np.ascontiguousarray(array.T), element, hint)
+    ivs, body = g.top.loop_nest(shape_of(out))
+    *rows, column = ivs
+
+    def multiply_add(b: KernelBuilder, ks: list[Bound], total: SSAValue) -> SSAValue:
+        left = b.convert(b.load(a, [*rows, ks[0]]), i32)
+        return b.add(total, b.mul(left, b.convert(b.load(transposed, [column, ks[0]]), i32)))
+
+    body.store(body.reduce([(0, array.shape[0])], body.constant(0, i32), multiply_add), out, ivs)
 
 
 def conv_operands(g: GraphLowering, op: OnnxOp, indices: tuple[int, int, int, int]) -> tuple[SSAValue, SSAValue]:
@@ -335,8 +353,7 @@ def int32_result(g: GraphLowering, op: OnnxOp) -> SSAValue:
 @lowers("MatMulInteger")
 def lower_matmul_integer(g: GraphLowering, op: OnnxOp) -> None:
     """int32 (A - a_zero_point) @ (B - b_zero_point)."""
-    a, b = matmul_operands(g, op, (0, 2, 1, 3))
-    matmul_nest(g, op, a, b, int32_result(g, op))
+    integer_matmul(g, op, (0, 2, 1, 3), int32_result(g, op))
 
 
 @lowers("ConvInteger")
@@ -375,15 +392,14 @@ def lower_qlinear_matmul(g: GraphLowering, op: OnnxOp) -> None:
     """MatMulInteger of a and b, requantized with a's scale per row, b's per column
     and one y scale and zero point."""
     check_scales(g, op, [1, 4, 6])
-    a, b = matmul_operands(g, op, (0, 2, 3, 5))
     quantization_target(g, op, floats=False)
     out = g.result(op)
     out_shape = shape_of(out)
     sums = g.top.alloc(MemRefType(i32, out_shape))
-    matmul_nest(g, op, a, b, sums)
-    batch_rank = matmul_batch_rank(g, op, a, b, out)
-    rows = batch_rank if len(shape_of(a)) > 1 else None
-    columns = len(out_shape) - 1 if len(shape_of(b)) > 1 else None
+    integer_matmul(g, op, (0, 2, 3, 5), sums)
+    a_shape, b_shape = shape_of(g.input(op, 0)), shape_of(g.input(op, 3))
+    rows = matmul_batch_rank(g, op, g.input(op, 0), g.input(op, 3), out) if len(a_shape) > 1 else None
+    columns = len(out_shape) - 1 if len(b_shape) > 1 else None
     a_scale = parameter(g, op, g.input(op, 1), out_shape, rows)
     b_scale = parameter(g, op, g.input(op, 4), out_shape, columns)
     y_scale = parameter(g, op, g.input(op, 6), out_shape, None)

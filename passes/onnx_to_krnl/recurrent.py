@@ -1,13 +1,15 @@
 """Recurrent ops: LSTM, GRU and RNN (one layer, forward, reverse or bidirectional).
 
 Schedule, as onnx-mlir and onnxruntime do it:
-1. the input projection of every time step at once, XW[d, t, b, :] = X[t, b] · W[d]ᵀ
-   + biases, as one GEMM per direction (krnl.matmul for float32), W transposed once
-   (at compile time when it is a constant);
-2. per direction, one kernel holding the time loop: per batch row, the recurrent
-   product H · R[d]ᵀ as axpy sweeps over rows of Rᵀ (unit stride, vectorized) into a
-   gate accumulator, then the gate math of the cell, whose sigmoid/tanh are the
-   vectorizable math of codegen/vector_math.py.
+1. the input projection of every time step at once, XW[d, t, b, :] = X[t, b] · W[d]ᵀ,
+   as one GEMM per direction (krnl.matmul for float32), W transposed once (at
+   compile time when it is a constant), Wb + Rb summed once;
+2. per direction, one kernel holding the time loop; per step, the gate accumulator
+   [batch, gates*hidden] starts as the projected rows plus the biases, the recurrent
+   product H · R[d]ᵀ is added by one krnl.matmul (batch rows x gate columns, its
+   accumulators in registers; other float types: unit-stride axpy loops), then the
+   gate math of the cell, whose sigmoid/tanh are the vectorizable math of
+   codegen/vector_math.py.
 
 Gate columns follow the ONNX order (LSTM i, o, f, c; GRU z, r, h). `sequence_lens`
 follows onnxruntime: a row b runs steps 0..len[b]-1 (reverse: from x[len-1] down to
@@ -112,29 +114,56 @@ def _activations(g: GraphLowering, op: OnnxOp, directions: int) -> list[list[Act
 # ----------------------------------------------------------------------------- the lowering
 
 
+Vector = tuple[SSAValue, tuple[int, ...]]
+"""Rows of the left operand of a recurrent product: (buffer, index prefix); row b is
+buffer[*prefix, b, :] (the state of direction d: (hidden_state, (d,)))."""
+
+
 @dataclass
 class Recurrence:
     """Buffers and geometry shared by the steps of one recurrent op."""
 
     op: OnnxOp
+    g: GraphLowering
     element: Attribute
     sequence: int
     batch: int
     hidden: int
     batchwise: bool  # layout 1: X, Y, states with the batch dim first
-    projection: SSAValue  # [dirs, X dim 0, X dim 1, gates*hidden]: X·Wᵀ + folded biases
+    reverse: list[bool]  # per direction
+    lengths: SSAValue | None  # sequence_lens [batch]
+    projection: SSAValue  # [dirs, X dim 0, X dim 1, gates*hidden]: X·Wᵀ
     recurrent_weights: SSAValue  # [dirs, hidden, gates*hidden]: Rᵀ
     bias: SSAValue | None  # B [dirs, 2*gates*hidden]
+    gate_bias: SSAValue | None  # [dirs, gates*hidden]: Wb + Rb, added to the projection
     peepholes: SSAValue | None  # P [dirs, 3*hidden]
     hidden_state: SSAValue  # [dirs, batch, hidden]
     cell_state: SSAValue | None  # [dirs, batch, hidden], LSTM
-    accumulator: SSAValue  # [gates*hidden]: the gate pre-activations of one row
+    accumulator: SSAValue  # [batch, gates*hidden]: the gate pre-activations of one step
+    reset_state: SSAValue | None  # [batch, hidden]: r ⊙ H of a GRU without linear_before_reset
     y: SSAValue | None
     clip: float | None
 
+    @property
+    def columns(self) -> int:
+        return shape_of(self.accumulator)[1]
+
+    def each_row(self, b: KernelBuilder, d: int, t: Bound) -> tuple[KernelBuilder, Bound, Bound]:
+        """A loop over the batch rows still running at step t: a builder in its body,
+        the row, and the row's time index (reverse: counted back from its length).
+        A length past the sequence counts as the sequence's (no access out of bounds)."""
+        (row,), body = b.for_nest([(0, self.batch)])
+        if self.lengths is None:
+            return body, row, body.sub(self.sequence - 1, t) if self.reverse[d] else t
+        length = body.min(body.to_index(body.load(self.lengths, [row])), self.sequence)
+        body = body.if_then(body.compare_index("slt", t, length))
+        return body, row, body.sub(body.sub(length, 1), t) if self.reverse[d] else t
+
     def projected(self, b: KernelBuilder, d: int, t: Bound, row: Bound, column: Bound) -> SSAValue:
+        """X·Wᵀ plus the biases of a gate column at time t."""
         index = [d, row, t] if self.batchwise else [d, t, row]
-        return b.load(self.projection, [*index, column])
+        value = b.load(self.projection, [*index, column])
+        return value if self.gate_bias is None else b.add(value, b.load(self.gate_bias, [d, column]))
 
     def store_y(self, b: KernelBuilder, value: SSAValue, d: int, t: Bound, row: Bound, j: Bound) -> None:
         if self.y is not None:
@@ -145,48 +174,71 @@ class Recurrence:
             return x
         return b.min(b.max(x, b.constant(-self.clip, x.type)), b.constant(self.clip, x.type))
 
-    def gate(self, b: KernelBuilder, number: int, j: Bound) -> SSAValue:
-        return b.load(self.accumulator, [b.add(j, number * self.hidden)])
+    def gate(self, b: KernelBuilder, row: Bound, number: int, j: Bound) -> SSAValue:
+        return b.load(self.accumulator, [row, b.add(j, number * self.hidden)])
 
-    def initialize(self, b: KernelBuilder, gates: range, value: Callable[[KernelBuilder, Bound], SSAValue]) -> None:
-        """accumulator[column] := value(column) over the columns of `gates`."""
-        (j,), body = b.for_nest([(0, len(gates) * self.hidden)])
-        column = body.add(j, gates.start * self.hidden)
-        body.store(value(body, column), self.accumulator, [column])
+    def initialize(self, b: KernelBuilder, d: int, t: Bound, gates: range, value: Initializer) -> None:
+        """accumulator[row, column] := value(row, time, column) over the columns of `gates`."""
+        body, row, time = self.each_row(b, d, t)
+        (j,), inner = body.for_nest([(0, len(gates) * self.hidden)])
+        column = inner.add(j, gates.start * self.hidden)
+        inner.store(value(inner, row, time, column), self.accumulator, [row, column])
 
-    def projected_columns(self, d: int, t: Bound, row: Bound) -> Callable[[KernelBuilder, Bound], SSAValue]:
-        return lambda body, column: self.projected(body, d, t, row, column)
-
-    def accumulate(
-        self, b: KernelBuilder, d: int, gates: range, vector: Callable[[KernelBuilder, Bound], SSAValue]
-    ) -> None:
-        """accumulator[columns of `gates`] += vector · Rᵀ[d][:, those columns], one
-        unit-stride axpy per element of the vector."""
+    def accumulate(self, b: KernelBuilder, d: int, gates: range, vector: Vector) -> None:
+        """accumulator[:, columns of `gates`] += vector · Rᵀ[d][:, those columns]: for
+        float32 the GEMM kernel (rows of the batch x gate columns, accumulators in
+        registers), else one unit-stride axpy per element of the vector."""
         first, count = gates.start * self.hidden, len(gates) * self.hidden
-        (k,), outer = b.for_nest([(0, self.hidden)])
-        scale = vector(outer, k)
+        buffer, prefix = vector
+        if isinstance(self.element, Float32Type):
+            a_offset = prefix[0] * self.batch * self.hidden if prefix else 0
+            b_offset = d * self.hidden * self.columns + first
+            emit_matrix_product(
+                self.g,
+                self.op,
+                buffer,
+                self.recurrent_weights,
+                self.accumulator,
+                (self.batch, count, self.hidden),
+                (self.hidden, 1),
+                [a_offset, b_offset, first],
+                accumulate=True,
+                ldb=self.columns,
+                ldc=self.columns,
+                at=b,
+            )
+            return
+        (row, k), outer = b.for_nest([(0, self.batch), (0, self.hidden)])
+        scale = outer.load(buffer, [*prefix, row, k])
         (j,), inner = outer.for_nest([(0, count)])
         column = inner.add(j, first)
         weight = inner.load(self.recurrent_weights, [d, k, column])
-        total = inner.add(inner.load(self.accumulator, [column]), inner.mul(scale, weight))
-        inner.store(total, self.accumulator, [column])
+        total = inner.add(inner.load(self.accumulator, [row, column]), inner.mul(scale, weight))
+        inner.store(total, self.accumulator, [row, column])
 
 
-Step = Callable[[Recurrence, KernelBuilder, int, list[Activation], Bound, Bound], None]
-"""(recurrence, builder in the row's body, direction, its activations, time index, batch row)."""
+Initializer = Callable[[KernelBuilder, Bound, Bound, Bound], SSAValue]
+"""(builder, batch row, its time index, gate column) -> the accumulator's start value."""
+
+Step = Callable[[Recurrence, KernelBuilder, int, list[Activation], Bound], None]
+"""(recurrence, builder in the time loop, direction, its activations, step)."""
 
 
-def _lstm_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: Bound, row: Bound) -> None:
+def _projected(r: Recurrence, d: int) -> Initializer:
+    return lambda body, row, time, column: r.projected(body, d, time, row, column)
+
+
+def _lstm_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: Bound) -> None:
     """i, f, o gates see the previous cell state through the peepholes (o the new one);
     with input_forget the forget gate is 1 - i."""
-    state = lambda body, k: body.load(r.hidden_state, [d, row, k])  # noqa: E731
-    r.initialize(b, range(4), r.projected_columns(d, t, row))
-    r.accumulate(b, d, range(4), state)
-    (j,), body = b.for_nest([(0, r.hidden)])
+    r.initialize(b, d, t, range(4), _projected(r, d))
+    r.accumulate(b, d, range(4), (r.hidden_state, (d,)))
+    rows, row, time = r.each_row(b, d, t)
+    (j,), body = rows.for_nest([(0, r.hidden)])
     previous = body.load(r.cell_state, [d, row, j])
 
     def pre_activation(gate: int, peephole: int | None, cell: SSAValue) -> SSAValue:
-        value = r.gate(body, gate, j)
+        value = r.gate(body, row, gate, j)
         if r.peepholes is not None and peephole is not None:
             weight = body.load(r.peepholes, [d, body.add(j, peephole * r.hidden)])
             value = body.add(value, body.mul(weight, cell))
@@ -204,54 +256,61 @@ def _lstm_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: 
     hidden = body.mul(output_gate, f[2](body, cell))
     body.store(cell, r.cell_state, [d, row, j])
     body.store(hidden, r.hidden_state, [d, row, j])
-    r.store_y(body, hidden, d, t, row, j)
+    r.store_y(body, hidden, d, time, row, j)
 
 
-def _gru_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: Bound, row: Bound) -> None:
+def _gru_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: Bound) -> None:
     """z and r from H·Rᵀ; the candidate h from (r ⊙ H)·Rhᵀ, or with linear_before_reset
     from r ⊙ (H·Rhᵀ + Rbh) (Rbh then starts the accumulator instead of the projection)."""
     hidden = r.hidden
-    state = lambda body, k: body.load(r.hidden_state, [d, row, k])  # noqa: E731
-    projected = r.projected_columns(d, t, row)
+    state = (r.hidden_state, (d,))
     linear_before_reset = r.op.attr("linear_before_reset", 0)
-    r.initialize(b, range(2), projected)
+    r.initialize(b, d, t, range(2), _projected(r, d))
     if linear_before_reset:
         if r.bias is None:
-            r.initialize(b, range(2, 3), lambda body, column: body.constant(0.0, r.element))
+            r.initialize(b, d, t, range(2, 3), lambda body, row, time, column: body.constant(0.0, r.element))
         else:  # Rbh: Rb starts at column 3 * hidden of B
-            r.initialize(b, range(2, 3), lambda body, column: body.load(r.bias, [d, body.add(column, 3 * hidden)]))
+            r.initialize(
+                b,
+                d,
+                t,
+                range(2, 3),
+                lambda body, row, time, column: body.load(r.bias, [d, body.add(column, 3 * hidden)]),
+            )
         r.accumulate(b, d, range(3), state)
     else:
         r.accumulate(b, d, range(2), state)
-        # The reset gate times the state, in the reset gate's place: the vector of the h product.
-        (j,), body = b.for_nest([(0, hidden)])
-        reset = f[0](body, r.clipped(body, r.gate(body, 1, j)))
-        body.store(body.mul(reset, state(body, j)), r.accumulator, [body.add(j, hidden)])
-        r.initialize(b, range(2, 3), projected)
-        r.accumulate(b, d, range(2, 3), lambda body, k: r.gate(body, 1, k))
+        rows, row, _ = r.each_row(b, d, t)
+        (j,), body = rows.for_nest([(0, hidden)])
+        reset = f[0](body, r.clipped(body, r.gate(body, row, 1, j)))
+        body.store(body.mul(reset, body.load(r.hidden_state, [d, row, j])), r.reset_state, [row, j])
+        r.initialize(b, d, t, range(2, 3), _projected(r, d))
+        r.accumulate(b, d, range(2, 3), (r.reset_state, ()))
 
-    (j,), body = b.for_nest([(0, hidden)])
-    update = f[0](body, r.clipped(body, r.gate(body, 0, j)))
+    rows, row, time = r.each_row(b, d, t)
+    (j,), body = rows.for_nest([(0, hidden)])
+    update = f[0](body, r.clipped(body, r.gate(body, row, 0, j)))
     if linear_before_reset:
-        reset = f[0](body, r.clipped(body, r.gate(body, 1, j)))
-        linear = body.add(projected(body, body.add(j, 2 * hidden)), body.mul(reset, r.gate(body, 2, j)))
-        candidate = f[1](body, r.clipped(body, linear))
+        reset = f[0](body, r.clipped(body, r.gate(body, row, 1, j)))
+        projected = r.projected(body, d, time, row, body.add(j, 2 * hidden))
+        candidate = f[1](body, r.clipped(body, body.add(projected, body.mul(reset, r.gate(body, row, 2, j)))))
     else:
-        candidate = f[1](body, r.clipped(body, r.gate(body, 2, j)))
-    previous = state(body, j)
+        candidate = f[1](body, r.clipped(body, r.gate(body, row, 2, j)))
+    previous = body.load(r.hidden_state, [d, row, j])
     one = body.constant(1.0, r.element)
     new = body.add(body.mul(body.sub(one, update), candidate), body.mul(update, previous))
     body.store(new, r.hidden_state, [d, row, j])
-    r.store_y(body, new, d, t, row, j)
+    r.store_y(body, new, d, time, row, j)
 
 
-def _rnn_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: Bound, row: Bound) -> None:
-    r.initialize(b, range(1), r.projected_columns(d, t, row))
-    r.accumulate(b, d, range(1), lambda body, k: body.load(r.hidden_state, [d, row, k]))
-    (j,), body = b.for_nest([(0, r.hidden)])
-    new = f[0](body, r.clipped(body, r.gate(body, 0, j)))
+def _rnn_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: Bound) -> None:
+    r.initialize(b, d, t, range(1), _projected(r, d))
+    r.accumulate(b, d, range(1), (r.hidden_state, (d,)))
+    rows, row, time = r.each_row(b, d, t)
+    (j,), body = rows.for_nest([(0, r.hidden)])
+    new = f[0](body, r.clipped(body, r.gate(body, row, 0, j)))
     body.store(new, r.hidden_state, [d, row, j])
-    r.store_y(body, new, d, t, row, j)
+    r.store_y(body, new, d, time, row, j)
 
 
 STEPS: dict[str, Step] = {"LSTM": _lstm_step, "GRU": _gru_step, "RNN": _rnn_step}
@@ -270,41 +329,44 @@ def _transposed(g: GraphLowering, op: OnnxOp, index: int, element: Attribute, hi
     return out
 
 
-def _project_inputs(g: GraphLowering, op: OnnxOp, r: Recurrence, folded_bias_columns: int) -> None:
-    """projection[d, t, b, :] = X[t, b] · W[d]ᵀ + Wb[d] + Rb[d] (Rb only in the first
-    `folded_bias_columns` columns): the biases are written first, the product added."""
+def _project_inputs(g: GraphLowering, op: OnnxOp, r: Recurrence) -> None:
+    """projection[d, t, b, :] = X[t, b] · W[d]ᵀ for every step at once."""
     x, w = g.input(op, 0), g.input(op, 1)
     directions, columns, input_size = shape_of(w)
-    projection = r.projection
-    if r.bias is None:
-        fill(g.top, projection, g.top.constant(0.0, r.element))
-    else:
-        ivs, body = g.top.loop_nest(shape_of(projection))
-        d, column = ivs[0], ivs[3]
-        value = body.load(r.bias, [d, column])
-        recurrent = body.load(r.bias, [d, body.add(column, columns)])  # Rb follows Wb in B
-        if folded_bias_columns < columns:
-            folded = body.compare_index("slt", column, folded_bias_columns)
-            recurrent = body.select(folded, recurrent, body.constant(0.0, r.element))
-        value = body.add(value, recurrent)
-        body.store(value, projection, ivs)
-    rows = r.sequence * r.batch
     if isinstance(r.element, Float32Type):
+        rows = r.sequence * r.batch
         w_transposed = _transposed(g, op, 1, r.element, "w_transposed")
         offsets = [value for d in range(directions) for value in (0, d * input_size * columns, d * rows * columns)]
-        emit_matrix_product(
-            g, op, x, w_transposed, projection, (rows, columns, input_size), (input_size, 1), offsets, accumulate=True
-        )
+        emit_matrix_product(g, op, x, w_transposed, r.projection, (rows, columns, input_size), (input_size, 1), offsets)
         return
+    fill(g.top, r.projection, g.top.constant(0.0, r.element))
     contract(
         g,
-        projection,
+        r.projection,
         input_size,
         (x, lambda ivs, k: [ivs[1], ivs[2], k]),
         (w, lambda ivs, k: [ivs[0], ivs[3], k]),
         row_axis=2,
         column_axis=3,
     )
+
+
+def _gate_bias(g: GraphLowering, op: OnnxOp, element: Attribute, folded_columns: int) -> SSAValue | None:
+    """Wb[d] + Rb[d] per gate column, [dirs, gates*hidden] (Rb only in the first
+    `folded_columns` columns), or None without B."""
+    bias = g.input(op, 3)
+    if bias is None:
+        return None
+    directions, both = shape_of(bias)
+    columns = both // 2
+    out = g.top.alloc(MemRefType(element, [directions, columns]))
+    (d, column), body = g.top.loop_nest([directions, columns])
+    recurrent = body.load(bias, [d, body.add(column, columns)])  # Rb follows Wb in B
+    if folded_columns < columns:
+        folded = body.compare_index("slt", column, folded_columns)
+        recurrent = body.select(folded, recurrent, body.constant(0.0, element))
+    body.store(body.add(body.load(bias, [d, column]), recurrent), out, [d, column])
+    return out
 
 
 @lowers("LSTM", "GRU", "RNN")
@@ -351,40 +413,39 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
         return buffer
 
     y = optional_result(g, op, 0)
+    linear_before_reset = op.OP_TYPE == "GRU" and op.attr("linear_before_reset", 0)
+    lengths = g.input(op, 4)
     r = Recurrence(
         op=op,
+        g=g,
         element=element,
         sequence=sequence,
         batch=batch,
         hidden=hidden,
         batchwise=batchwise,
+        reverse=[direction == "reverse" or d == 1 for d in range(directions)],
+        lengths=lengths,
         projection=g.top.alloc(MemRefType(element, [directions, *x_shape[:2], gates * hidden])),
         recurrent_weights=_transposed(g, op, 2, element, "r_transposed"),
         bias=g.input(op, 3),
+        gate_bias=_gate_bias(g, op, element, 2 * hidden if linear_before_reset else gates * hidden),
         peepholes=g.input(op, 7) if lstm else None,
         hidden_state=state(5),
         cell_state=state(6) if lstm else None,
-        accumulator=g.top.alloc(MemRefType(element, [gates * hidden])),
+        accumulator=g.top.alloc(MemRefType(element, [batch, gates * hidden])),
+        reset_state=g.top.alloc(MemRefType(element, [batch, hidden]))
+        if op.OP_TYPE == "GRU" and not linear_before_reset
+        else None,
         y=y,
         clip=None if clip is None else float(clip),
     )
-    linear_before_reset = op.OP_TYPE == "GRU" and op.attr("linear_before_reset", 0)
-    _project_inputs(g, op, r, 2 * hidden if linear_before_reset else gates * hidden)
-    lengths = g.input(op, 4)
+    _project_inputs(g, op, r)
     if lengths is not None and y is not None:
         fill(g.top, y, g.top.constant(0.0, element))  # steps past a row's length stay zero
 
-    for d in range(directions):
-        reverse = direction == "reverse" or d == 1
+    for d in range(directions):  # one kernel each: the time loop
         (t,), step = g.top.for_nest([(0, sequence)])
-        (row,), body = step.for_nest([(0, batch)])
-        if lengths is None:
-            time = body.sub(sequence - 1, t) if reverse else t
-        else:
-            length = body.to_index(body.load(lengths, [row]))
-            body = body.if_then(body.compare_index("slt", t, length))
-            time = body.sub(body.sub(length, 1), t) if reverse else t
-        STEPS[op.OP_TYPE](r, body, d, activations[d], time, row)
+        STEPS[op.OP_TYPE](r, step, d, activations[d], t)
 
     final_states = [(1, r.hidden_state), (2, r.cell_state)]
     for position, buffer in final_states:

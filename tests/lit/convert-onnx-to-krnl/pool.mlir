@@ -134,3 +134,32 @@ builtin.module attributes {onnx.opset = 22 : i64} {
 // CHECK:           %[[SUM:.+]] = memref.load %y
 // CHECK-NEXT:      %[[R:.+]] = math.sqrt %[[SUM]] : f32
 // CHECK-NEXT:      memref.store %[[R]], %y
+
+// -----
+
+// MaxPool's Indices (storage_order 1): a second pass over the window finds the
+// first element equal to the maximum; its offset is the (n, c) plane's plus w * H + h.
+builtin.module attributes {onnx.opset = 12 : i64} {
+  func.func @main_graph(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) {
+    %y, %i = "onnx.MaxPool"(%x) <{resultSegmentSizes = array<i32: 1, 1>}> {kernel_shape = [2 : i64, 2 : i64], strides = [2 : i64, 2 : i64], storage_order = 1 : i64} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
+    func.return %y, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[H:.+]] = arith.constant 4 : index
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[oh:.+]]: index, %[[ow:.+]]: index):
+// CHECK:           %[[MAX:.+]] = scf.for
+// CHECK:           memref.store %[[MAX]], %y[
+// CHECK:           %[[IDX:.+]] = scf.for {{.*}} -> (i64) {
+// CHECK:             scf.for {{.*}} -> (i64) {
+// CHECK-NEXT:          %[[h:.+]] = arith.addi
+// CHECK-NEXT:          %[[w:.+]] = arith.addi
+// CHECK-NEXT:          %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[h]], %[[w]]]
+// CHECK-NEXT:          %[[EQ:.+]] = arith.cmpf oeq, %[[V]], %[[MAX]] : f32
+// CHECK-NEXT:          %[[FIRST:.+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i64
+// CHECK-NEXT:          %[[HIT:.+]] = arith.andi %[[EQ]], %[[FIRST]] : i1
+// CHECK-NEXT:          %[[WH:.+]] = arith.muli %[[w]], %[[H]] : index
+// CHECK-NEXT:          %{{.+}} = arith.addi %[[WH]], %[[h]] : index
+// CHECK:               arith.select %[[HIT]]
+// CHECK:           memref.store %[[IDX]], %i[%[[n]], %[[c]], %[[oh]], %[[ow]]] : memref<1x2x2x2xi64>

@@ -59,9 +59,10 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // -----
 
 // MatMulInteger with a zero point per row of A and per column of B: A less its
-// zero points in an int16 copy (8-bit differences fit), constant B less its
-// zero points made at compile time (a weight); then the MatMul nest widening
-// both to int32 and accumulating into %y.
+// zero points in an int16 copy (8-bit differences fit); constant B less its
+// zero points, transposed, made at compile time (a weight). Each output is a
+// dot product along rows of both (contiguous: LLVM vectorizes the reduction),
+// widened to int32.
 builtin.module attributes {onnx.opset = 10 : i64} {
   func.func @main_graph(%a: tensor<4x3xui8>, %za: tensor<4xui8>) -> tensor<4x2xi32> {
     %b = "onnx.Constant"() {value = dense<[[1, 2], [3, 4], [5, 6]]> : tensor<3x2xi8>} : () -> tensor<3x2xi8>
@@ -78,16 +79,44 @@ builtin.module attributes {onnx.opset = 10 : i64} {
 // CHECK:           %[[D:.+]] = arith.subi %{{.+}}, %{{.+}} : i32
 // CHECK-NEXT:      %[[D16:.+]] = arith.trunci %[[D]] : i32 to i16
 // CHECK-NEXT:      memref.store %[[D16]], %[[A]][%[[I]], %[[K]]] : memref<4x3xi16>
-// CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"mmi_1_less_zero_point", tensor<3x2xi16>>} : memref<3x2xi16>
+// CHECK:         %[[BT:.+]] = krnl.global {value = #onnx.weight<"mmi_1_transposed", tensor<2x3xi16>>} : memref<2x3xi16>
 // CHECK:         krnl.iterate
+// CHECK-NEXT:    ^bb0(%[[ROW:.+]]: index, %[[COLUMN:.+]]: index):
+// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[KK:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (i32) {
+// CHECK-NEXT:        %[[L:.+]] = memref.load %[[A]][%[[ROW]], %[[KK]]] : memref<4x3xi16>
+// CHECK-NEXT:        %[[L32:.+]] = arith.extsi %[[L]] : i16 to i32
+// CHECK-NEXT:        %[[R:.+]] = memref.load %[[BT]][%[[COLUMN]], %[[KK]]] : memref<2x3xi16>
+// CHECK-NEXT:        %[[R32:.+]] = arith.extsi %[[R]] : i16 to i32
+// CHECK-NEXT:        %[[P:.+]] = arith.muli %[[L32]], %[[R32]] : i32
+// CHECK-NEXT:        %[[NEXT:.+]] = arith.addi %[[ACC]], %[[P]] : i32
+// CHECK-NEXT:        scf.yield %[[NEXT]] : i32
+// CHECK:           memref.store %[[SUM]], %y[%[[ROW]], %[[COLUMN]]] : memref<4x2xi32>
+
+// -----
+
+// MatMulInteger of runtime operands: both less their zero points (int16),
+// then the MatMul nest accumulating in int32.
+builtin.module attributes {onnx.opset = 10 : i64} {
+  func.func @main_graph(%a: tensor<4x3xui8>, %b: tensor<3x2xi8>, %za: tensor<ui8>, %zb: tensor<2xi8>) -> tensor<4x2xi32> {
+    %y = "onnx.MatMulInteger"(%a, %b, %za, %zb) <{operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (tensor<4x3xui8>, tensor<3x2xi8>, tensor<ui8>, tensor<2xi8>) -> tensor<4x2xi32>
+    func.return %y : tensor<4x2xi32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[A:.+]] = memref.alloc() : memref<4x3xi16>
+// CHECK:         %[[B:.+]] = memref.alloc() : memref<3x2xi16>
+// CHECK:         ^bb0(%{{.+}}: index, %[[N:.+]]: index):
+// CHECK:           memref.load %zb[%[[N]]] : memref<2xi8>
+// CHECK:         krnl.block
 // CHECK:         krnl.iterate
-// CHECK:           %[[L:.+]] = memref.load %[[A]][%{{.+}}, %{{.+}}] : memref<4x3xi16>
-// CHECK-NEXT:      %[[L32:.+]] = arith.extsi %[[L]] : i16 to i32
-// CHECK-NEXT:      %[[R:.+]] = memref.load %[[B]][%{{.+}}, %{{.+}}] : memref<3x2xi16>
-// CHECK-NEXT:      %[[R32:.+]] = arith.extsi %[[R]] : i16 to i32
-// CHECK-NEXT:      %[[P:.+]] = arith.muli %[[L32]], %[[R32]] : i32
-// CHECK-NEXT:      %[[ACC:.+]] = memref.load %y
-// CHECK-NEXT:      arith.addi %[[ACC]], %[[P]] : i32
+// CHECK:           %[[L:.+]] = memref.load %[[A]]
+// CHECK-NEXT:      arith.extsi %[[L]] : i16 to i32
+// CHECK-NEXT:      %[[R:.+]] = memref.load %[[B]]
+// CHECK-NEXT:      arith.extsi %[[R]] : i16 to i32
+// CHECK-NEXT:      arith.muli
+// CHECK-NEXT:      memref.load %y
+// CHECK-NEXT:      arith.addi
 
 // -----
 
@@ -132,3 +161,35 @@ builtin.module attributes {onnx.opset = 10 : i64} {
 // CHECK-NEXT:      %[[VZ:.+]] = arith.addf %[[V]], %[[Z]] : f64
 // CHECK-NEXT:      math.roundeven %[[VZ]] : f64
 // CHECK:           arith.fptosi %{{.+}} : f64 to i32
+
+// -----
+
+// To float8: x / scale converted as Cast does (here without saturation; the
+// float8 zero point is zero and not added); to int4: rounded, plus the zero
+// point (sign-extended from its byte), clamped to [-8, 7].
+builtin.module attributes {onnx.opset = 21 : i64} {
+  func.func @main_graph(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i4>) -> (tensor<4xf8E4M3FN>, tensor<4xi4>) {
+    %zf = "onnx.Constant"() {value = dense<0.0> : tensor<f8E4M3FN>} : () -> tensor<f8E4M3FN>
+    %y = "onnx.QuantizeLinear"(%x, %s, %zf) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {saturate = 0 : i64} : (tensor<4xf32>, tensor<f32>, tensor<f8E4M3FN>) -> tensor<4xf8E4M3FN>
+    %q = "onnx.QuantizeLinear"(%x, %s, %z) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (tensor<4xf32>, tensor<f32>, tensor<i4>) -> tensor<4xi4>
+    func.return %y, %q : tensor<4xf8E4M3FN>, tensor<4xi4>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[LOW:.+]] = arith.constant -8.000000e+00 : f64
+// CHECK-DAG:     %[[HIGH:.+]] = arith.constant 7.000000e+00 : f64
+// CHECK:         krnl.iterate
+// CHECK:           %[[Q:.+]] = arith.divf
+// CHECK-NOT:       math.roundeven
+// CHECK:           %[[BITS:.+]] = arith.bitcast %[[Q]] : f32 to i32
+// CHECK-NOT:       math.roundeven
+// CHECK:           %[[F8:.+]] = builtin.unrealized_conversion_cast %{{.+}} : i8 to f8E4M3FN
+// CHECK-NEXT:      memref.store %[[F8]], %y
+// CHECK:         krnl.iterate
+// CHECK:           math.roundeven
+// CHECK:           builtin.unrealized_conversion_cast %{{.+}} : i4 to i8
+// CHECK:           arith.sitofp %{{.+}} : i8 to f64
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[LOW]] : f64
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[HIGH]] : f64
+// CHECK:           memref.store %{{.+}}, %q

@@ -61,7 +61,18 @@ def old_opset() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
 
 
-KINDS = {"old_opset": old_opset, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms}
+def deprecated_ops() -> onnx.ModelProto:
+    """Upsample-7, deprecated since opset 10, with its scales as an attribute."""
+    nodes = [helper.make_node("Upsample", ["x"], ["y"], name="upsample", mode="linear", scales=[1.0, 2.0])]
+    graph = helper.make_graph(
+        nodes, "deprecated",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 8)])
+
+
+KINDS = {"old_opset": old_opset, "deprecated": deprecated_ops, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms}
 
 if __name__ == "__main__":
     onnx.save(KINDS[sys.argv[1]](), sys.argv[2])
