@@ -45,7 +45,7 @@ def lower_pool(
             raise g.shape_error(op, f"kernel_shape {kernel} for {len(input_sizes)} spatial dims")
         windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel, ceil_mode=bool(op.attr("ceil_mode", 0)))
 
-    if windows[-1].output_size > 1:
+    if windows[-1].output_size > 1 and not with_indices:
         pool_rows(g, op, kind, windows)
         return
     ivs, body = g.top.loop_nest(out_shape)

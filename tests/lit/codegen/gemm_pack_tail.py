@@ -10,16 +10,16 @@
 
 import sys
 
-import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-weight = numpy_helper.from_array(np.ones((16, 20), np.float32), "w")
-graph = helper.make_graph(
+graph = helper.make_graph(  # B is an input: a constant B would be packed at compile time
     [helper.make_node("MatMul", ["x", "w"], ["y"])],
     "pack_tail",
-    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [40, 16])],
+    [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [40, 16]),
+        helper.make_tensor_value_info("w", TensorProto.FLOAT, [16, 20]),
+    ],
     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [40, 20])],
-    [weight],
 )
 onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), sys.argv[1])
