@@ -6,13 +6,16 @@ ppc64le leaves loops scalar), so the kernel is written out in vectors:
     for each (a, b, c) batch offset triple:
       for jc in [0, N) step nc:                 # column block
         for pc in [0, K) step kc:               # reduction block
-          im2col only: pack B[pc:pc+kc, jc:jc+nc] into panels of nr columns (scratch)
+          with scratch: pack B[pc:pc+kc, jc:jc+nc] into rows of `pitch` floats
           tiles: on the thread pool, split by row tiles or by column tiles (see MatmulPlan.split_rows)
           for jr in [jc, jc+nc) step nr:        # register tile columns (kc x nr B tile in L1)
             for ir in [0, M) step mr:           # register tile rows (A panels stream from L2)
               micro-kernel: mr x nr accumulators in registers over kc steps,
               each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
 
+B is read from the scratch block, in place (rows of ldb floats), or from the
+column panels of a constant B packed at compile time (b_access "panels": a
+tile wider than a panel reads one panel per vector, `panel_stride` apart).
 The packing stays on the calling thread (one shared scratch block, written
 before the tiles that read it start); the threads share the tiles of a block.
 
