@@ -1,6 +1,29 @@
-"""Command-line options of the test suite."""
+"""Command-line options and shared fixtures of the test suite."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def pytest_addoption(parser):
     parser.addoption("--fuzz-cases", type=int, default=0, help="cases in test_fuzz_default (default: 300)")
     parser.addoption("--fuzz-seed", type=int, default=0, help="seed of the fuzzing tests' mutations")
+
+
+@pytest.fixture
+def abi_doc_example(tmp_path) -> Path:
+    """The complete C example of docs/abi.md, built with zig cc against runtime/onnxc.h (warnings are errors)."""
+    text = (REPO / "docs" / "abi.md").read_text()
+    source = text.split("## A complete C example", 1)[1].split("```c\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "run_model.c").write_text(source)
+    program = tmp_path / "run_model"
+    subprocess.run(
+        [sys.executable, "-m", "ziglang", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{REPO / 'runtime'}",
+         str(tmp_path / "run_model.c"), "-o", str(program), "-ldl"],
+        check=True,
+    )  # fmt: skip
+    return program

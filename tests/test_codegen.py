@@ -22,7 +22,6 @@ from onnxc.dialects.onnx import WeightStore
 from onnxc.errors import CompileError
 from onnxc.runtime.library import OnnxcTensor
 
-
 assert ctypes.sizeof(OnnxcTensor) == 32
 
 _ONNX_OF_NUMPY = {dt: code for code, dt in dtypes.NUMPY_OF_ONNX.items() if code != dtypes.BFLOAT16}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ctypes
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,6 @@ from onnxc.runtime import Session
 from onnxc.runtime.library import OnnxcTensor
 
 REPO = Path(__file__).resolve().parents[1]
-HEADER_DIR = REPO / "runtime"
 
 
 def _model(node: onnx.NodeProto, inputs: list, outputs: list, opset: int = 21, initializers=()) -> onnx.ModelProto:
@@ -268,17 +266,8 @@ def test_failed_run_leaves_dynamic_outputs_null(non_zero_library):
     assert not outputs[0].data and not outputs[0].shape
 
 
-def test_c_example_of_abi_doc_frees_dynamic_output(non_zero_library, tmp_path):
-    text = (REPO / "docs" / "abi.md").read_text()
-    source = text.split("## A complete C example", 1)[1].split("```c\n", 1)[1].split("```", 1)[0]
-    (tmp_path / "run_model.c").write_text(source)
-    program = tmp_path / "run_model"
-    subprocess.run(
-        [sys.executable, "-m", "ziglang", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{HEADER_DIR}",
-         str(tmp_path / "run_model.c"), "-o", str(program), "-ldl"],
-        check=True,
-    )  # fmt: skip
-    result = subprocess.run([str(program), str(non_zero_library)], check=True, capture_output=True, text=True)
+def test_c_example_of_abi_doc_frees_dynamic_output(non_zero_library, abi_doc_example):
+    result = subprocess.run([str(abi_doc_example), str(non_zero_library)], check=True, capture_output=True, text=True)
     assert result.stdout.splitlines()[-1] == "y:"  # NonZero of zeros: shape [2, 0]
 
 

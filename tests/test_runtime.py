@@ -25,7 +25,6 @@ from onnxc.runtime import Session
 from onnxc.runtime.library import read_elf_identity
 
 REPO = Path(__file__).resolve().parents[1]
-HEADER_DIR = Path(onnxc.runtime.__file__).parent
 SHAPE = (2, 3)
 
 
@@ -440,17 +439,8 @@ assert not {LOADED_COMPILER_MODULES}
     )
 
 
-def test_c_example_of_abi_doc_runs(add_library, tmp_path):
-    text = (REPO / "docs" / "abi.md").read_text()
-    source = text.split("## A complete C example", 1)[1].split("```c\n", 1)[1].split("```", 1)[0]
-    (tmp_path / "run_model.c").write_text(source)
-    program = tmp_path / "run_model"
-    subprocess.run(
-        [sys.executable, "-m", "ziglang", "cc", "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{HEADER_DIR}",
-         str(tmp_path / "run_model.c"), "-o", str(program), "-ldl"],
-        check=True,
-    )
-    result = subprocess.run([str(program), str(add_library)], check=True, capture_output=True, text=True)
+def test_c_example_of_abi_doc_runs(add_library, abi_doc_example):
+    result = subprocess.run([str(abi_doc_example), str(add_library)], check=True, capture_output=True, text=True)
     signature_line, output_line = result.stdout.splitlines()
     assert json.loads(signature_line.removeprefix("signature: ")) == Session(add_library).signature
     assert output_line == "sum: 0 0 0 0 0 0"
