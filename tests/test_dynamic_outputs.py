@@ -20,8 +20,6 @@ from onnxc.errors import UnsupportedOpError
 from onnxc.runtime import Session
 from onnxc.runtime.library import OnnxcTensor
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def _model(node: onnx.NodeProto, inputs: list, outputs: list, opset: int = 21, initializers=()) -> onnx.ModelProto:
     graph = helper.make_graph([node], node.op_type.lower(), inputs, outputs, list(initializers))

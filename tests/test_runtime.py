@@ -24,7 +24,6 @@ from onnxc.errors import InputError, InvalidModelError, RuntimeFailure
 from onnxc.runtime import Session
 from onnxc.runtime.library import read_elf_identity
 
-REPO = Path(__file__).resolve().parents[1]
 SHAPE = (2, 3)
 
 
