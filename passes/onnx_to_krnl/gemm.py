@@ -321,6 +321,11 @@ def emit_matrix_product(
     )
 
 
+PANEL_BYTES_LIMIT = 1 << 28
+"""A constant B up to this size is packed into panels at compile time; a bigger one is
+read in place, since its panel copy would double a huge weight's memory while compiling."""
+
+
 def _column_panels(matrix: np.ndarray) -> np.ndarray:
     """B [K, N] as column panels [ceil(N/P), K, P], zero columns padding the last (see krnl.MatmulOp)."""
     reduction, columns = matrix.shape
@@ -348,6 +353,8 @@ def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank
         return False  # an empty product: the loop nest's zero fill is all there is to do
     batch = _batch_offsets(out_shape[:batch_rank], a_shape[:-2], b_shape[:-2], m * k, k * n, m * n)
     weights = constant_array(op.input(1)) if len(b_shape) == 2 else None
+    if weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
+        weights = None
     emit_matrix_product(g, op, a, b, out, (m, n, k), (k, 1), batch, b_constant=weights)
     return True
 
@@ -370,8 +377,12 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     weights = constant_array(op.input(1))
     if weights is None and (transpose_b or alpha != 1.0):
         return False
-    if weights is not None:
+    if weights is not None and (transpose_b or alpha != 1.0):
         weights = (weights.T if transpose_b else weights) * np.float32(alpha)
+        if weights.nbytes > PANEL_BYTES_LIMIT:
+            b = weight_global(g, op, weights, f"{op.node_name or 'gemm'}_b")
+    if weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
+        weights = None
     a_strides = (1, rows) if transpose_a else (reduction, 1)
     sizes = (rows, columns, reduction)
     emit_matrix_product(g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, accumulate=accumulate)
