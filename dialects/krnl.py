@@ -464,6 +464,39 @@ class DynamicOutputOp(IRDLOperation):
             raise VerifyException("krnl.dynamic_output: source and output element types differ")
 
 
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """`%v = krnl.view %base[256] : memref<1x64x4x4xf32> to memref<1x16x4x4xf32>`: a
+    row-major buffer that is the contiguous range of `%base` starting at element
+    `offset`; writing it writes `%base`. A producer writes its result straight
+    into its slice of a Concat's output this way (see `concat_placement`). The
+    buffer behind a view lives as long as any view of it is used."""
+
+    name = "krnl.view"
+
+    base = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr)
+    result = result_def(MemRefType)
+
+    assembly_format = "$base `[` $offset `]` attr-dict `:` type($base) `to` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, base: SSAValue, offset: int, result_type: MemRefType):
+        super().__init__(operands=[base], properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type])
+
+    def verify_(self) -> None:
+        base, view = self.base.type, self.result.type
+        if base.element_type != view.element_type:
+            raise VerifyException("krnl.view: base and view element types differ")
+        if any(d < 0 for t in (base, view) for d in t.get_shape()):
+            raise VerifyException("krnl.view: base and view need static shapes")
+        offset = self.offset.value.data
+        if offset < 0 or offset + view.element_count() > base.element_count():
+            raise VerifyException(
+                f"krnl.view: elements [{offset}, {offset + view.element_count()}) exceed the base's {base.element_count()}"
+            )
+
+
 def matmul_scratch_pitch(columns: int, column_block: int) -> int:
     """Floats per row of krnl.matmul's packed B block: whole 64-float groups (so
     tiles of any target's width fit and stay aligned) plus 16, so that rows do
@@ -607,7 +640,7 @@ class MatmulOp(IRDLOperation):
 
 KRNL = Dialect(
     "krnl",
-    [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp, MatmulOp, DynamicOutputOp],
+    [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp, MatmulOp, DynamicOutputOp, ViewOp],
     [LoopType],
 )
 
@@ -623,6 +656,7 @@ __all__ = [
     "EntryPointOp",
     "MatmulOp",
     "DynamicOutputOp",
+    "ViewOp",
     "matmul_scratch_pitch",
     "int_values",
     "nest_order",

@@ -423,6 +423,35 @@ def test_arena_reuses_dead_buffers():
     assert size == 64 + 448
 
 
+VIEW_ARENA_MODEL = """
+builtin.module {
+  func.func @main_graph(%x: memref<4xf32>, %y: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    %a = memref.alloc() : memref<2x4xf32>
+    %first = krnl.view %a[0] : memref<2x4xf32> to memref<1x4xf32>
+    %second = krnl.view %a[4] : memref<2x4xf32> to memref<1x4xf32>
+    %inner = krnl.view %second[2] : memref<1x4xf32> to memref<2xf32>
+    %v = memref.load %x[%c0] : memref<4xf32>
+    memref.store %v, %first[%c0, %c0] : memref<1x4xf32>
+    memref.store %v, %inner[%c0] : memref<2xf32>
+    %b = memref.alloc() : memref<4xf32>
+    memref.store %v, %b[%c0] : memref<4xf32>
+    %u = memref.load %inner[%c0] : memref<2xf32>
+    memref.store %u, %y[%c0] : memref<4xf32>
+    func.return
+  }
+  "krnl.entry_point"() <{func = @main_graph, input_names = ["x"], output_names = ["y"]}> : () -> ()
+}
+"""
+
+
+def test_arena_keeps_a_buffer_live_while_a_view_of_it_is_used():
+    """%a has no use of its own after %b's alloc, but a view of a view of it is read later."""
+    offsets, size = plan_arena(next(iter(parse(VIEW_ARENA_MODEL).ops)))
+    assert list(offsets.values()) == [0, 64]
+    assert size == 128
+
+
 CHAIN_MODEL = """
 builtin.module {
   func.func @main_graph(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {

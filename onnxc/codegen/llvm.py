@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     UnrealizedConversionCastOp,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
 
 from onnxc import dtypes
 from onnxc.codegen import vector_math
@@ -44,7 +44,7 @@ from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
 from onnxc.codegen.parallel import PARALLEL_FOR, ParallelLoop, parallel_loop
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up, uses_large_data
-from onnxc.dialects.krnl import DynamicOutputOp, EntryPointOp, GlobalOp, MatmulOp
+from onnxc.dialects.krnl import DynamicOutputOp, EntryPointOp, GlobalOp, MatmulOp, ViewOp
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import is_low_precision, numpy_dtype_of, onnx_type_of
 from onnxc.errors import CompileError
@@ -190,9 +190,10 @@ def _fastmath(op: Operation) -> list[str]:
 def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
     """Offsets of the function's allocs in one arena, and the arena's size.
 
-    A buffer is live from its alloc to its last use, both counted at their
-    top-level ancestor op; buffers whose live ranges overlap get disjoint
-    64-byte aligned ranges (first fit, in program order).
+    A buffer is live from its alloc to its last use, or the last use of a view
+    of it (`krnl.view`, a Concat input computed into the Concat's buffer), all
+    counted at their top-level ancestor op; buffers whose live ranges overlap
+    get disjoint 64-byte aligned ranges (first fit, in program order).
     """
     body = function.body.block
     position = {op: i for i, op in enumerate(body.ops)}
@@ -209,7 +210,7 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
             continue
         first = top_level_position(alloc)
         last = first
-        for use in alloc.memref.uses:
+        for use in _uses_through_views(alloc.memref):
             if not isinstance(use.operation, memref.LoadOp | memref.StoreOp | MatmulOp | DynamicOutputOp):
                 raise CompileError(f"codegen: a buffer may only be loaded and stored, not used by {use.operation.name}")
             last = max(last, top_level_position(use.operation))
@@ -223,6 +224,18 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
         placed.append((first, last, offset, size))
         offsets[alloc] = offset
     return offsets, max((o + s for _, _, o, s in placed), default=0)
+
+
+def _uses_through_views(buffer: SSAValue) -> list[Use]:
+    """The uses of a buffer and of the views of it (and of theirs), but not the views' own."""
+    uses, pending = [], [buffer]
+    while pending:
+        for use in pending.pop().uses:
+            if isinstance(use.operation, ViewOp):
+                pending.append(use.operation.result)
+            else:
+                uses.append(use)
+    return uses
 
 
 # ------------------------------------------------------------------------- functions
@@ -563,6 +576,15 @@ def _emit_alloc(t: _FunctionTranslator, op: memref.AllocOp) -> None:
         return
     offset = ir.Constant(I64, t.arena_offsets[op])
     t.set(op.memref, t.builder.gep(t.arena, [offset], inbounds=True, source_etype=ir.IntType(8)))
+
+
+@_emits(ViewOp)
+def _emit_view(t: _FunctionTranslator, op: ViewOp) -> None:
+    element = op.result.type.element_type
+    if is_low_precision(element):  # several elements to a byte, or an odd bit width
+        raise CompileError(f"codegen: no krnl.view of {element} elements")
+    offset = ir.Constant(I64, op.offset.value.data)
+    t.set(op.result, t.builder.gep(t.get(op.base), [offset], inbounds=True, source_etype=memory_type(element)))
 
 
 @_emits(GlobalOp)

@@ -23,11 +23,11 @@ from xdsl.dialects.builtin import (
     f32,
     i1,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
-from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp
+from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp
 from onnxc.dialects.onnx import (
     OPSET_ATTR,
     SINCE_VERSION_ATTR,
@@ -40,6 +40,7 @@ from onnxc.dialects.onnx import (
 from onnxc.dialects.types import is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
+from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
 
 GRAPH_NAME = "main_graph"
 
@@ -86,6 +87,10 @@ class GraphLowering:
                 arg.name_hint = hint
         self.buffers: dict[SSAValue, SSAValue] = dict(zip(inputs, args))
         self.destinations = self._output_destinations()
+        self.placements = plan_concat_placements(graph, {*self.outputs, *self.destinations})
+        """Values computed straight into their slice of a Concat's result (concat_placement.py)."""
+        self.concat_buffers: dict[SSAValue, SSAValue] = {}
+        """Buffers of Concat results, made when the first value placed in them is computed."""
         entry = self.function.body.block
         self.top = KernelBuilder(InsertPoint.at_end(entry), ConstantPool(entry))
         self.fused: set[Operation] = set()
@@ -196,13 +201,25 @@ class GraphLowering:
         return [self.buffers[v] for v in onnx_inputs(op) if v is not None]
 
     def result(self, op: OnnxOp, index: int = 0) -> SSAValue:
-        """A fresh buffer for a result: its output argument, or a new top-level alloc."""
+        """A fresh buffer for a result: its output argument, its slice of a Concat's
+        result (a view), or a new top-level alloc."""
         value = op.results[index]
-        buffer = self.destinations.get(value)
-        if buffer is None:
-            buffer = self.top.alloc(memref_type_of(value, op, name=f"result {index}"))
-            buffer.name_hint = value.name_hint
+        buffer = self.concat_buffers.get(value) or self._new_buffer(value, op, f"result {index}")
         self.buffers[value] = buffer
+        return buffer
+
+    def _new_buffer(self, value: SSAValue, op: OnnxOp, name: str) -> SSAValue:
+        placement = self.placements.get(value)
+        if placement is not None:
+            concat = placement.concat
+            if concat not in self.concat_buffers:
+                self.concat_buffers[concat] = self._new_buffer(concat, concat.owner, "result 0")
+            view = ViewOp(self.concat_buffers[concat], placement.offset, memref_type_of(value, op, name=name))
+            buffer = self.top.insert(view).result
+        else:
+            buffer = self.destinations.get(value) or self.top.alloc(memref_type_of(value, op, name=name))
+        if not isinstance(buffer, BlockArgument):  # an output argument keeps its name
+            buffer.name_hint = value.name_hint
         return buffer
 
     def dynamic_result(self, op: OnnxOp, index: int, bound: Sequence[int]) -> SSAValue:

@@ -12,8 +12,9 @@ use, so no intermediate is lost):
    shift are folded into the packed weights and the bias;
 2. a residual Add/Sum of two values, the other one `r` computed already: the
    kernel accumulates into r's buffer (C starts as r), which is legal when r
-   is a scratch buffer (not an input, constant or output) and every other use
-   of r, or of any value sharing its buffer, comes before the Conv;
+   is a scratch buffer (not an input, constant or output, and holding no other
+   values through views: a Concat's output) and every other use of r, or of
+   any value sharing its buffer, comes before the Conv;
 3. a Relu or a Clip with constant bounds: the clamp of the kernel's store.
 Fused ops are added to `GraphLowering.fused` (their lowering is skipped) and
 the kernel writes the last fused op's result buffer.
@@ -26,7 +27,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, ViewOp, matmul_scratch_pitch
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.krnl_builder import KernelBuilder
@@ -99,6 +100,7 @@ def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> S
     if (
         buffer is None
         or not isinstance(buffer.owner, memref.AllocOp)
+        or any(isinstance(use.operation, ViewOp) for use in buffer.uses)  # it holds other values too
         or other.type != value.type
         or add.results[0] in g.destinations
     ):

@@ -11,7 +11,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, TensorType, i64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl import GlobalOp
+from onnxc.dialects.krnl import GlobalOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
@@ -76,18 +76,27 @@ def lower_transpose(g: GraphLowering, op: OnnxOp) -> None:
 
 @lowers("Concat")
 def lower_concat(g: GraphLowering, op: OnnxOp) -> None:
-    """One copy nest per input, into its slice of the output along `axis`."""
-    sources = g.inputs(op)
+    """One copy nest per input into its slice of the output along `axis`, except
+    for inputs already computed there (a `krnl.view` of that slice, see concat_placement.py)."""
     out = g.result(op)
-    axis = normalized_axis(g, op, op.attr("axis"), len(shape_of(out)))
+    shape = shape_of(out)
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
+    contiguous, inner = pymath.prod(shape[:axis]) == 1, pymath.prod(shape[axis + 1 :])
     offset = 0
-    for src in sources:
-        ivs, body = g.top.loop_nest(shape_of(src))
-        dst_index = [body.add(iv, offset) if d == axis else iv for d, iv in enumerate(ivs)]
-        body.store(body.load(src, ivs), out, dst_index)
+    for src in g.inputs(op):
+        if not (contiguous and _is_view_of(src, out, offset * inner)):
+            ivs, body = g.top.loop_nest(shape_of(src))
+            dst_index = [body.add(iv, offset) if d == axis else iv for d, iv in enumerate(ivs)]
+            body.store(body.load(src, ivs), out, dst_index)
         offset += shape_of(src)[axis]
-    if offset != shape_of(out)[axis]:
-        raise g.shape_error(op, f"inputs add up to {offset} along axis {axis}, output has {shape_of(out)[axis]}")
+    if offset != shape[axis]:
+        raise g.shape_error(op, f"inputs add up to {offset} along axis {axis}, output has {shape[axis]}")
+
+
+def _is_view_of(buffer: SSAValue, base: SSAValue, offset: int) -> bool:
+    """Whether `buffer` is the view of `base` starting at element `offset`."""
+    view = buffer.owner
+    return isinstance(view, ViewOp) and view.base is base and view.offset.value.data == offset
 
 
 @lowers("Constant")
