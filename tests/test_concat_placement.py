@@ -115,6 +115,17 @@ def test_value_in_two_concats_graph_inputs_and_outputs(tmp_path):
     check(model, {"x": normal(1, 4, 5, 5)}, tmp_path)
 
 
+def test_a_concat_buffer_is_not_a_residual_to_accumulate_into(tmp_path):
+    """z = Conv(x) + y could accumulate into y's buffer if y were dead afterwards;
+    y's buffer also holds a and b (placed in it), and a is read after the Conv."""
+    g = GraphMaker(5)
+    a, b = g.node("Relu", ["x"]), g.node("Sigmoid", ["x"])
+    y = g.node("Concat", [a, b], axis=1)
+    z = g.node("Add", [g.conv("x", 2, 4, 3), y])
+    model = g.model({"x": [1, 2, 4, 4]}, [g.node("Add", [g.node("Neg", [z]), g.node("Concat", [a, a], axis=1)])])
+    check(model, {"x": normal(1, 2, 4, 4)}, tmp_path, placed=2)
+
+
 @pytest.mark.parametrize(
     ("shape", "axis"), [([2, 3, 4, 4], 1), ([1, 3, 4, 4], 2), ([1, 1, 4, 4], 3), ([1, 3, 4, 4], -1)]
 )
