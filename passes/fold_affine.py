@@ -3,9 +3,10 @@
 Exporters (Caffe2's inception_v2 and densenet121) write a scale and a shift per
 channel as `Mul(x, m[C,1,1])`, `Add(x, a[C,1,1])` after a Conv or a
 BatchNormalization. Each is a full pass over memory, and it stands between
-the Conv and the Relu its GEMM epilogue could clamp. Such a chain of steps
-`x → x·m + a` (each step's input used by it alone, so no intermediate is lost
-and none is a graph output) is rewritten, composed in float64 and cast back:
+the Conv and the Relu its GEMM epilogue could clamp. A chain of such steps
+(Mul, Add or Sub by a constant), each the only user of the value before it
+(so no intermediate is lost and none is a graph output), computes
+`x·m + a`; composed in float64 and cast back, it is rewritten:
 
 - after a Conv with constant W (and B): `W' = W·m[c]`, `B' = B·m + a`;
 - after an inference BatchNormalization with constant parameters:
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
@@ -51,8 +52,12 @@ class FoldAffinePass(ModulePass):
     name = "fold-affine"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        rewrite_ops(op, {"Conv": fold_into_conv, "BatchNormalization": fold_into_batch_norm,
-                         **{op_type: merge_chain for op_type in STEP_OPS}})  # fmt: skip
+        rewrites = {op_type: merge_chain for op_type in STEP_OPS}
+        rewrites.update(Conv=fold_into_conv, BatchNormalization=fold_into_batch_norm)
+        rewrite_ops(op, rewrites)
+
+
+STEP_OPS = ("Mul", "Add", "Sub")
 
 
 @dataclass
@@ -64,12 +69,27 @@ class Chain:
     scale: np.ndarray
     shift: np.ndarray
 
-    def extend(self, op: OnnxOp, scale: np.ndarray, shift: np.ndarray) -> None:
+    @staticmethod
+    def empty(source: SSAValue) -> Chain:
+        shape = static_shape(source) or ()
+        channels = shape[1] if len(shape) >= 2 else 0  # such a chain stays empty: steps need a channel axis
+        return Chain(source, [], np.ones(channels), np.zeros(channels))
+
+    def append(self, op: OnnxOp, scale: np.ndarray, shift: np.ndarray) -> None:
         self.ops.append(op)
         self.scale, self.shift = self.scale * scale, self.shift * scale + shift
 
-
-STEP_OPS = ("Mul", "Add", "Sub")
+    def grow(self) -> Chain:
+        """Append the steps that follow, each the only user of the value before it."""
+        value = self.ops[-1].results[0] if self.ops else self.source
+        while single_use(value):
+            user = next(iter(value.uses)).operation
+            step = affine_step(user, value)
+            if step is None:
+                break
+            self.append(user, *step)
+            value = user.results[0]
+        return self
 
 
 def channel_vector(constant: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
@@ -83,7 +103,7 @@ def channel_vector(constant: np.ndarray, shape: tuple[int, ...]) -> np.ndarray |
     return np.broadcast_to(padded.reshape(-1).astype(np.float64), (shape[1],))
 
 
-def affine_step(op: OnnxOp, x: SSAValue) -> tuple[np.ndarray, np.ndarray] | None:
+def affine_step(op: Operation, x: SSAValue) -> tuple[np.ndarray, np.ndarray] | None:
     """(scale, shift) per channel if `op` is `x·c`, `x + c`, `x − c` or `c − x` with
     a per-channel constant c, leaving x's shape and type as they are."""
     if not isinstance(op, OnnxOp) or op.OP_TYPE not in STEP_OPS or len(op.operands) != 2:
@@ -106,94 +126,84 @@ def affine_step(op: OnnxOp, x: SSAValue) -> tuple[np.ndarray, np.ndarray] | None
     return (ones, -vector) if position[0] == 0 else (-ones, vector)
 
 
-def chain_after(value: SSAValue) -> Chain:
-    """The longest chain of affine steps from `value`, each the only user of the value before it."""
-    shape = static_shape(value) or ()
-    channels = shape[1] if len(shape) >= 2 else 0  # no chain: affine_step needs a channel axis
-    chain = Chain(value, [], np.ones(channels), np.zeros(channels))
-    while single_use(value):
-        user = next(iter(value.uses)).operation
-        step = affine_step(user, value)
-        if step is None:
-            break
-        chain.extend(user, *step)
-        value = user.results[0]
-    return chain
-
-
 def fold_into_conv(conv: OnnxOp, opset: int) -> None:
-    chain = chain_after(conv.results[0])
+    chain = Chain.empty(conv.results[0]).grow()
     weight = constant_array(conv.input(1))
-    if not chain.ops or weight is None or weight.dtype not in FOLDABLE_DTYPES or weight.ndim < 1:
+    if not chain.ops or weight is None or weight.dtype not in FOLDABLE_DTYPES or weight.shape[:1] != chain.scale.shape:
         return
-    bias = constant_array(conv.input(2)) if conv.input(2) is not None else np.zeros(weight.shape[0], weight.dtype)
-    if bias is None or bias.shape != (weight.shape[0],) or chain.scale.shape != bias.shape:
+    bias = constant_array(conv.input(2)) if conv.input(2) is not None else np.zeros_like(chain.scale, weight.dtype)
+    if bias is None or bias.shape != chain.scale.shape:
         return
-    new_weight = scaled(weight, chain.scale.reshape(-1, *[1] * (weight.ndim - 1)))
-    new_bias = scaled(bias, chain.scale, chain.shift)
-    if new_weight is None or new_bias is None:
-        return
-    constants = [make_constant(conv, new_weight, f"{conv.node_name}.weight_affine"),
-                 make_constant(conv, new_bias, f"{conv.node_name}.bias_affine")]  # fmt: skip
-    rebuild(conv, chain, {1: constants[0], 2: constants[1]}, opset)
+    channel_scale = chain.scale.reshape(-1, *[1] * (weight.ndim - 1))
+    rebuild(
+        conv,
+        chain,
+        {1: ("weight", scaled(weight, channel_scale)), 2: ("bias", scaled(bias, chain.scale, chain.shift))},
+        opset,
+    )
 
 
 def fold_into_batch_norm(norm: OnnxOp, opset: int) -> None:
     if norm.attr("training_mode", 0) or norm.attr("spatial", 1) == 0 or any(r.uses for r in norm.results[1:]):
         return
-    chain = chain_after(norm.results[0])
+    chain = Chain.empty(norm.results[0]).grow()
     params = [constant_array(norm.input(k)) for k in range(1, 5)]
     if not chain.ops or any(p is None or p.shape != chain.scale.shape or p.dtype.kind != "f" for p in params):
         return
-    scale, bias = params[0], params[1]
-    new_scale, new_bias = scaled(scale, chain.scale), scaled(bias, chain.scale, chain.shift)
-    if new_scale is None or new_bias is None:
-        return
-    constants = [make_constant(norm, new_scale, f"{norm.node_name}.scale_affine"),
-                 make_constant(norm, new_bias, f"{norm.node_name}.bias_affine")]  # fmt: skip
-    rebuild(norm, chain, {1: constants[0], 2: constants[1]}, opset)
+    scale, bias = params[:2]
+    rebuild(
+        norm,
+        chain,
+        {1: ("scale", scaled(scale, chain.scale)), 2: ("bias", scaled(bias, chain.scale, chain.shift))},
+        opset,
+    )
 
 
 def merge_chain(op: OnnxOp, opset: int) -> None:
     """Replace the chain starting at `op` by at most one Mul and one Add if that is fewer ops."""
     for source in op.operands:
-        first = affine_step(op, source)
-        if first is None:
+        step = affine_step(op, source)
+        if step is None:
             continue
-        rest = chain_after(op.results[0])
-        chain = Chain(source, [op, *rest.ops], first[0] * rest.scale, first[1] * rest.scale + rest.shift)
-        needed = [kind for kind, vector, neutral in (("Mul", chain.scale, 1.0), ("Add", chain.shift, 0.0))
+        chain = Chain.empty(source)
+        chain.append(op, *step)
+        chain.grow()
+        needed = [(kind, vector) for kind, vector, neutral in (("Mul", chain.scale, 1), ("Add", chain.shift, 0))
                   if np.any(vector != neutral)]  # fmt: skip
         if len(needed) >= len(chain.ops):
             return
-        rank, dtype = len(static_shape(source)), result_dtype(source)
-        value, new_ops = source, []
-        for kind in needed:
-            vector = chain.scale if kind == "Mul" else chain.shift
-            shape = () if np.all(vector == vector[0]) else (-1, *[1] * (rank - 2))
-            constant = make_constant(op, vector[: 1 if shape == () else None].reshape(shape).astype(dtype),
-                                     f"{chain.ops[-1].node_name}.{kind.lower()}_affine")  # fmt: skip
-            step = make_op(kind, [value, constant.results[0]], {}, chain.ops[-1].node_name)
-            new_ops += [constant, step]
-            value = step.results[0]
-        insert_before(chain.ops[-1], new_ops)
-        infer_new_ops(new_ops, opset)
-        replace_results(chain.ops[-1], [value])
+        last, value, new_ops = chain.ops[-1], source, []
+        for kind, vector in needed:
+            uniform = np.all(vector == vector[0])
+            shape = () if uniform else (-1, *[1] * (len(static_shape(source)) - 2))
+            array = (vector[:1] if uniform else vector).reshape(shape).astype(result_dtype(source))
+            constant = make_constant(op, array, f"{last.node_name}.{kind.lower()}_affine")
+            new_ops += [constant, make_op(kind, [value, constant.results[0]], {}, last.node_name)]
+            value = new_ops[-1].results[0]
+        insert_before(last, new_ops)
+        infer_new_ops(new_ops, opset)  # gives the new ops new (typed) results
+        replace_results(last, [new_ops[-1].results[0] if new_ops else source])
         return
 
 
 def scaled(array: np.ndarray, scale: np.ndarray, shift: np.ndarray | float = 0.0) -> np.ndarray | None:
     """`array·scale + shift` computed in float64, in array's dtype; None if not finite there."""
-    result = (array.astype(np.float64) * scale + shift).astype(array.dtype)
+    with np.errstate(over="ignore"):
+        result = (array.astype(np.float64) * scale + shift).astype(array.dtype)
     return result if np.all(np.isfinite(result)) else None
 
 
-def rebuild(op: OnnxOp, chain: Chain, replaced: dict[int, OnnxOp], opset: int) -> None:
-    """A copy of `op` (attributes kept) with some inputs replaced by new constants, in place of the chain's end."""
+def rebuild(op: OnnxOp, chain: Chain, replaced: dict[int, tuple[str, np.ndarray | None]], opset: int) -> None:
+    """A copy of `op` (attributes kept) with inputs replaced by new constants
+    {position: (name, value)}, in place of the chain's end; nothing if a value is None."""
+    if any(array is None for _, array in replaced.values()):
+        return
     inputs = onnx_inputs(op)
-    for index, constant in replaced.items():
-        inputs[index] = constant.results[0]
+    constants = []
+    for position, (name, array) in replaced.items():
+        constants.append(make_constant(op, array, f"{op.node_name}.{name}_affine"))
+        inputs[position] = constants[-1].results[0]
     new = make_op(op.OP_TYPE, inputs, dict(op.attributes), op.node_name)
-    insert_before(chain.ops[-1], [*replaced.values(), new])
+    insert_before(chain.ops[-1], [*constants, new])
     infer_new_ops([new], opset)
     replace_results(chain.ops[-1], [new.results[0]])
