@@ -13,7 +13,7 @@ import math
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import onnxc
