@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import Float32Type, MemRefType, f32
+from xdsl.dialects.builtin import Float32Type, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.krnl_builder import KernelBuilder
@@ -194,7 +194,6 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
-    scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(columns, COLUMN_BLOCK)]))
     image, result = channels * height * width, out_channels * columns
     for index, (a, bias_buffer) in enumerate(operands):  # a product per group: its rows of W, its channels of X
         x_offset, out_offset = index * group_channels * height * width, index * group_rows * columns
@@ -229,7 +228,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
                 batch=[v for n in range(batch) for v in (0, n * image + x_offset, n * result + out_offset)],
                 accumulate=residual is not None,
                 clip=clip,
-                scratch=scratch,
+                pack=True,
                 bias=bias_buffer,
             )
         )
@@ -292,16 +291,12 @@ def emit_matrix_product(
     time into column panels: no packing at run time, and each tile's B is a
     sequential stream; a product of a few rows (a matrix-vector product, which
     streams B once) then takes the whole reduction in one block. Otherwise B is
-    packed into scratch (allocated at the top level) when several row tiles reuse
-    it, else read in place."""
+    packed at run time when several row tiles reuse it, else read in place."""
     m, n, k = sizes
     block = min(REDUCTION_BLOCK, k)
-    scratch = None
     if b_constant is not None:
         b = weight_global(g, op, _column_panels(b_constant), f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
         block = k if m <= TILE_ROWS else block
-    elif m > TILE_ROWS:
-        scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
     (at or g.top).insert(
         MatmulOp(
             a,
@@ -316,7 +311,7 @@ def emit_matrix_product(
             ldc=n if ldc is None else ldc,
             batch=batch,
             accumulate=accumulate,
-            scratch=scratch,
+            pack=b_constant is None and m > TILE_ROWS,
         )
     )
 
