@@ -279,6 +279,7 @@ def emit_matrix_product(
     batch: list[int],
     *,
     b_constant: np.ndarray | None = None,
+    b_scale: float = 1.0,
     accumulate: bool = False,
     ldb: int | None = None,
     ldc: int | None = None,
@@ -287,7 +288,7 @@ def emit_matrix_product(
     """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
     triple (ldb and ldc default to N), inserted by `at` (default: at the top level).
 
-    A constant B (`b_constant`, [K, N], shared by the batch) is packed at compile
+    A constant B (`b_constant` times `b_scale`, [K, N], shared by the batch) is packed at compile
     time into column panels: no packing at run time, and each tile's B is a
     sequential stream; a product of a few rows (a matrix-vector product, which
     streams B once) then takes the whole reduction in one block. Otherwise B is
@@ -295,7 +296,8 @@ def emit_matrix_product(
     m, n, k = sizes
     block = min(REDUCTION_BLOCK, k)
     if b_constant is not None:
-        b = weight_global(g, op, _column_panels(b_constant), f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
+        panels = _column_panels(b_constant, b_scale)
+        b = weight_global(g, op, panels, f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
         block = k if m <= TILE_ROWS else block
     (at or g.top).insert(
         MatmulOp(
@@ -318,16 +320,21 @@ def emit_matrix_product(
 
 PANEL_BYTES_LIMIT = 1 << 28
 """A constant B up to this size is packed into panels at compile time; a bigger one is
-read in place, since its panel copy would double a huge weight's memory while compiling."""
+read in place, since its panel copy would double a huge weight's memory while compiling
+(a Gemm's transposed or scaled B is copied anyway: into panels, whatever its size)."""
 
 
-def _column_panels(matrix: np.ndarray) -> np.ndarray:
-    """B [K, N] as column panels [ceil(N/P), K, P], zero columns padding the last (see krnl.MatmulOp)."""
+def _column_panels(matrix: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """B [K, N] (any view, e.g. W.T) times `scale` as column panels [ceil(N/P), K, P], zero
+    columns padding the last (see krnl.MatmulOp): one new array, no temporary of B's size."""
     reduction, columns = matrix.shape
-    panels = -(-columns // MATMUL_B_PANEL)
-    padded = np.zeros((reduction, panels * MATMUL_B_PANEL), np.float32)
-    padded[:, :columns] = matrix
-    return padded.reshape(reduction, panels, MATMUL_B_PANEL).transpose(1, 0, 2)
+    full, rest = divmod(columns, MATMUL_B_PANEL)
+    panels = np.zeros((full + (rest > 0), reduction, MATMUL_B_PANEL), np.float32)
+    panels[:full] = matrix[:, : full * MATMUL_B_PANEL].reshape(reduction, full, MATMUL_B_PANEL).transpose(1, 0, 2)
+    panels[full:, :, :rest] = matrix[:, full * MATMUL_B_PANEL :]
+    if scale != 1.0:
+        panels *= np.float32(scale)
+    return panels
 
 
 def is_f32(*values: SSAValue) -> bool:
@@ -373,12 +380,12 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     if weights is None and (transpose_b or alpha != 1.0):
         return False
     if weights is not None and (transpose_b or alpha != 1.0):
-        weights = (weights.T if transpose_b else weights) * np.float32(alpha)
-        if weights.nbytes > PANEL_BYTES_LIMIT:
-            b = weight_global(g, op, weights, f"{op.node_name or 'gemm'}_b")
-    if weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
+        weights = weights.T if transpose_b else weights  # a copy is made anyway: into panels, whatever its size
+    elif weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
         weights = None
     a_strides = (1, rows) if transpose_a else (reduction, 1)
     sizes = (rows, columns, reduction)
-    emit_matrix_product(g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, accumulate=accumulate)
+    emit_matrix_product(
+        g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, b_scale=alpha, accumulate=accumulate
+    )
     return True
