@@ -272,3 +272,12 @@ def test_clip_bounds_in_a_chain(tmp_path, opset):
         opset=opset,
     )
     check(m, {"x": x}, tmp_path, reference="onnx")
+
+
+def test_computed_bound_of_a_one_element_clip(tmp_path):
+    """A bound computed by an element-wise op for a one-element Clip has the Clip's
+    shape: it is computed in the Clip's nest (read at index 0, the nest's only index)."""
+    x, lo = rand(1), rand(1)
+    m = model([("Neg", ["lo"], "n", {}), ("Clip", ["x", "n"], "y", {})], {"x": x, "lo": lo}, {"y": (F, (1,))})
+    assert nests(m, tmp_path) == 1
+    check(m, {"x": x, "lo": lo}, tmp_path)

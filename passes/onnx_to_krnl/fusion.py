@@ -197,7 +197,11 @@ def _definitions(g: GraphLowering, op: OnnxOp, nodes: dict[OnnxOp, _Node]) -> _N
         if buffer is not None:
             node.operands.append(Operand(buffer, axes))
             continue
-        if axes != tuple(range(len(axes))) or not isinstance(value.owner, OnnxOp):
+        shape = value.type.get_shape()
+        at_same_index = len(axes) == len(result_shape(op)) and all(
+            axis == k or shape[k] == 1 for k, axis in enumerate(axes)
+        )  # a unit dim read at index 0 is read at the nest's index
+        if not at_same_index or not isinstance(value.owner, OnnxOp):
             message = f"operand {value.name_hint or value} has no buffer and cannot be computed in this nest"
             raise CompileError(message, node=op.node_name, op_type=op.OP_TYPE)
         node.operands.append(_definitions(g, value.owner, nodes))
