@@ -4,8 +4,13 @@
 For each model (benchmarks/models.py), in its own process so that models do not
 share memory: onnxc compiles it in a child process (compile time and the
 compiler's peak RSS), then onnxruntime and the compiled library run the same
-random inputs at each thread count in this process: a warm-up run, then
-`--repeat` timed runs (median reported). Outputs must match onnxruntime within
+random inputs at each thread count in this process: warm-up runs, then
+`--repeat` timed samples, the median reported. A sample is one run, or for a
+model that runs in less than MIN_SAMPLE_SECONDS the mean of as many runs as
+fill it (as `timeit` does), so that a 0.05 ms model is not timed by single
+calls of a clock and the noise of one scheduler tick. numpy's BLAS threads are
+kept to one (OPENBLAS_NUM_THREADS=1): once woken they spin, competing with the
+engines measured. Outputs must match onnxruntime within
 1e-4 relative to max|ref| (the light CNNs also output their pre-Softmax logits).
 
 Peak RSS of an engine is the process's high-water mark while it is loaded and
@@ -32,6 +37,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 TOLERANCE = 1e-4
+MIN_SAMPLE_SECONDS = 0.02
+WARM_UP_SECONDS = 0.2
 
 
 # ------------------------------------------------------------------ in the child processes
@@ -64,12 +71,19 @@ def _reset_peak_rss() -> None:
 
 
 def _timed(run, repeat: int) -> tuple[float, list]:
-    outputs = run()  # warm-up
+    """Median milliseconds per run over `repeat` samples (see the module docstring), and run's outputs."""
+    outputs = run()
+    start, warm_ups = time.perf_counter(), 1
+    while time.perf_counter() - start < WARM_UP_SECONDS or warm_ups < 3:
+        run()
+        warm_ups += 1
+    runs_per_sample = max(1, round(MIN_SAMPLE_SECONDS * warm_ups / (time.perf_counter() - start)))
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - start) * 1000)
+        for _ in range(runs_per_sample):
+            run()
+        times.append((time.perf_counter() - start) * 1000 / runs_per_sample)
     return statistics.median(times), outputs
 
 
@@ -127,7 +141,10 @@ def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -
 def _child(arguments: list[str], timeout: float) -> tuple[dict | None, str]:
     """Run this script with `arguments`; its last stdout line as JSON, or None and the error text."""
     try:
-        done = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True, timeout=timeout)
+        environment = os.environ | {"OPENBLAS_NUM_THREADS": "1"}
+        done = subprocess.run(
+            [sys.executable, __file__, *arguments], capture_output=True, text=True, timeout=timeout, env=environment
+        )
     except subprocess.TimeoutExpired:
         return None, f"timed out after {timeout:.0f} s"
     if done.returncode != 0:

@@ -494,10 +494,12 @@ class MatmulOp(IRDLOperation):
       OH, OW, KH, KW, SH, SW, DH, DW, PH, PW]` (k = (c, ky, kx), n = (oy, ox),
       padding reads zero); `"panels"`: B was packed at compile time into
       column panels [ceil(N/P), K, P] (P = MATMUL_B_PANEL, zero columns pad
-      the last one), each read as one sequential stream. With a `scratch`
-      buffer (required for im2col, not allowed with panels), B is
-      packed at run time block by block into rows of `matmul_scratch_pitch`
-      floats, kc rows per block; without, B rows are read in place.
+      the last one), each read as one sequential stream. With `pack` (required
+      for im2col, not allowed with panels), B is packed at run time block by
+      block into rows of `matmul_scratch_pitch` floats, kc rows per block, in
+      scratch memory of the thread doing the packing (the runtime's, see
+      runtime/support/onnxc_parallel.c: each thread packs the part of B its
+      tiles read); without, B rows are read in place.
     - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
 
     Schedule (`tile = [mr, kc, nc]`): columns in blocks of nc, the reduction in
@@ -513,7 +515,6 @@ class MatmulOp(IRDLOperation):
     a = operand_def(MemRefType)
     b = operand_def(MemRefType)
     c = operand_def(MemRefType)
-    scratch = opt_operand_def(MemRefType)
     bias = opt_operand_def(MemRefType)
 
     sizes = prop_def(ArrayAttr)
@@ -527,11 +528,11 @@ class MatmulOp(IRDLOperation):
     batch = prop_def(ArrayAttr)
     accumulate = prop_def(IntegerAttr)
     clip = prop_def(ArrayAttr)
+    pack = prop_def(IntegerAttr)
 
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
-        "$a `,` $b `into` $c (`scratch` $scratch^)? (`bias` $bias^)? attr-dict "
-        "`:` type($a) `,` type($b) `,` type($c) (`,` type($scratch)^)? (`,` type($bias)^)?"
+        "$a `,` $b `into` $c (`bias` $bias^)? attr-dict `:` type($a) `,` type($b) `,` type($c) (`,` type($bias)^)?"
     )
 
     def __init__(
@@ -551,11 +552,11 @@ class MatmulOp(IRDLOperation):
         batch: Sequence[int] = (0, 0, 0),
         accumulate: bool = False,
         clip: Sequence[float] = (float("-inf"), float("inf")),
-        scratch: SSAValue | None = None,
+        pack: bool = False,
         bias: SSAValue | None = None,
     ):
         super().__init__(
-            operands=[a, b, c, [scratch] if scratch else [], [bias] if bias else []],
+            operands=[a, b, c, [bias] if bias else []],
             properties={
                 "sizes": _int_array(sizes),
                 "tile": _int_array(tile),
@@ -568,6 +569,7 @@ class MatmulOp(IRDLOperation):
                 "batch": _int_array(batch),
                 "accumulate": IntegerAttr(int(accumulate), i64),
                 "clip": ArrayAttr([FloatAttr(float(v), f64) for v in clip]),
+                "pack": IntegerAttr(int(pack), i64),
             },
         )
 
@@ -590,17 +592,13 @@ class MatmulOp(IRDLOperation):
         mr = tile[0]
         if self.a_layout.data == "panels" and list(self.a.type.get_shape()) != [-(-m // mr), k, mr]:
             raise VerifyException("krnl.matmul: packed A must have shape [ceil(M/mr), K, mr]")
+        packed = bool(self.pack.value.data)
         if self.b_access.data == "panels" and (
-            list(self.b.type.get_shape()) != [-(-sizes[1] // MATMUL_B_PANEL), k, MATMUL_B_PANEL]
-            or self.scratch is not None
+            list(self.b.type.get_shape()) != [-(-sizes[1] // MATMUL_B_PANEL), k, MATMUL_B_PANEL] or packed
         ):
-            raise VerifyException("krnl.matmul: B panels must have shape [ceil(N/P), K, P] and no scratch")
-        if self.b_access.data == "im2col" and (len(int_values(self.conv)) != 13 or self.scratch is None):
-            raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and a scratch buffer")
-        if self.scratch is not None:
-            needed = min(tile[1], k) * matmul_scratch_pitch(sizes[1], tile[2])
-            if self.scratch.type.element_count() < needed:
-                raise VerifyException(f"krnl.matmul: scratch needs {needed} floats")
+            raise VerifyException("krnl.matmul: B panels must have shape [ceil(N/P), K, P] and no pack")
+        if self.b_access.data == "im2col" and (len(int_values(self.conv)) != 13 or not packed):
+            raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and pack")
         if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
             raise VerifyException("krnl.matmul: bias must have shape [M]")
 

@@ -272,6 +272,16 @@ class KernelBuilder:
     def add(self, lhs: Bound, rhs: Bound) -> Bound:
         return self.binary("add", lhs, rhs)
 
+    def running_sum(self, total: SSAValue, value: SSAValue) -> SSAValue:
+        """total + value for the running total of a sum over a loop: float additions
+        may be reassociated (fastmath `reassoc`), so that LLVM vectorizes the loop
+        into partial sums (the result then differs from the in-order sum by rounding)."""
+        if not is_float(total.type):
+            return self.add(total, value)
+        return self.insert(
+            arith.AddfOp(total, value, flags=arith.FastMathFlagsAttr([arith.FastMathFlag.REASSOC]))
+        ).result
+
     def sub(self, lhs: Bound, rhs: Bound) -> Bound:
         return self.binary("sub", lhs, rhs)
 

@@ -17,6 +17,7 @@ against its signature once more (see runtime/onnxc.h).
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import threading
@@ -93,6 +94,13 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
     return tuple(args)
 
 
+@functools.lru_cache(maxsize=256)
+def _shape_buffer(shape: tuple[int, ...]) -> ctypes.Array:
+    """A C array of `shape`, shared by every call with that shape (the library only reads
+    the shapes of the tensors passed in); a zero-length one still has an address."""
+    return (ctypes.c_int64 * len(shape))(*shape)
+
+
 def _tensor_array(tensors: Sequence[TypedArray]) -> ctypes.Array:
     """`onnxc_tensor[]` describing (array, ONNX type) pairs as they are; the caller keeps the arrays alive."""
     structs = (OnnxcTensor * len(tensors))()
@@ -101,8 +109,7 @@ def _tensor_array(tensors: Sequence[TypedArray]) -> ctypes.Array:
             struct.rank, struct.dtype = array.rank, onnx_type
             continue
         struct.data = array.ctypes.data
-        # The struct keeps a reference to the shape buffer; a zero-length one still has an address.
-        struct.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+        struct.shape = _shape_buffer(array.shape)  # the struct keeps a reference to it
         struct.rank = array.ndim
         struct.dtype = onnx_type
         struct.reserved = 0
@@ -224,6 +231,9 @@ class Session:
             )
         if array.shape != arg.shape:
             raise InputError(f"input {arg.name!r}: {_shape_mismatch(arg.shape, array.shape)}", model=self.path)
+        flags = array.flags
+        if flags.c_contiguous and flags.aligned and array.dtype == arg.dtype:  # as it is (np.require costs ~2 µs)
+            return array
         return np.require(array, arg.dtype, ["C_CONTIGUOUS", "ALIGNED"])
 
     def _invoke(self, inputs: Sequence[TypedArray], outputs: Sequence[TypedArray]) -> None:

@@ -66,12 +66,15 @@ def test_nests_call_the_pool(library):
 
 
 def test_gemm_kernel_calls_the_pool(library):
-    """The Conv (with its Relu) is a krnl.matmul whose tiles the threads share."""
+    """The Conv (with its Relu) is a krnl.matmul whose tiles the threads share, each
+    packing its part of B into its own scratch (one pool job per product)."""
     _, text = library
-    assert re.search(r"call void @onnxc_parallel_for\(ptr [^,]*@main_graph\.nest\d+\.tiles\.slice,", text)
+    assert re.search(r"call void @onnxc_parallel_for\(ptr [^,]*@main_graph\.nest\d+\.gemm\.slice,", text)
+    assert "call ptr @onnxc_thread_scratch()" in text
+    assert re.search(r"call i32 @onnxc_reserve_scratch\(i64 \d+\)", text)
 
 
-@pytest.mark.parametrize("m, n", [(256, 40), (20, 700)])  # split by row tiles; by column tiles
+@pytest.mark.parametrize("m, n", [(256, 40), (20, 700), (20, 1500)])  # split by row tiles; by column tiles
 def test_gemm_tiles_split_either_way(tmp_path, m, n):
     """A product's row tiles (tall A) or column tiles (wide B) on 1-3 threads: identical results."""
     rng = np.random.default_rng(2)

@@ -4,20 +4,23 @@ LLVM's loop vectorizer does not find a register tiling by itself (and on
 ppc64le leaves loops scalar), so the kernel is written out in vectors:
 
     for each (a, b, c) batch offset triple:
-      for jc in [0, N) step nc:                 # column block
-        for pc in [0, K) step kc:               # reduction block
-          with scratch: pack B[pc:pc+kc, jc:jc+nc] into rows of `pitch` floats
-          tiles: on the thread pool, split by row tiles or by column tiles (see MatmulPlan.split_rows)
-          for jr in [jc, jc+nc) step nr:        # register tile columns (kc x nr B tile in L1)
-            for ir in [0, M) step mr:           # register tile rows (A panels stream from L2)
-              micro-kernel: mr x nr accumulators in registers over kc steps,
-              each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
+      on the thread pool, each thread taking a contiguous range of the row
+      tiles or of the column tiles (see MatmulPlan.split_rows):
+        for jc in its columns, step nc:           # column block
+          for pc in [0, K) step kc:               # reduction block
+            pack its B[pc:pc+kc, jc:jc+nc] into its own scratch rows of `pitch` floats
+            for jr in [jc, jc+nc) step nr:        # register tile columns (kc x nr B tile in L1)
+              for ir in its rows, step mr:        # register tile rows (A panels stream from L2)
+                micro-kernel: mr x nr accumulators in registers over kc steps,
+                each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
 
 B is read from the scratch block, in place (rows of ldb floats), or from the
 column panels of a constant B packed at compile time (b_access "panels": a
 tile wider than a panel reads one panel per vector, `panel_stride` apart).
-The packing stays on the calling thread (one shared scratch block, written
-before the tiles that read it start); the threads share the tiles of a block.
+Each thread packs what its own tiles read into its own scratch memory (the
+runtime's, runtime/support/onnxc_parallel.c): one pool job per product and
+no thread waits for another's packing. Splitting by rows, every thread packs
+the whole B block; splitting by columns, only its columns.
 
 The first reduction block starts the accumulators from the bias (plus C when
 accumulating), later ones from C; the last one clamps before its store.
@@ -42,6 +45,12 @@ I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
 PTR = ir.PointerType()
 
+
+RESERVE_SCRATCH = "onnxc_reserve_scratch"
+"""Runtime support, called by run_main_graph: reserve scratch memory of the module's largest
+`MatmulPlan.scratch_bytes` for the calling thread (and the pool's workers, as they join)."""
+THREAD_SCRATCH = "onnxc_thread_scratch"
+"""Runtime support: the calling thread's scratch memory, as reserved."""
 
 PREFETCH_STEPS = 24
 """Reduction steps ahead of the current one at which a micro-kernel prefetches A."""
@@ -121,16 +130,25 @@ class MatmulPlan:
         return -(-self.m // self.mr)
 
     @property
+    def column_tiles(self) -> int:
+        return -(-self.n // self.nr)
+
+    @property
+    def scratch_bytes(self) -> int:
+        """Scratch memory a thread packs one B block into (0 if B is not packed)."""
+        return 4 * self.kc * self.pitch if self.packed else 0
+
+    @property
     def split_rows(self) -> bool:
-        """Threads share a block's row tiles (each reads all of the B block), or
-        else its column tiles (each reads all of A): whichever has more tiles."""
-        return self.row_tiles >= -(-min(self.n, self.nc) // self.nr)
+        """Threads take ranges of row tiles (each packs and reads all of B), or
+        else of column tiles (each reads all of A): whichever has more tiles."""
+        return self.row_tiles >= self.column_tiles
 
     @property
     def parallel(self) -> bool:
-        """Whether a block's tiles go to the thread pool: enough work to repay waking it."""
-        tiles = self.row_tiles if self.split_rows else -(-min(self.n, self.nc) // self.nr)
-        return tiles > 1 and 2 * self.m * self.kc * min(self.n, self.nc) >= MIN_PARALLEL_WORK
+        """Whether a product goes to the thread pool: enough work to repay waking it."""
+        tiles = self.row_tiles if self.split_rows else self.column_tiles
+        return tiles > 1 and 2 * self.m * self.k * self.n >= MIN_PARALLEL_WORK
 
     @staticmethod
     def of(op: MatmulOp, target: Target) -> MatmulPlan:
@@ -158,7 +176,7 @@ class MatmulPlan:
             accumulate=bool(op.accumulate.value.data),
             clip=op.clip_bounds,
             has_bias=op.bias is not None,
-            packed=op.scratch is not None,
+            packed=bool(op.pack.value.data),
         )
 
 
@@ -176,6 +194,7 @@ class MatmulEmitter:
         self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
         self.packing: ir.Function | None = None
         self.tiles_fn: ir.Function | None = None
+        self.range_fn: ir.Function | None = None
         self.slice_fn: ir.Function | None = None
         self.context: ir.Value | None = None  # the thread pool's context, one stack slot
 
@@ -223,54 +242,31 @@ class MatmulEmitter:
 
     # ------------------------------------------------------------------- driver
 
-    def emit(self, a: ir.Value, b_in: ir.Value, c: ir.Value, scratch: ir.Value | None, bias: ir.Value | None) -> None:
+    def emit(self, a: ir.Value, b_in: ir.Value, c: ir.Value, bias: ir.Value | None) -> None:
+        """One product per batch triple: on the thread pool when the plan says so."""
         p, b = self.p, self.b
         for a_offset, b_offset, c_offset in p.batch:
-            a_base, b_base, c_base = self.gep(b, a, a_offset), self.gep(b, b_in, b_offset), self.gep(b, c, c_offset)
-            with counted_loop(b, _const(0), _const(p.n), p.nc, "jc") as jc:
-                with counted_loop(b, _const(0), _const(p.k), p.kc, "pc") as pc:
-                    remaining = b.sub(_const(p.k), pc)
-                    kc = b.select(b.icmp_signed("<", remaining, _const(p.kc)), remaining, _const(p.kc))
-                    first = b.icmp_signed("==", pc, _const(0))
-                    last = b.icmp_signed("==", kc, remaining)
-                    if p.packed:
-                        b.call(self.packing_function(), [b_base, scratch, jc, pc, kc])
-                    self.tiles(a_base, b_base, c_base, scratch, bias, jc, pc, kc, first, last)
-
-    def tiles(self, a, b_in, c, scratch, bias, jc, pc, kc, first, last) -> None:
-        """Run the tiles of block (jc, pc): on the thread pool when the plan says so."""
-        p, b = self.p, self.b
-        column_tiles = self.column_tiles(b, jc)
-        pointers = [a, b_in, c] + [v for v in (scratch, bias) if v is not None]
-        scalars = [jc, pc, kc, first, last]
-        if not p.parallel:
-            b.call(
-                self.tiles_function(), [*pointers, *scalars, _const(0), column_tiles, _const(0), _const(p.row_tiles)]
-            )
-            return
-        context_type = ir.LiteralStructType([value.type for value in pointers + scalars])
-        if self.context is None:
-            self.context = self.context_slot(context_type)
-        for index, value in enumerate(pointers + scalars):
-            b.store(value, self.field(b, self.context, context_type, index))
-        slice_function = self.slice_function(context_type)
-        parallel_for = self.declare(PARALLEL_FOR, ir.VoidType(), [slice_function.type, PTR, I64, I64])
-        items = _const(p.row_tiles) if p.split_rows else column_tiles
-        b.call(parallel_for, [slice_function, self.context, _const(0), items])
-
-    def column_tiles(self, b: ir.IRBuilder, jc: ir.Value) -> ir.Value:
-        """Register tiles of nr columns in the column block starting at jc."""
-        p = self.p
-        columns = b.sub(_const(p.n), jc)
-        columns = b.select(b.icmp_signed("<", columns, _const(p.nc)), columns, _const(p.nc))
-        return b.sdiv(b.add(columns, _const(p.nr - 1)), _const(p.nr))
+            pointers = [self.gep(b, a, a_offset), self.gep(b, b_in, b_offset), self.gep(b, c, c_offset)]
+            pointers += [bias] if bias is not None else []
+            if not p.parallel:
+                b.call(self.range_function(), [*pointers, _const(0), _const(p.n), _const(0), _const(p.row_tiles)])
+                continue
+            context_type = ir.LiteralStructType([value.type for value in pointers])
+            if self.context is None:
+                self.context = self.context_slot(context_type)
+            for index, value in enumerate(pointers):
+                b.store(value, self.field(b, self.context, context_type, index))
+            slice_function = self.slice_function(context_type)
+            parallel_for = self.declare(PARALLEL_FOR, ir.VoidType(), [slice_function.type, PTR, I64, I64])
+            tiles = p.row_tiles if p.split_rows else p.column_tiles
+            b.call(parallel_for, [slice_function, self.context, _const(0), _const(tiles)])
 
     def context_slot(self, context_type: ir.LiteralStructType) -> ir.Value:
         """Stack room for the thread pool's context, allocated once in the function's entry block."""
-        entry = self.b.function.entry_basic_block
-        builder = ir.IRBuilder(entry)
-        builder.position_at_start(entry)
-        slot = builder.alloca(context_type)
+        b, block = self.b, self.b.block
+        b.position_at_start(b.function.entry_basic_block)  # through `b`: its insertion point stays right
+        slot = b.alloca(context_type)
+        b.position_at_end(block)
         slot.type = PTR  # an opaque pointer, like every other (llvmlite would print `T*`)
         return slot
 
@@ -283,22 +279,49 @@ class MatmulEmitter:
         if self.slice_fn is not None:
             return self.slice_fn
         p = self.p
-        fn, b = self.function(f"{self.name}.tiles.slice", [PTR, I64, I64])
+        fn, b = self.function(f"{self.name}.gemm.slice", [PTR, I64, I64])
         self.slice_fn = fn
         context, begin, end = fn.args
-        values = [b.load(self.field(b, context, context_type, i), typ=t) for i, t in enumerate(context_type.elements)]
-        jc = values[-5]  # the fields are (pointers..., jc, pc, kc, first, last)
-        bounds = (
-            [_const(0), self.column_tiles(b, jc), begin, end]
-            if p.split_rows
-            else [begin, end, _const(0), _const(p.row_tiles)]
-        )
-        b.call(self.tiles_function(), [*values, *bounds])
+        pointers = [b.load(self.field(b, context, context_type, i), typ=t) for i, t in enumerate(context_type.elements)]
+        if p.split_rows:
+            bounds = [_const(0), _const(p.n), begin, end]
+        else:
+            column_end = b.mul(end, _const(p.nr))
+            column_end = b.select(b.icmp_signed("<", column_end, _const(p.n)), column_end, _const(p.n))
+            bounds = [b.mul(begin, _const(p.nr)), column_end, _const(0), _const(p.row_tiles)]
+        b.call(self.range_function(), [*pointers, *bounds])
+        b.ret_void()
+        return fn
+
+    def range_function(self) -> ir.Function:
+        """range(a, b, c, [bias], columns [from, to), row tiles [from, to)): that part of C,
+        packing the B blocks it reads (if packed) into this thread's scratch."""
+        if self.range_fn is not None:
+            return self.range_fn
+        p = self.p
+        fn, b = self.function(f"{self.name}.gemm", [PTR] * (3 + p.has_bias) + [I64] * 4)
+        self.range_fn = fn
+        a, b_in, c, *rest = fn.args
+        bias = rest.pop(0) if p.has_bias else None
+        column_from, column_to, row_from, row_to = rest
+        scratch = b.call(self.declare(THREAD_SCRATCH, PTR, []), []) if p.packed else None
+        with counted_loop(b, column_from, column_to, p.nc, "jc") as jc:
+            block_end = b.add(jc, _const(p.nc))
+            block_end = b.select(b.icmp_signed("<", block_end, column_to), block_end, column_to)
+            with counted_loop(b, _const(0), _const(p.k), p.kc, "pc") as pc:
+                remaining = b.sub(_const(p.k), pc)
+                kc = b.select(b.icmp_signed("<", remaining, _const(p.kc)), remaining, _const(p.kc))
+                first = b.icmp_signed("==", pc, _const(0))
+                last = b.icmp_signed("==", kc, remaining)
+                if p.packed:
+                    b.call(self.packing_function(), [b_in, scratch, jc, block_end, pc, kc])
+                pointers = [a, b_in, c] + [v for v in (scratch, bias) if v is not None]
+                b.call(self.tiles_function(), [*pointers, jc, block_end, pc, kc, first, last, row_from, row_to])
         b.ret_void()
         return fn
 
     def tiles_function(self) -> ir.Function:
-        """tiles(a, b, c, [scratch], [bias], jc, pc, kc, first, last, column tiles [from, to), row tiles [from, to)).
+        """tiles(a, b, c, [scratch], [bias], jc, block end, pc, kc, first, last, row tiles [from, to)).
 
         Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
         while the row panels of A stream through it."""
@@ -306,17 +329,14 @@ class MatmulEmitter:
             return self.tiles_fn
         p = self.p
         pointer_count = 3 + p.packed + p.has_bias
-        fn, b = self.function(f"{self.name}.tiles", [PTR] * pointer_count + [I64, I64, I64, I1, I1] + [I64] * 4)
+        fn, b = self.function(f"{self.name}.tiles", [PTR] * pointer_count + [I64, I64, I64, I64, I1, I1, I64, I64])
         fn.attributes.add("noinline")
         self.tiles_fn = fn
         a, b_in, c, *rest = fn.args
         scratch = rest.pop(0) if p.packed else None
         bias = rest.pop(0) if p.has_bias else None
-        jc, pc, kc, first, last, column_from, column_to, row_from, row_to = rest
-        jr_from = b.add(jc, b.mul(column_from, _const(p.nr)))
-        jr_to = b.add(jc, b.mul(column_to, _const(p.nr)))
-        jr_to = b.select(b.icmp_signed("<", jr_to, _const(p.n)), jr_to, _const(p.n))
-        with counted_loop(b, jr_from, jr_to, p.nr, "jr") as jr:
+        jc, block_end, pc, kc, first, last, row_from, row_to = rest
+        with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
             valid = b.sub(_const(p.n), jr)
             if p.packed:
                 b_tile = self.gep(b, scratch, b.sub(jr, jc))
@@ -494,7 +514,7 @@ class MatmulEmitter:
     # ------------------------------------------------------------------ packing
 
     def packing_function(self) -> ir.Function:
-        """pack(b, scratch, jc, pc, kc): B[pc:pc+kc, jc:jc+nc] into scratch rows of
+        """pack(b, scratch, jc, block end, pc, kc): B[pc:pc+kc, jc:block end] into scratch rows of
         `pitch` floats, from a matrix (a row copy) or an image (im2col: per output
         row, a copy of one input row segment between zero-filled padding).
 
@@ -507,33 +527,60 @@ class MatmulEmitter:
         if self.packing is not None:
             return self.packing
         p = self.p
-        fn, b = self.function(f"{self.name}.pack", [PTR, PTR, I64, I64, I64])
+        fn, b = self.function(f"{self.name}.pack", [PTR, PTR, I64, I64, I64, I64])
         self.packing = fn
-        source, scratch, jc, pc, kc = fn.args
-        block_end = b.add(jc, _const(p.nc))
-        block_end = b.select(b.icmp_signed("<", block_end, _const(p.n)), block_end, _const(p.n))
+        source, scratch, jc, block_end, pc, kc = fn.args
         with counted_loop(b, _const(0), kc, 1, "packk") as k:
             destination = self.gep(b, scratch, b.sub(b.mul(k, _const(p.pitch)), jc))  # [n] for n in the block
             row = b.add(pc, k)
             if p.im2col:
                 self.pack_im2col_row(b, source, destination, row, jc, block_end)
             else:
-                self.copy(b, destination, 1, self.gep(b, source, b.mul(row, _const(p.ldb))), 1, jc, block_end)
+                self.copy(b, destination, self.gep(b, source, b.mul(row, _const(p.ldb))), 1, jc, block_end)
             if p.n % p.vw:  # block_end is a whole number of vectors except at N
                 vectors_end = b.mul(b.sdiv(b.add(block_end, _const(p.vw - 1)), _const(p.vw)), _const(p.vw))
                 self.fill_zero(b, destination, block_end, vectors_end)
         b.ret_void()
         return fn
 
-    def copy(self, b, destination, d_stride: int, source, s_stride: int, start, stop) -> None:
-        """destination[i] = source[i*s_stride] for i in [start, stop) (d_stride 1 only)."""
+    def copy(self, b, destination, source, s_stride: int, start, stop) -> None:
+        """destination[i] = source[i*s_stride] for i in [start, stop)."""
+        if s_stride == 1:
+            self.by_vectors(
+                b, start, stop, lambda i, mask: self.store(b, self.load(b, source, i, mask), destination, i, mask)
+            )
+            return
         with counted_loop(b, start, stop, 1, "copy") as i:
-            value = b.load(self.gep(b, source, b.mul(i, _const(s_stride)) if s_stride != 1 else i), typ=F32, align=4)
+            value = b.load(self.gep(b, source, b.mul(i, _const(s_stride))), typ=F32, align=4)
             b.store(value, self.gep(b, destination, i), align=4)
 
     def fill_zero(self, b, destination, start, stop) -> None:
-        with counted_loop(b, start, stop, 1, "zero") as i:
-            b.store(ir.Constant(F32, 0.0), self.gep(b, destination, i), align=4)
+        zeros = ir.Constant(self.vector, None)
+        self.by_vectors(b, start, stop, lambda i, mask: self.store(b, zeros, destination, i, mask))
+
+    def by_vectors(self, b, start, stop, body) -> None:
+        """body(i, mask) for the vectors of [start, stop): whole ones (mask None), then a masked tail.
+
+        Written out because LLVM turns a scalar copy or fill loop into a call of memcpy
+        or memset, which costs more than the copy itself for the short rows of im2col."""
+        vw = self.p.vw
+        with counted_loop(b, start, b.sub(stop, _const(vw - 1)), vw, "vectors") as i:
+            body(i, None)
+        whole = b.mul(b.sdiv(b.sub(stop, start), _const(vw)), _const(vw))
+        tail = b.add(start, b.select(b.icmp_signed(">", whole, _const(0)), whole, _const(0)))
+        with b.if_then(b.icmp_signed("<", tail, stop)):
+            body(tail, self.lane_mask(b, tail, stop))
+
+    def load(self, b, base, index, mask) -> ir.Value:
+        pointer = self.gep(b, base, index)
+        return b.load(pointer, typ=self.vector, align=4) if mask is None else self.masked_load(b, pointer, mask)
+
+    def store(self, b, value, base, index, mask) -> None:
+        pointer = self.gep(b, base, index)
+        if mask is None:
+            b.store(value, pointer, align=4)
+        else:
+            self.masked_store(b, value, pointer, mask)
 
     def pack_im2col_row(self, b, image, destination, row, jc, block_end) -> None:
         """One row k = (c, ky, kx) of the im2col block: columns n = (oy, ox) in [jc, block_end)."""
@@ -569,7 +616,7 @@ class MatmulEmitter:
                     high = smax(smin(stop_ox, stop), low)
                     self.fill_zero(b, output_row, start, low)
                     source = self.gep(b, plane, b.add(b.mul(y, _const(width)), x0))  # [ox*sw]
-                    self.copy(b, output_row, 1, source, sw, low, high)
+                    self.copy(b, output_row, source, sw, low, high)
                     self.fill_zero(b, output_row, high, stop)
                 with otherwise:
                     self.fill_zero(b, output_row, start, stop)

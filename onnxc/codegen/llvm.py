@@ -40,7 +40,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from onnxc import dtypes
 from onnxc.codegen import vector_math
-from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
+from onnxc.codegen.gemm import RESERVE_SCRATCH, MatmulEmitter, MatmulPlan
 from onnxc.codegen.parallel import PARALLEL_FOR, ParallelLoop, parallel_loop
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, align_up, uses_large_data
@@ -479,8 +479,7 @@ def _emit_matmul(t: _FunctionTranslator, op: MatmulOp) -> None:
     plan = MatmulPlan.of(op, t.parent.target)
     name = t.builder.function.name
     emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
-    optional = [t.get(v) if v is not None else None for v in (op.scratch, op.bias)]
-    emitter.emit(t.get(op.a), t.get(op.b), t.get(op.c), *optional)
+    emitter.emit(t.get(op.a), t.get(op.b), t.get(op.c), t.get(op.bias) if op.bias is not None else None)
 
 
 @_emits(func.ReturnOp)
@@ -1118,6 +1117,7 @@ class _WrapperBuilder:
             for number, value in enumerate(fields):
                 b.store(value, _field_pointer(b, tensor, TENSOR, number))
             arguments[len(self.inputs) + index] = tensor
+        self.reserve_scratch()
         status = b.call(self.graph, arguments)
         if dynamic:  # on failure, no dynamic output keeps memory: each is reset to NULL
             with b.if_then(b.icmp_unsigned("!=", status, ir.Constant(I32, int(Status.OK))), likely=False):
@@ -1129,6 +1129,16 @@ class _WrapperBuilder:
         for status, block in self.failures.items():
             b.position_at_end(block)
             b.ret(ir.Constant(I32, int(status)))
+
+    def reserve_scratch(self) -> None:
+        """Have the runtime reserve the calling thread's GEMM packing scratch (see gemm.py); ERR_NOMEM if it cannot."""
+        target = self.parent.target
+        plans = (MatmulPlan.of(op, target) for op in self.parent.source.walk() if isinstance(op, MatmulOp))
+        needed = max((plan.scratch_bytes for plan in plans), default=0)
+        if needed:
+            reserve = self.parent.declare(RESERVE_SCRATCH, I32, [I64])
+            status = self.builder.call(reserve, [ir.Constant(I64, needed)])
+            self.fail_if(self.builder.icmp_signed("!=", status, ir.Constant(I32, 0)), Status.ERR_NOMEM)
 
     def release(self, b: ir.IRBuilder, tensor: ir.Value) -> None:
         """Free a dynamic output's block (its shape pointer; free(NULL) is harmless) and NULL its pointers."""

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import Float32Type, MemRefType, f32
+from xdsl.dialects.builtin import Float32Type, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, matmul_scratch_pitch
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.krnl_builder import KernelBuilder
@@ -194,7 +194,6 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
-    scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(columns, COLUMN_BLOCK)]))
     image, result = channels * height * width, out_channels * columns
     for index, (a, bias_buffer) in enumerate(operands):  # a product per group: its rows of W, its channels of X
         x_offset, out_offset = index * group_channels * height * width, index * group_rows * columns
@@ -229,7 +228,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
                 batch=[v for n in range(batch) for v in (0, n * image + x_offset, n * result + out_offset)],
                 accumulate=residual is not None,
                 clip=clip,
-                scratch=scratch,
+                pack=True,
                 bias=bias_buffer,
             )
         )
@@ -280,6 +279,7 @@ def emit_matrix_product(
     batch: list[int],
     *,
     b_constant: np.ndarray | None = None,
+    b_scale: float = 1.0,
     accumulate: bool = False,
     ldb: int | None = None,
     ldc: int | None = None,
@@ -288,20 +288,17 @@ def emit_matrix_product(
     """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
     triple (ldb and ldc default to N), inserted by `at` (default: at the top level).
 
-    A constant B (`b_constant`, [K, N], shared by the batch) is packed at compile
+    A constant B (`b_constant` times `b_scale`, [K, N], shared by the batch) is packed at compile
     time into column panels: no packing at run time, and each tile's B is a
     sequential stream; a product of a few rows (a matrix-vector product, which
     streams B once) then takes the whole reduction in one block. Otherwise B is
-    packed into scratch (allocated at the top level) when several row tiles reuse
-    it, else read in place."""
+    packed at run time when several row tiles reuse it, else read in place."""
     m, n, k = sizes
     block = min(REDUCTION_BLOCK, k)
-    scratch = None
     if b_constant is not None:
-        b = weight_global(g, op, _column_panels(b_constant), f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
+        panels = _column_panels(b_constant, b_scale)
+        b = weight_global(g, op, panels, f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
         block = k if m <= TILE_ROWS else block
-    elif m > TILE_ROWS:
-        scratch = g.top.alloc(MemRefType(f32, [block * matmul_scratch_pitch(n, COLUMN_BLOCK)]))
     (at or g.top).insert(
         MatmulOp(
             a,
@@ -316,23 +313,28 @@ def emit_matrix_product(
             ldc=n if ldc is None else ldc,
             batch=batch,
             accumulate=accumulate,
-            scratch=scratch,
+            pack=b_constant is None and m > TILE_ROWS,
         )
     )
 
 
 PANEL_BYTES_LIMIT = 1 << 28
 """A constant B up to this size is packed into panels at compile time; a bigger one is
-read in place, since its panel copy would double a huge weight's memory while compiling."""
+read in place, since its panel copy would double a huge weight's memory while compiling
+(a Gemm's transposed or scaled B is copied anyway: into panels, whatever its size)."""
 
 
-def _column_panels(matrix: np.ndarray) -> np.ndarray:
-    """B [K, N] as column panels [ceil(N/P), K, P], zero columns padding the last (see krnl.MatmulOp)."""
+def _column_panels(matrix: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """B [K, N] (any view, e.g. W.T) times `scale` as column panels [ceil(N/P), K, P], zero
+    columns padding the last (see krnl.MatmulOp): one new array, no temporary of B's size."""
     reduction, columns = matrix.shape
-    panels = -(-columns // MATMUL_B_PANEL)
-    padded = np.zeros((reduction, panels * MATMUL_B_PANEL), np.float32)
-    padded[:, :columns] = matrix
-    return padded.reshape(reduction, panels, MATMUL_B_PANEL).transpose(1, 0, 2)
+    full, rest = divmod(columns, MATMUL_B_PANEL)
+    panels = np.zeros((full + (rest > 0), reduction, MATMUL_B_PANEL), np.float32)
+    panels[:full] = matrix[:, : full * MATMUL_B_PANEL].reshape(reduction, full, MATMUL_B_PANEL).transpose(1, 0, 2)
+    panels[full:, :, :rest] = matrix[:, full * MATMUL_B_PANEL :]
+    if scale != 1.0:
+        panels *= np.float32(scale)
+    return panels
 
 
 def is_f32(*values: SSAValue) -> bool:
@@ -378,12 +380,12 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     if weights is None and (transpose_b or alpha != 1.0):
         return False
     if weights is not None and (transpose_b or alpha != 1.0):
-        weights = (weights.T if transpose_b else weights) * np.float32(alpha)
-        if weights.nbytes > PANEL_BYTES_LIMIT:
-            b = weight_global(g, op, weights, f"{op.node_name or 'gemm'}_b")
-    if weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
+        weights = weights.T if transpose_b else weights  # a copy is made anyway: into panels, whatever its size
+    elif weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
         weights = None
     a_strides = (1, rows) if transpose_a else (reduction, 1)
     sizes = (rows, columns, reduction)
-    emit_matrix_product(g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, accumulate=accumulate)
+    emit_matrix_product(
+        g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, b_scale=alpha, accumulate=accumulate
+    )
     return True

@@ -83,12 +83,12 @@ def moments(
     second over deviations from the mean, which keeps the variance accurate)."""
     count = b.constant(float(pymath.prod(high - low for low, high in ranges)), compute)
     zero = b.constant(0.0, compute)
-    total = b.reduce(ranges, zero, lambda r, ivs, acc: r.add(acc, r.convert(load(r, ivs), compute)))
+    total = b.reduce(ranges, zero, lambda r, ivs, acc: r.running_sum(acc, r.convert(load(r, ivs), compute)))
     mean = b.div(total, count)
 
     def squared_deviation(r: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
         deviation = r.sub(r.convert(load(r, ivs), compute), mean)
-        return r.add(acc, r.mul(deviation, deviation))
+        return r.running_sum(acc, r.mul(deviation, deviation))
 
     return mean, b.div(b.reduce(ranges, zero, squared_deviation), count)
 
@@ -131,7 +131,7 @@ def lower_layer_normalization(g: GraphLowering, op: OnnxOp) -> None:
         squares = body.reduce(
             ranges,
             body.constant(0.0, compute),
-            lambda b, ivs, acc: b.add(acc, b.square(b.convert(load(b, ivs), compute))),
+            lambda b, ivs, acc: b.running_sum(acc, b.square(b.convert(load(b, ivs), compute))),
         )
         mean, variance = None, body.div(squares, count)
     else:
@@ -211,7 +211,7 @@ def lower_lp_normalization(g: GraphLowering, op: OnnxOp) -> None:
 
     def accumulate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
         value = b.load(x, index(ivs[0]))
-        return b.add(acc, b.abs(value) if p == 1 else b.square(value))
+        return b.running_sum(acc, b.abs(value) if p == 1 else b.square(value))
 
     norm = body.reduce([(0, shape[axis])], body.constant(0.0, element), accumulate)
     if p == 2:
@@ -244,7 +244,7 @@ def lower_lrn(g: GraphLowering, op: OnnxOp) -> None:
     high = body.min(body.add(channel, above + 1), shape[1])
 
     def square(b: KernelBuilder, c: list[Bound], acc: SSAValue) -> SSAValue:
-        return b.add(acc, b.square(b.load(x, [ivs[0], c[0], *ivs[2:]])))
+        return b.running_sum(acc, b.square(b.load(x, [ivs[0], c[0], *ivs[2:]])))
 
     total = body.reduce([(low, high)], body.constant(0.0, element), square)
     scaled = body.add(

@@ -91,17 +91,17 @@ def _zero(b: KernelBuilder, t: Attribute) -> SSAValue:
 
 
 def _sum(b: KernelBuilder, acc: SSAValue, x: SSAValue) -> SSAValue:
-    return b.add(acc, x)
+    return b.running_sum(acc, x)
 
 
 def _sum_squares(b: KernelBuilder, acc: SSAValue, x: SSAValue) -> SSAValue:
-    return b.add(acc, b.mul(x, x))
+    return b.running_sum(acc, b.mul(x, x))
 
 
 REDUCTIONS: dict[str, Reduction] = {
     "ReduceSum": Reduction(_zero, _sum),
     "ReduceSumSquare": Reduction(_zero, _sum_squares),
-    "ReduceL1": Reduction(_zero, lambda b, acc, x: b.add(acc, b.abs(x))),
+    "ReduceL1": Reduction(_zero, lambda b, acc, x: b.running_sum(acc, b.abs(x))),
     "ReduceL2": Reduction(_zero, _sum_squares, lambda b, acc, n: b.math(math.SqrtOp, acc), ints=False),
     "ReduceMean": Reduction(_zero, _sum, lambda b, acc, n: b.div(acc, b.constant(n, acc.type))),
     "ReduceProd": Reduction(lambda b, t: b.constant(1, t), lambda b, acc, x: b.mul(acc, x)),
@@ -110,7 +110,7 @@ REDUCTIONS: dict[str, Reduction] = {
     "ReduceLogSum": Reduction(_zero, _sum, lambda b, acc, n: b.math(math.LogOp, acc), ints=False),
     "ReduceLogSumExp": Reduction(
         _zero,
-        lambda b, acc, x: b.add(acc, b.math(math.ExpOp, x)),
+        lambda b, acc, x: b.running_sum(acc, b.math(math.ExpOp, x)),
         lambda b, acc, n: b.math(math.LogOp, acc),
         ints=False,
     ),
@@ -254,15 +254,15 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
         def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
             shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
             b.store(shifted, out, nest.index(ivs))
-            return b.add(acc, b.convert(b.math(math.ExpOp, shifted), wide))
+            return b.running_sum(acc, b.convert(b.math(math.ExpOp, shifted), wide))
 
         total = body.math(math.LogOp, body.convert(body.reduce(ranges, zero, exponentiate), element))
-    else:  # the exponentials in a loop of their own, which vectorizes; then their in-order sum
+    else:  # the exponentials in a loop of their own, then their sum: both vectorize
         exp_ivs, exp_loop = body.for_nest(ranges)
         index = nest.index(exp_ivs)
         exp_loop.store(exp_loop.math(math.ExpOp, exp_loop.sub(exp_loop.load(x, index), maximum)), out, index)
         wide_total = body.reduce(
-            ranges, zero, lambda b, ivs, acc: b.add(acc, b.convert(b.load(out, nest.index(ivs)), wide))
+            ranges, zero, lambda b, ivs, acc: b.running_sum(acc, b.convert(b.load(out, nest.index(ivs)), wide))
         )
         total = body.convert(wide_total, element)
     inner_ivs, inner = body.for_nest(ranges)

@@ -22,6 +22,16 @@
  *
  * Thread count: onnxc_set_num_threads(n), else the environment variable
  * ONNXC_NUM_THREADS, else the number of CPUs this process may run on.
+ *
+ * Scratch memory per thread: a GEMM packs the part of B its tiles read into
+ * memory of the thread doing it, so that no thread waits for another's
+ * packing (MLAS keeps thread-local packing buffers for the same reason).
+ * run_main_graph reserves the model's largest need for its own thread with
+ * onnxc_reserve_scratch, failing with ONNXC_ERR_NOMEM before any work; a
+ * worker grows its buffer before it claims a slice, and a worker that cannot
+ * leaves the job's slices to the others (the calling thread runs whatever is
+ * left). Buffers are kept for the thread's life (freed at its exit, through
+ * a pthread key) and only grow, so they are allocated once per thread.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -58,6 +68,16 @@ static void *job_ctx;
 static int64_t job_begin, job_end;
 static int job_slices;
 
+static pthread_key_t scratch_key;  /* the thread's struct scratch */
+static int scratch_key_made;       /* pthread_key_create succeeded */
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static atomic_llong scratch_needed; /* bytes a thread needs to take part in a job */
+
+struct scratch {
+  int64_t bytes;
+  void *data;
+};
+
 static void relax(void) {
 #if defined(__x86_64__)
   __builtin_ia32_pause();
@@ -88,6 +108,47 @@ static int current_threads(void) {
   }
   return n;
 }
+
+static void free_scratch(void *pointer) {
+  struct scratch *scratch = pointer;
+  free(scratch->data);
+  free(scratch);
+}
+
+static void make_scratch_key(void) { scratch_key_made = pthread_key_create(&scratch_key, free_scratch) == 0; }
+
+/* Grow this thread's scratch to `bytes` (64-byte aligned); 0 if it cannot. */
+static int ensure_scratch(int64_t bytes) {
+  if (bytes <= 0) return 1;
+  pthread_once(&scratch_once, make_scratch_key);
+  if (!scratch_key_made) return 0;
+  struct scratch *scratch = pthread_getspecific(scratch_key);
+  if (scratch != NULL && scratch->bytes >= bytes) return 1;
+  if (scratch == NULL) {
+    scratch = calloc(1, sizeof *scratch);
+    if (scratch == NULL || pthread_setspecific(scratch_key, scratch) != 0) {
+      free(scratch);
+      return 0;
+    }
+  }
+  void *data = aligned_alloc(64, (size_t)((bytes + 63) / 64 * 64));
+  if (data == NULL) return 0;
+  free(scratch->data);
+  scratch->data = data;
+  scratch->bytes = bytes;
+  return 1;
+}
+
+/* The model needs `bytes` of scratch per thread: reserve them for the calling thread; 0 on success. */
+HIDDEN int32_t onnxc_reserve_scratch(int64_t bytes) {
+  long long needed = atomic_load(&scratch_needed);
+  while (needed < bytes && !atomic_compare_exchange_weak(&scratch_needed, &needed, bytes)) {
+  }
+  return ensure_scratch(bytes) ? 0 : -1;
+}
+
+/* This thread's scratch: reserved by onnxc_reserve_scratch or, on a worker, before it claimed its slice. */
+HIDDEN void *onnxc_thread_scratch(void) { return ((struct scratch *)pthread_getspecific(scratch_key))->data; }
 
 /* Run slice `slice` of the current job: the slice-th of job_slices equal parts of [begin, end). */
 static void run_slice(int64_t slice) {
@@ -125,7 +186,7 @@ static void *worker_main(void *unused) {
     }
     seen = atomic_load(&ticket) >> 32;
     if (atomic_load(&stopping)) return NULL;
-    run_slices_of(seen);
+    if (ensure_scratch(atomic_load(&scratch_needed))) run_slices_of(seen);
   }
   return NULL;
 }
@@ -146,6 +207,14 @@ __attribute__((destructor)) static void stop_workers(void) {
   for (int i = 0; i < num_workers; ++i) pthread_join(workers[i], NULL);
   num_workers = 0;
   pthread_mutex_unlock(&pool_lock);
+  /* The key's destructor is this library's code: no thread may run it once
+     the library is unmapped. The workers freed theirs as they exited; other
+     threads that ran the model and are still alive keep theirs (leaked). */
+  if (scratch_key_made) {
+    struct scratch *own = pthread_getspecific(scratch_key);
+    if (own != NULL) free_scratch(own);
+    pthread_key_delete(scratch_key);
+  }
 }
 
 HIDDEN void onnxc_parallel_for(onnxc_range_fn fn, void *ctx, int64_t begin, int64_t end) {

@@ -22,19 +22,18 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x3x8x8xf32>, %y: memref<1x4x8x8xf32>) {
 // CHECK:         %[[A:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x27x12xf32>>} : memref<1x27x12xf32>
 // CHECK-NEXT:    %[[BIAS:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<4xf32>>} : memref<4xf32>
-// CHECK-NEXT:    %[[SCRATCH:.+]] = memref.alloc() : memref<2160xf32>
-// CHECK-NEXT:    krnl.matmul %[[A]], %x into %y scratch %[[SCRATCH]] bias %[[BIAS]]
+// CHECK-NEXT:    krnl.matmul %[[A]], %x into %y bias %[[BIAS]]
 // CHECK-SAME:      sizes = [4 : i64, 64 : i64, 27 : i64], tile = [12 : i64, 27 : i64, 512 : i64], a_layout = "panels"
 // CHECK-SAME:      b_access = "im2col"
 // CHECK-SAME:      conv = [3 : i64, 8 : i64, 8 : i64, 8 : i64, 8 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64], ldc = 64 : i64
-// CHECK-SAME:      clip = [0.000000e+00 : f64, 0x7ff0000000000000 : f64]
+// CHECK-SAME:      clip = [0.000000e+00 : f64, 0x7ff0000000000000 : f64], pack = 1 : i64
 // CHECK-NOT:     krnl.iterate
 // CHECK:         func.return
 
 // -----
 
 // 1x1, stride 1, no padding: B is the image itself as a [C, H*W] matrix
-// ("rows", ldb = H*W), copied block by block into the scratch rows. A
+// ("rows", ldb = H*W), packed block by block at run time (pack = 1). A
 // following Clip with constant bounds is the kernel's clamp; no bias input
 // means a zero bias.
 builtin.module attributes {onnx.opset = 17 : i64} {
@@ -53,7 +52,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-SAME:      sizes = [2 : i64, 20 : i64, 3 : i64]
 // CHECK-SAME:      b_access = "rows", ldb = 20 : i64, conv = [], ldc = 20 : i64
 // CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64, 0 : i64, 60 : i64, 40 : i64]
-// CHECK-SAME:      clip = [-1.000000e+00 : f64, 6.000000e+00 : f64]
+// CHECK-SAME:      clip = [-1.000000e+00 : f64, 6.000000e+00 : f64], pack = 1 : i64
 // CHECK-NOT:     krnl.iterate
 // CHECK:         func.return
 
@@ -93,12 +92,11 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    %[[B0:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<8xf32>>}
 // CHECK-NEXT:    %[[A1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels1", tensor<1x18x12xf32>>}
 // CHECK-NEXT:    %[[B1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias1", tensor<8xf32>>}
-// CHECK-NEXT:    %[[SCRATCH:.+]] = memref.alloc()
-// CHECK-NEXT:    krnl.matmul %[[A0]], %x into %y scratch %[[SCRATCH]] bias %[[B0]]
+// CHECK-NEXT:    krnl.matmul %[[A0]], %x into %y bias %[[B0]]
 // CHECK-SAME:      sizes = [8 : i64, 36 : i64, 18 : i64]
 // CHECK-SAME:      conv = [2 : i64, 6 : i64, 6 : i64
 // CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64]
-// CHECK-NEXT:    krnl.matmul %[[A1]], %x into %y scratch %[[SCRATCH]] bias %[[B1]]
+// CHECK-NEXT:    krnl.matmul %[[A1]], %x into %y bias %[[B1]]
 // CHECK-SAME:      batch = [0 : i64, 72 : i64, 288 : i64]
 // CHECK-NOT:     krnl.iterate
 // CHECK:         func.return

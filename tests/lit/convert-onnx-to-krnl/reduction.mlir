@@ -24,7 +24,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    ^bb0(%[[i:.+]]: index, %[[k:.+]]: index):
 // CHECK-NEXT:      %[[S:.+]] = scf.for %[[j:.+]] = %[[C0]] to %[[C3]] step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f32) {
 // CHECK-NEXT:        %[[V:.+]] = memref.load %x[%[[i]], %[[j]], %[[k]]]
-// CHECK-NEXT:        %[[NEXT:.+]] = arith.addf %[[ACC]], %[[V]] : f32
+// CHECK-NEXT:        %[[NEXT:.+]] = arith.addf %[[ACC]], %[[V]] fastmath<reassoc> : f32
 // CHECK-NEXT:        scf.yield %[[NEXT]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      memref.store %[[S]], %m[%[[i]], %[[C0]], %[[k]]]

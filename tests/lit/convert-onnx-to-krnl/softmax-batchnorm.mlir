@@ -2,7 +2,8 @@
 
 // Softmax (opset 13) over axis 1 of [2,3,4]: a krnl nest over the other dims
 // (0, 2); inside, an scf.for reduction for the max, a loop storing exp(x - max)
-// (no loop-carried value: it vectorizes), the in-order sum of what it stored,
+// (no loop-carried value: it vectorizes), the sum of what it stored (its adds
+// may be reassociated, fastmath<reassoc>: it vectorizes too),
 // then a loop dividing by the sum.
 builtin.module attributes {onnx.opset = 13 : i64} {
   func.func @main_graph(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
@@ -32,7 +33,7 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 // CHECK-NEXT:      }
 // CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[S:.+]] = %[[ZERO]]) -> (f32) {
 // CHECK-NEXT:        %[[E:.+]] = memref.load %y[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
-// CHECK-NEXT:        %[[S1:.+]] = arith.addf %[[S]], %[[E]] : f32
+// CHECK-NEXT:        %[[S1:.+]] = arith.addf %[[S]], %[[E]] fastmath<reassoc> : f32
 // CHECK-NEXT:        scf.yield %[[S1]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
@@ -110,7 +111,7 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 // CHECK:         %[[SUM:.+]] = scf.for {{.*}} iter_args(%[[ACC:.+]] = %{{.*}}) -> (f32) {
 // CHECK-NEXT:      %[[S:.+]] = memref.load %y[{{.*}}] : memref<2x5xf16>
 // CHECK-NEXT:      %[[W:.+]] = arith.extf %[[S]] : f16 to f32
-// CHECK-NEXT:      %[[NEXT:.+]] = arith.addf %[[ACC]], %[[W]] : f32
+// CHECK-NEXT:      %[[NEXT:.+]] = arith.addf %[[ACC]], %[[W]] fastmath<reassoc> : f32
 // CHECK-NEXT:      scf.yield %[[NEXT]] : f32
 // CHECK:         %[[TOTAL:.+]] = arith.truncf %[[SUM]] : f32 to f16
 // CHECK:           arith.divf %{{.*}}, %[[TOTAL]] : f16
