@@ -202,11 +202,11 @@ def power(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     g.element_type(op, op.input(1))
     compute = f64 if not is_float(element) else (f32 if element.bitwidth == 16 else element)
 
-    def pow_(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+    def raised(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
         base, exponent = (b.convert(x, compute) for x in xs)
         return b.convert(b.math(math.PowFOp, base, exponent), element)
 
-    return ScalarOp(broadcast_reads(g, op), pow_)
+    return ScalarOp(broadcast_reads(g, op), raised)
 
 
 @scalar_op("Clip")
