@@ -34,6 +34,7 @@ GRAPH_PASSES_O1 = (
     "decompose",
     "constprop",
     "simplify",
+    "fold-affine",
     "fuse-gemm",
     "cse",
     "dce",

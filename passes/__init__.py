@@ -18,6 +18,7 @@ _REGISTRY: dict[str, str] = {
     "constprop": "onnxc.passes.constprop:ConstPropPass",
     "fold-shapes": "onnxc.passes.constprop:FoldShapesPass",
     "simplify": "onnxc.passes.simplify:SimplifyPass",
+    "fold-affine": "onnxc.passes.fold_affine:FoldAffinePass",
     "fuse-gemm": "onnxc.passes.fuse_gemm:FuseGemmPass",
     "cse": "onnxc.passes.cse:CSEPass",
     "dce": "onnxc.passes.dce:DCEPass",

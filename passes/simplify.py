@@ -95,8 +95,10 @@ def fold_batchnorm_into_conv(op: OnnxOp, opset: int) -> None:
         return
     stats = [constant_array(op.input(i)) for i in range(1, 5)]
     weight = constant_array(conv.input(1))
+    if weight is None or weight.dtype.kind != "f":
+        return
     bias = constant_array(conv.input(2)) if conv.input(2) is not None else np.zeros(weight.shape[:1], np.float32)
-    if weight is None or bias is None or any(s is None for s in stats) or weight.dtype.kind != "f":
+    if bias is None or any(s is None for s in stats):
         return
     scale, shift, mean, var = stats
     if not all(s.shape == weight.shape[:1] for s in stats):

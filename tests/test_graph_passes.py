@@ -98,9 +98,11 @@ def test_cli_emit_onnx_shows_the_cleaned_graph(tmp_path):
 
 def test_pipeline_per_level():
     assert pipeline(0)[:5] == ["inline-control-flow", "shape-inference", "fold-shapes", "decompose", "fold-shapes"]
-    for optimization in ("constprop", "simplify", "fuse-gemm", "cse", "dce"):
+    for optimization in ("constprop", "simplify", "fold-affine", "fuse-gemm", "cse", "dce"):
         assert optimization not in pipeline(0)
         assert all(optimization in pipeline(level) for level in (1, 2, 3))
+    order = pipeline(1)
+    assert order.index("simplify") < order.index("fold-affine") < order.index("fuse-gemm")
     assert "decompose" in pipeline(3) and pipeline(3)[-2:] == ["convert-onnx-to-krnl", "convert-krnl-to-loops"]
 
 
