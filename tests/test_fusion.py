@@ -185,7 +185,8 @@ def test_conv_epilogue_and_following_chain(tmp_path):
     """Conv -> BatchNormalization -> Relu is one GEMM kernel (gemm.py). A Relu
     added to a later Conv's result (not computed yet when the Relu is reached)
     is computed in the Add's nest, and that Conv does not claim the Add. A chain
-    after a Conv (Mul, Add by channel constants, Relu) is one nest."""
+    after a Conv (Mul by a per-channel input, which fold-affine cannot fold into
+    the weights, Add, Relu) is one nest."""
     x = rand(1, 3, 8, 8)
     channels = {
         "w": rand(4, 3, 3, 3),
@@ -195,9 +196,9 @@ def test_conv_epilogue_and_following_chain(tmp_path):
         "bias": rand(4),
         "mean": rand(4),
         "var": np.abs(rand(4)) + 0.5,
-        "k": rand(4, 1, 1),
         "c": rand(4, 1, 1),
     }
+    k = rand(4, 1, 1)
     m = model(
         [
             ("Conv", ["x", "w"], "conv", {"pads": [1, 1, 1, 1]}),
@@ -212,12 +213,12 @@ def test_conv_epilogue_and_following_chain(tmp_path):
             ("Add", ["m", "c"], "a", {}),
             ("Relu", ["a"], "z", {}),
         ],
-        {"x": x},
+        {"x": x, "k": k},
         {"y": (F, (1, 4, 8, 8)), "z": (F, (1, 4, 8, 8))},
         channels,
     )
     assert nests(m, tmp_path) == 5  # three krnl.matmul; Neg, Relu, Add; Mul, Add, Relu
-    check(m, {"x": x}, tmp_path)
+    check(m, {"x": x, "k": k}, tmp_path)
 
 
 def test_legacy_broadcast_in_a_chain(tmp_path):
