@@ -5,7 +5,8 @@ holding it. Each op type has one lowering function (registered in `LOWERINGS`)
 that emits its loop nests at the function's top level, next to the
 `memref.alloc` of its result. Shared helpers (broadcast indexing, the
 elementwise generator, sliding windows, reshaping copies) keep every op's
-lowering down to what is particular to it. docs/design.md, "Level 2", is the
+lowering down to what is particular to it. Chains of element-wise ops are one
+nest each (onnx_to_krnl/fusion.py). docs/design.md, "Level 2", is the
 contract for the output.
 
 Graph outputs are computed directly into the output arguments when the

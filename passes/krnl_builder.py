@@ -163,9 +163,17 @@ class KernelBuilder:
     returns a Python int when the result is known). With a `ConstantPool`,
     constants come from the pool instead of being emitted in place."""
 
-    def __init__(self, insertion_point: InsertPoint, constants: ConstantPool | None = None):
+    def __init__(
+        self, insertion_point: InsertPoint, constants: ConstantPool | None = None, location: Attribute | None = None
+    ):
         self._builder = Builder(insertion_point)
         self._constants = constants
+        self._location = location
+
+    def located(self, location: Attribute) -> KernelBuilder:
+        """A builder at this one's point giving the ops it inserts `location` (the
+        node an op computed in another node's nest comes from)."""
+        return KernelBuilder(self._builder.insertion_point, self._constants, location)
 
     def at_end(self, block: Block) -> KernelBuilder:
         """A builder appending to `block`, sharing this one's constants."""
@@ -176,6 +184,9 @@ class KernelBuilder:
         return KernelBuilder(InsertPoint.before(op), self._constants)
 
     def insert(self, op: OpT) -> OpT:
+        if self._location is not None:
+            for nested in op.walk():
+                nested.location = self._location
         return self._builder.insert(op)
 
     # ------------------------------------------------------------------ constants

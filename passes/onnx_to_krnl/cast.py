@@ -14,11 +14,12 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float, is_low_precision
 from onnxc.passes.krnl_builder import KernelBuilder
 from onnxc.passes.low_precision import ROUND_MODES
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, elementwise, lowers
+from onnxc.passes.onnx_to_krnl.common import GraphLowering
+from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, elementwise_read, scalar_op
 
 
-@lowers("Cast", "CastLike")
-def lower_cast(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Cast", "CastLike")
+def cast(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     source = op.input(0)
     g.element_type(op, source, bools=True, low_precision=True)
     target = g.element_type(op, op.results[0], bools=True, low_precision=True)
@@ -26,17 +27,13 @@ def lower_cast(g: GraphLowering, op: OnnxOp) -> None:
     round_mode = op.attr("round_mode", "up")
     if round_mode not in ROUND_MODES:
         raise g.unsupported(op, f"round_mode '{round_mode}'")
-    out = g.result(op)
-    elementwise(
-        g.top,
-        out,
-        [Operand.whole(g.input(op, 0))],
-        lambda b, xs: b.convert(xs[0], target, saturate=saturate, round_mode=round_mode),
+    return ScalarOp(
+        [elementwise_read(op, 0)], lambda b, xs: b.convert(xs[0], target, saturate=saturate, round_mode=round_mode)
     )
 
 
-@lowers("BitCast")
-def lower_bitcast(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("BitCast")
+def bitcast(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """The input's bits as another type of the same width."""
     source = g.element_type(op, op.input(0), bools=True, low_precision=True)
     target = g.element_type(op, op.results[0], bools=True, low_precision=True)
@@ -44,8 +41,7 @@ def lower_bitcast(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"BitCast from {source} to {target}, which differ in width")
     if target == i1 and source != i1:
         raise g.unsupported(op, "BitCast to bool (a byte other than 0 or 1 is no bool)")
-    out = g.result(op)
-    elementwise(g.top, out, [Operand.whole(g.input(op, 0))], lambda b, xs: _from_bits(b, _bits(b, xs[0]), target))
+    return ScalarOp([elementwise_read(op, 0)], lambda b, xs: _from_bits(b, _bits(b, xs[0]), target))
 
 
 def bit_width(element: Attribute) -> int:

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     TensorType,
-    f32,
+    UnknownLoc,
     i1,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
@@ -154,12 +154,14 @@ class GraphLowering:
 
     def _locate_emitted(self, last_before: Operation | None, location: Attribute) -> None:
         """Give the ops emitted for a node the node's location (its name), for
-        readers of the IR and for error messages further down the pipeline."""
+        readers of the IR and for error messages further down the pipeline; ops
+        located already were computed for another node (fused into this one's nest)."""
         emitted = last_before.next_op if last_before else self.function.body.block.first_op
         while emitted is not None:
             if not isinstance(emitted, arith.ConstantOp):  # shared by every node
                 for nested in emitted.walk():
-                    nested.location = location
+                    if isinstance(nested.location, UnknownLoc):
+                        nested.location = location
             emitted = emitted.next_op
 
     def _declared_names(self, attr_name: str, count: int) -> list[str] | None:
@@ -543,46 +545,3 @@ def normalized_axis(g: GraphLowering, op: OnnxOp, axis: int, rank: int) -> int:
     if not -rank <= axis < rank:
         raise g.shape_error(op, f"axis {axis} out of range for rank {rank}")
     return axis % rank
-
-
-# ------------------------------------------------------------------------ elementwise ops
-
-
-def broadcast_inputs(g: GraphLowering, op: OnnxOp, out_shape: Sequence[int]) -> list[Operand]:
-    """The present inputs of an elementwise op as operands of a nest over its output:
-    numpy broadcasting, except before opset 7 where, with `broadcast` and `axis`,
-    the second input's dims line up with the output's from `axis` on."""
-    legacy_axis = g.version(op) < 7 and op.attr("broadcast", 0) and "axis" in op.attributes
-    operands = []
-    for position, value in enumerate(v for v in onnx_inputs(op) if v is not None):
-        buffer, aligned_to = g.buffers[value], out_shape
-        if legacy_axis and position == 1:
-            axis = normalized_axis(g, op, op.attr("axis"), len(out_shape))
-            aligned_to = out_shape[: axis + len(shape_of(buffer))]
-        operands.append(broadcast(g, op, buffer, aligned_to))
-    return operands
-
-
-def lower_elementwise(
-    g: GraphLowering, op: OnnxOp, compute: ScalarFunction, *, ints: bool, bools: bool = False, same_result: bool = True
-) -> None:
-    """Lower an op whose output is a function of its broadcast inputs, element by element.
-    The inputs share one element type, and so does the result unless `same_result`
-    is False (comparisons give bool). 16-bit floats are computed in f32 and rounded
-    once, as the reference implementations do."""
-    inputs = [v for v in onnx_inputs(op) if v is not None]
-    element = g.same_element_type(op, [*inputs, op.results[0]] if same_result else inputs, ints=ints, bools=bools)
-    out = g.result(op)
-    if is_float(element) and element.bitwidth == 16 and same_result:
-        compute = widened_to_f32(compute)
-    elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), compute)
-
-
-def widened_to_f32(compute: ScalarFunction) -> ScalarFunction:
-    """`compute` on 16-bit floats done in f32, the result rounded back to the operands' type."""
-
-    def widened(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
-        narrow = xs[0].type
-        return b.convert(compute(b, [b.convert(x, f32) for x in xs]), narrow)
-
-    return widened

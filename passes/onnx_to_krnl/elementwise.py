@@ -13,15 +13,14 @@ from xdsl.ir import Operation, SSAValue
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.dialects.types import is_float
 from onnxc.passes.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import (
-    GraphLowering,
-    Operand,
-    ScalarFunction,
-    broadcast_inputs,
-    elementwise,
-    lower_elementwise,
-    lowers,
-    shape_of,
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, ScalarFunction
+from onnxc.passes.onnx_to_krnl.fusion import (
+    ScalarOp,
+    broadcast_reads,
+    elementwise_read,
+    scalar_bound_reads,
+    scalar_op,
+    uniform_op,
 )
 
 
@@ -84,10 +83,10 @@ ELEMENTWISE: dict[str, tuple[ScalarFunction, bool]] = {
 """op type -> (scalar function, whether integer element types are supported)."""
 
 
-@lowers(*ELEMENTWISE)
-def lower_elementwise_op(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op(*ELEMENTWISE)
+def elementwise_op(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     compute, ints = ELEMENTWISE[op.OP_TYPE]
-    lower_elementwise(g, op, compute, ints=ints)
+    return uniform_op(g, op, compute, ints=ints)
 
 
 ActivationFunction = Callable[[KernelBuilder, SSAValue, Callable[[str], SSAValue]], SSAValue]
@@ -164,73 +163,68 @@ ACTIVATIONS: dict[str, tuple[ActivationFunction, bool]] = {
 """Unary ops with float attributes (defaults from the op schema): op -> (function, ints)."""
 
 
-@lowers(*ACTIVATIONS)
-def lower_activation(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op(*ACTIVATIONS)
+def activation(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     function, ints = ACTIVATIONS[op.OP_TYPE]
 
     def compute(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
         x = xs[0]
         return function(b, x, lambda name: b.constant(op.attr(name), x.type))
 
-    lower_elementwise(g, op, compute, ints=ints)
+    return uniform_op(g, op, compute, ints=ints)
 
 
-@lowers("Gelu")
-def lower_gelu(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Gelu")
+def gelu(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """x * Phi(x), exactly with erf or (approximate="tanh") with the tanh formula."""
     approximate = op.attr("approximate", "none")
     if approximate not in ("none", "tanh"):
         raise g.unsupported(op, f"Gelu approximate='{approximate}'")
-    lower_elementwise(g, op, lambda b, xs: _gelu(b, xs[0], approximate), ints=False)
+    return uniform_op(g, op, lambda b, xs: _gelu(b, xs[0], approximate), ints=False)
 
 
-@lowers("PRelu")
-def lower_prelu(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("PRelu")
+def prelu(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """x < 0 ? slope * x : x, the slope broadcast to x."""
 
-    def prelu(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+    def compute(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
         x, slope = xs
         return b.select(b.less_than(x, b.constant(0, x.type)), b.mul(x, slope), x)
 
-    lower_elementwise(g, op, prelu, ints=True)
+    return uniform_op(g, op, compute, ints=True)
 
 
-@lowers("Pow")
-def lower_pow(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Pow")
+def power(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """X ** Y in X's type, for any numeric Y: computed in f64 for integer X (then
     truncated toward zero, as the reference's cast), in f32 at least for floats."""
     element = g.element_type(op, op.input(0))
     g.element_type(op, op.input(1))
     compute = f64 if not is_float(element) else (f32 if element.bitwidth == 16 else element)
 
-    def power(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+    def raised(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
         base, exponent = (b.convert(x, compute) for x in xs)
         return b.convert(b.math(math.PowFOp, base, exponent), element)
 
-    out = g.result(op)
-    elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), power)
+    return ScalarOp(broadcast_reads(g, op), raised)
 
 
-@lowers("Clip")
-def lower_clip(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Clip")
+def clip(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """min(max(x, lo), hi): bounds are attributes before opset 11, optional scalar inputs since."""
     bounds_are_inputs = g.version(op) >= 11
     values = [v for v in onnx_inputs(op) if v is not None]
     element = g.same_element_type(op, [*values, op.results[0]], ints=bounds_are_inputs)
-    out = g.result(op)
-    bounds: list[SSAValue | None] = []
+    x = elementwise_read(op, 0)
     if not bounds_are_inputs:
-        bounds = [g.top.constant(op.attr(name), element) for name in ("min", "max")]
-    else:
-        for index in (1, 2):
-            buffer = g.input(op, index)
-            if buffer is not None and pymath.prod(shape_of(buffer)) != 1:
-                raise g.shape_error(op, f"Clip bound of shape {list(shape_of(buffer))} is not a scalar")
-            bounds.append(None if buffer is None else g.top.load(buffer, [0] * len(shape_of(buffer))))
-    low, high = bounds
+        low, high = op.attr("min"), op.attr("max")
+        return ScalarOp([x], lambda b, xs: b.min(b.max(xs[0], b.constant(low, element)), b.constant(high, element)))
+    has_low, has_high = (op.input(index) is not None for index in (1, 2))
 
-    def clip(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
-        value = xs[0] if low is None else b.max(xs[0], low)
-        return value if high is None else b.min(value, high)
+    def compute(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
+        value, bounds = xs[0], iter(xs[1:])
+        if has_low:
+            value = b.max(value, next(bounds))
+        return b.min(value, next(bounds)) if has_high else value
 
-    elementwise(g.top, out, [Operand.whole(g.input(op, 0))], clip)
+    return ScalarOp([x, *scalar_bound_reads(g, op, (1, 2))], compute)

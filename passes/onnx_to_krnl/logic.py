@@ -10,35 +10,29 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float
 from onnxc.passes.krnl_builder import KernelBuilder, is_unsigned, unsigned
-from onnxc.passes.onnx_to_krnl.common import (
-    GraphLowering,
-    broadcast_inputs,
-    elementwise,
-    lower_elementwise,
-    lowers,
-    shape_of,
-)
+from onnxc.passes.onnx_to_krnl.common import GraphLowering
+from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, broadcast_reads, scalar_op, uniform_op
 
 COMPARISONS = {"Equal": "eq", "Greater": "gt", "Less": "lt", "GreaterOrEqual": "ge", "LessOrEqual": "le"}
 
 
-@lowers(*COMPARISONS)
-def lower_comparison(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op(*COMPARISONS)
+def comparison(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     kind = COMPARISONS[op.OP_TYPE]
-    lower_elementwise(g, op, lambda b, xs: b.compare(kind, xs[0], xs[1]), ints=True, bools=True, same_result=False)
+    return uniform_op(g, op, lambda b, xs: b.compare(kind, xs[0], xs[1]), ints=True, bools=True, same_result=False)
 
 
 BOOLEAN = {"And": "and", "Or": "or", "Xor": "xor", "BitwiseAnd": "and", "BitwiseOr": "or", "BitwiseXor": "xor"}
 
 
-@lowers(*BOOLEAN)
-def lower_boolean(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op(*BOOLEAN)
+def boolean(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """And/Or/Xor on bool, their Bitwise forms on integers: the same arith ops."""
     kind = BOOLEAN[op.OP_TYPE]
     bitwise = op.OP_TYPE.startswith("Bitwise")
     if not bitwise:
         g.same_element_type(op, [op.input(0), op.input(1)], ints=False, bools=True)
-    lower_elementwise(g, op, lambda b, xs: b.binary(kind, xs[0], xs[1]), ints=bitwise, bools=not bitwise)
+    return uniform_op(g, op, lambda b, xs: b.binary(kind, xs[0], xs[1]), ints=bitwise, bools=not bitwise)
 
 
 def _all_ones(b: KernelBuilder, element) -> SSAValue:
@@ -46,17 +40,17 @@ def _all_ones(b: KernelBuilder, element) -> SSAValue:
     return b.constant(2**width - 1 if is_unsigned(element) or width == 1 else -1, element)
 
 
-@lowers("Not", "BitwiseNot")
-def lower_not(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Not", "BitwiseNot")
+def negation(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     if op.OP_TYPE == "Not":
         g.same_element_type(op, [op.input(0)], ints=False, bools=True)
-    lower_elementwise(
+    return uniform_op(
         g, op, lambda b, xs: b.binary("xor", xs[0], _all_ones(b, xs[0].type)), ints=True, bools=op.OP_TYPE == "Not"
     )
 
 
-@lowers("BitShift")
-def lower_bit_shift(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("BitShift")
+def bit_shift(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """Shifts; right shifts of signed integers are arithmetic. A shift by a negative
     amount or by the width or more gives what the sign fill alone gives (-1 or 0)."""
     direction = op.attr("direction")
@@ -74,11 +68,11 @@ def lower_bit_shift(g: GraphLowering, op: OnnxOp) -> None:
             fill = b.constant(0, x.type)
         return b.select(too_far, fill, b.binary(kind, x, y))
 
-    lower_elementwise(g, op, shift, ints=True)
+    return uniform_op(g, op, shift, ints=True)
 
 
-@lowers("Mod")
-def lower_mod(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Mod")
+def mod(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """fmod=1: remainder with the dividend's sign (C fmod); fmod=0: with the
     divisor's sign (Python %, numpy.mod), also for floats."""
     c_fmod = bool(op.attr("fmod", 0))
@@ -98,7 +92,7 @@ def lower_mod(g: GraphLowering, op: OnnxOp) -> None:
             result = b.select(b.compare("eq", result, zero), b.math(math.CopySignOp, result, y), result)
         return result
 
-    lower_elementwise(g, op, mod, ints=True)
+    return uniform_op(g, op, mod, ints=True)
 
 
 def _float_fmod(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:
@@ -113,23 +107,22 @@ def _float_fmod(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:
     return b.select(b.compare("eq", remainder, zero), b.math(math.CopySignOp, remainder, x), remainder)
 
 
-@lowers("Where")
-def lower_where(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Where")
+def where(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     condition = op.input(0).type.get_element_type()
     if condition != i1:
         raise g.unsupported(op, f"Where condition of type {condition}")
     g.same_element_type(op, [op.input(1), op.input(2), op.results[0]], ints=True, bools=True)
-    out = g.result(op)
-    elementwise(g.top, out, broadcast_inputs(g, op, shape_of(out)), lambda b, xs: b.select(*xs))
+    return ScalarOp(broadcast_reads(g, op), lambda b, xs: b.select(*xs))
 
 
-@lowers("IsNaN")
-def lower_is_nan(g: GraphLowering, op: OnnxOp) -> None:
-    lower_elementwise(g, op, lambda b, xs: b.is_nan(xs[0]), ints=False, same_result=False)
+@scalar_op("IsNaN")
+def is_nan(g: GraphLowering, op: OnnxOp) -> ScalarOp:
+    return uniform_op(g, op, lambda b, xs: b.is_nan(xs[0]), ints=False, same_result=False)
 
 
-@lowers("IsInf")
-def lower_is_inf(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("IsInf")
+def is_inf(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     positive, negative = op.attr("detect_positive", 1), op.attr("detect_negative", 1)
 
     def is_inf(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
@@ -140,11 +133,11 @@ def lower_is_inf(g: GraphLowering, op: OnnxOp) -> None:
                 result = b.binary("or", result, b.compare("eq", x, b.constant(infinity, x.type)))
         return result
 
-    lower_elementwise(g, op, is_inf, ints=False, same_result=False)
+    return uniform_op(g, op, is_inf, ints=False, same_result=False)
 
 
-@lowers("Sign")
-def lower_sign(g: GraphLowering, op: OnnxOp) -> None:
+@scalar_op("Sign")
+def sign(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """-1, 0 or 1 (NaN stays NaN: it is neither below nor above zero)."""
 
     def sign(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
@@ -153,4 +146,4 @@ def lower_sign(g: GraphLowering, op: OnnxOp) -> None:
         below = b.neg(one) if not is_unsigned(x.type) else zero
         return b.select(b.compare("gt", x, zero), one, b.select(b.less_than(x, zero), below, x))
 
-    lower_elementwise(g, op, sign, ints=True)
+    return uniform_op(g, op, sign, ints=True)

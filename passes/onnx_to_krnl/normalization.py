@@ -5,6 +5,7 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
@@ -15,45 +16,57 @@ from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
     broadcast,
+    constant_array,
     elementwise,
     lowers,
     normalized_axis,
     optional_result,
     shape_of,
+    weight_buffer,
 )
+from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, elementwise_read, scalar_op
 
 
-@lowers("BatchNormalization")
-def lower_batch_normalization(g: GraphLowering, op: OnnxOp) -> None:
-    """Inference: y = (x - mean) * (scale / sqrt(var + epsilon)) + bias, per channel (dim 1)."""
+@scalar_op("BatchNormalization")
+def batch_normalization(g: GraphLowering, op: OnnxOp) -> ScalarOp:
+    """Inference: y = (x - mean) * factor + bias per channel (dim 1), factor =
+    scale / sqrt(var + epsilon) computed once per channel before the nest."""
     if op.attr("training_mode", 0) or any(r.uses for r in op.results[1:]):
         raise g.unsupported(op, "BatchNormalization in training mode")
     if op.attr("spatial", 1) == 0:
         raise g.unsupported(op, "BatchNormalization with per-activation statistics (spatial=0)")
-    x, scale, bias, mean, var = (g.input(op, k) for k in range(5))
-    element = g.same_element_type(op, [*onnx_inputs(op)[:5], op.results[0]], ints=False)
-    channel_shape = shape_of(var)
-    x_shape = shape_of(x)
+    inputs = onnx_inputs(op)[:5]
+    element = g.same_element_type(op, [*inputs, op.results[0]], ints=False)
+    x_shape, *parameter_shapes = (tuple(v.type.get_shape()) for v in inputs)
+    channel_shape = parameter_shapes[3]
     if len(x_shape) < 2 or x_shape[1 : 1 + len(channel_shape)] != channel_shape:
         raise g.shape_error(op, f"statistics of shape {list(channel_shape)} do not fit input {list(x_shape)}")
-    if any(shape_of(p) != channel_shape for p in (scale, bias, mean)):
+    if any(shape != channel_shape for shape in parameter_shapes):
         raise g.shape_error(op, "scale, bias, mean and var must have the same shape")
+    channel_axes = tuple(range(1, 1 + len(channel_shape)))
+    factor = Operand(_batch_norm_factor(g, op, element), channel_axes)
+    reads = [elementwise_read(op, 0), (op.input(3), channel_axes), factor, (op.input(2), channel_axes)]
+    return ScalarOp(reads, lambda b, xs: b.add(b.mul(b.sub(xs[0], xs[1]), xs[2]), xs[3]))
 
-    factor = g.top.alloc(MemRefType(element, channel_shape))
-    epsilon = g.top.constant(op.attr("epsilon", 1e-5), element)
+
+def _batch_norm_factor(g: GraphLowering, op: OnnxOp, element: Attribute) -> SSAValue:
+    """scale / sqrt(var + epsilon) per channel: folded at compile time for constant
+    float32/float64 statistics (numpy rounds each step as the nest would), else a nest."""
+    epsilon = op.attr("epsilon", 1e-5)
+    scale, var = constant_array(op.input(1)), constant_array(op.input(4))
+    if scale is not None and var is not None and scale.dtype == var.dtype and scale.dtype in (np.float32, np.float64):
+        factor = scale / np.sqrt(var + scale.dtype.type(epsilon))
+        return weight_buffer(g, op, factor, element, f"{op.node_name or 'batch_norm'}_factor")
+    scale, var = g.input(op, 1), g.input(op, 4)
+    factor = g.top.alloc(MemRefType(element, shape_of(var)))
+    epsilon_value = g.top.constant(epsilon, element)
     elementwise(
         g.top,
         factor,
         [Operand.whole(scale), Operand.whole(var)],
-        lambda b, xs: b.div(xs[0], b.math(math.SqrtOp, b.add(xs[1], epsilon))),
+        lambda b, xs: b.div(xs[0], b.math(math.SqrtOp, b.add(xs[1], epsilon_value))),
     )
-    channel_axes = tuple(range(1, 1 + len(channel_shape)))
-    elementwise(
-        g.top,
-        g.result(op),
-        [Operand.whole(x), *(Operand(p, channel_axes) for p in (mean, factor, bias))],
-        lambda b, xs: b.add(b.mul(b.sub(xs[0], xs[1]), xs[2]), xs[3]),
-    )
+    return factor
 
 
 # ------------------------------------------------------- normalization over reduced dims

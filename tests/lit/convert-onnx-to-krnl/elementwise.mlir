@@ -1,12 +1,14 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
 // Add with numpy broadcasting: a unit dim that is stretched is read at index 0,
-// missing leading dims are not read at all. Intermediates are memref.alloc in
-// the function's block; the graph output is written in place.
+// missing leading dims are not read at all. Intermediates (here, read by two
+// ops, so not fused) are memref.alloc in the function's block; the graph
+// output is written in place.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%a: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> tensor<2x3x4xf32> attributes {onnx.input_names = ["a", "b"], onnx.output_names = ["out"]} {
     %sum = "onnx.Add"(%a, %b) : (tensor<2x1x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32>
     %out = "onnx.Relu"(%sum) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    %unused = "onnx.Neg"(%sum) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
     func.return %out : tensor<2x3x4xf32>
   }
 }
