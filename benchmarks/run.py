@@ -5,7 +5,9 @@ For each model (benchmarks/models.py), in its own process so that models do not
 share memory: onnxc compiles it in a child process (compile time and the
 compiler's peak RSS), then onnxruntime and the compiled library run the same
 random inputs at each thread count in this process: warm-up runs, then
-`--repeat` timed samples, the median reported. A sample is one run, or for a
+`--repeat` timed samples of each, taken in turn (onnxruntime, onnxc,
+onnxruntime, ...) because this machine's speed drifts by tens of percent
+over minutes; the median of each is reported. A sample is one run, or for a
 model that runs in less than MIN_SAMPLE_SECONDS the mean of as many runs as
 fill it (as `timeit` does), so that a 0.05 ms model is not timed by single
 calls of a clock and the noise of one scheduler tick. numpy's BLAS threads are
@@ -13,11 +15,11 @@ kept to one (OPENBLAS_NUM_THREADS=1): once woken they spin, competing with the
 engines measured. Outputs must match onnxruntime within
 1e-4 relative to max|ref| (the light CNNs also output their pre-Softmax logits).
 
-Peak RSS of an engine is the process's high-water mark while it is loaded and
-running (reset through /proc/self/clear_refs before each engine) minus the RSS
-before any session existed. onnxruntime runs first and its sessions are freed
-before onnxc loads, so memory freed but kept by the allocator counts against
-onnxc, never for it. A model that fails to compile is listed with its error.
+Peak RSS of an engine is measured before the timing, each engine alone at the
+largest thread count: the process's high-water mark while it is loaded and
+running (reset through /proc/self/clear_refs) minus the RSS just before it
+loads. onnxruntime goes first and its session is freed before onnxc loads, so
+memory freed but kept by the allocator counts against onnxc, never for it. A model that fails to compile is listed with its error.
 """
 
 from __future__ import annotations
@@ -70,28 +72,44 @@ def _reset_peak_rss() -> None:
         clear_refs.write("5")
 
 
-def _timed(run, repeat: int) -> tuple[float, list]:
-    """Median milliseconds per run over `repeat` samples (see the module docstring), and run's outputs."""
-    outputs = run()
-    start, warm_ups = time.perf_counter(), 1
-    while time.perf_counter() - start < WARM_UP_SECONDS or warm_ups < 3:
+def _runs_per_sample(run) -> int:
+    """Warm `run` up; the number of runs that fill MIN_SAMPLE_SECONDS (at least one)."""
+    start, runs = time.perf_counter(), 0
+    while time.perf_counter() - start < WARM_UP_SECONDS or runs < 3:
         run()
-        warm_ups += 1
-    runs_per_sample = max(1, round(MIN_SAMPLE_SECONDS * warm_ups / (time.perf_counter() - start)))
-    times = []
+        runs += 1
+    return max(1, round(MIN_SAMPLE_SECONDS * runs / (time.perf_counter() - start)))
+
+
+def _interleaved(runs: dict, repeat: int) -> dict:
+    """Median milliseconds per run of each engine: `repeat` samples each, taken in turn
+    (A B A B ...), so that both see the same state of the machine."""
+    per_sample = {name: _runs_per_sample(run) for name, run in runs.items()}
+    times = {name: [] for name in runs}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(runs_per_sample):
-            run()
-        times.append((time.perf_counter() - start) * 1000 / runs_per_sample)
-    return statistics.median(times), outputs
+        for name, run in runs.items():
+            start = time.perf_counter()
+            for _ in range(per_sample[name]):
+                run()
+            times[name].append((time.perf_counter() - start) * 1000 / per_sample[name])
+    return {name: statistics.median(samples) for name, samples in times.items()}
+
+
+def _ort_session(serialized: bytes, threads: int):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
 
 
 def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -> dict:
-    """Time onnxruntime then onnxc at each thread count on the same inputs; compare their outputs."""
+    """Peak RSS of each engine alone, then both timed in turn at each thread count on the
+    same inputs; their outputs compared."""
     import models
     import numpy as np
-    import onnxruntime as ort
 
     from onnxc.runtime import Session
 
@@ -99,38 +117,37 @@ def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -
     serialized = model.SerializeToString()
     rng = np.random.default_rng(1)
     feed = {}
-    for arg in ort.InferenceSession(serialized, providers=["CPUExecutionProvider"]).get_inputs():
+    for arg in _ort_session(serialized, 1).get_inputs():
         shape = [d if isinstance(d, int) else 1 for d in arg.shape]
         feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
-    baseline = _status_mb("VmRSS")
     result = {"gflop": models.gflop(model), "threads": {}}
 
+    # Memory first, one engine at a time. onnxruntime's freed memory may stay in this process
+    # (its allocator keeps it): onnxc's peak is counted from the resident memory just before it loads.
+    before = _status_mb("VmRSS")
     _reset_peak_rss()
-    reference = None
-    for count in threads:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = count
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        session = ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
-        milliseconds, reference = _timed(functools.partial(session.run, None, feed), repeat)
-        result["threads"][count] = {"ort_ms": milliseconds}
-        del session
-    result["ort_rss_mb"] = _status_mb("VmHWM") - baseline
+    session = _ort_session(serialized, max(threads))
+    reference = session.run(None, feed)
+    session.run(None, feed)
+    result["ort_rss_mb"] = _status_mb("VmHWM") - before
+    del session
+    before = _status_mb("VmRSS")
+    _reset_peak_rss()
+    session = Session(library, threads=max(threads))
+    session.run(None, feed)
+    session.run(None, feed)
+    result["onnxc_rss_mb"] = _status_mb("VmHWM") - before
+    del session  # else the next session loads a second copy of the library while this one lives
 
-    # onnxruntime's freed memory may stay in this process (its allocator keeps it): onnxc's
-    # peak is counted from the resident memory just before it loads, not from `baseline`.
-    before_onnxc = _status_mb("VmRSS")
-    _reset_peak_rss()
     errors = []
     for count in threads:
-        session = Session(library, threads=count)
-        milliseconds, outputs = _timed(functools.partial(session.run, None, feed), repeat)
-        result["threads"][count]["onnxc_ms"] = milliseconds
-        for got, want in zip(outputs, reference):
+        engines = {"ort_ms": _ort_session(serialized, count), "onnxc_ms": Session(library, threads=count)}
+        result["threads"][count] = _interleaved(
+            {key: functools.partial(engine.run, None, feed) for key, engine in engines.items()}, repeat
+        )
+        for got, want in zip(engines["onnxc_ms"].run(None, feed), reference):
             errors.append(float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30)))
-        del session  # else the next session loads a second copy of the library while this one lives
-    result["onnxc_rss_mb"] = _status_mb("VmHWM") - before_onnxc
+        del engines
     result["max_error"] = max(errors)
     return result
 

@@ -545,42 +545,13 @@ class MatmulEmitter:
 
     def copy(self, b, destination, source, s_stride: int, start, stop) -> None:
         """destination[i] = source[i*s_stride] for i in [start, stop)."""
-        if s_stride == 1:
-            self.by_vectors(
-                b, start, stop, lambda i, mask: self.store(b, self.load(b, source, i, mask), destination, i, mask)
-            )
-            return
         with counted_loop(b, start, stop, 1, "copy") as i:
-            value = b.load(self.gep(b, source, b.mul(i, _const(s_stride))), typ=F32, align=4)
+            value = b.load(self.gep(b, source, b.mul(i, _const(s_stride)) if s_stride != 1 else i), typ=F32, align=4)
             b.store(value, self.gep(b, destination, i), align=4)
 
     def fill_zero(self, b, destination, start, stop) -> None:
-        zeros = ir.Constant(self.vector, None)
-        self.by_vectors(b, start, stop, lambda i, mask: self.store(b, zeros, destination, i, mask))
-
-    def by_vectors(self, b, start, stop, body) -> None:
-        """body(i, mask) for the vectors of [start, stop): whole ones (mask None), then a masked tail.
-
-        Written out because LLVM turns a scalar copy or fill loop into a call of memcpy
-        or memset, which costs more than the copy itself for the short rows of im2col."""
-        vw = self.p.vw
-        with counted_loop(b, start, b.sub(stop, _const(vw - 1)), vw, "vectors") as i:
-            body(i, None)
-        whole = b.mul(b.sdiv(b.sub(stop, start), _const(vw)), _const(vw))
-        tail = b.add(start, b.select(b.icmp_signed(">", whole, _const(0)), whole, _const(0)))
-        with b.if_then(b.icmp_signed("<", tail, stop)):
-            body(tail, self.lane_mask(b, tail, stop))
-
-    def load(self, b, base, index, mask) -> ir.Value:
-        pointer = self.gep(b, base, index)
-        return b.load(pointer, typ=self.vector, align=4) if mask is None else self.masked_load(b, pointer, mask)
-
-    def store(self, b, value, base, index, mask) -> None:
-        pointer = self.gep(b, base, index)
-        if mask is None:
-            b.store(value, pointer, align=4)
-        else:
-            self.masked_store(b, value, pointer, mask)
+        with counted_loop(b, start, stop, 1, "zero") as i:
+            b.store(ir.Constant(F32, 0.0), self.gep(b, destination, i), align=4)
 
     def pack_im2col_row(self, b, image, destination, row, jc, block_end) -> None:
         """One row k = (c, ky, kx) of the im2col block: columns n = (oy, ox) in [jc, block_end)."""
