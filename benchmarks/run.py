@@ -7,7 +7,9 @@ compiler's peak RSS), then onnxruntime and the compiled library run the same
 random inputs at each thread count in this process: warm-up runs, then
 `--repeat` timed samples of each, taken in turn (onnxruntime, onnxc,
 onnxruntime, ...) because this machine's speed drifts by tens of percent
-over minutes; the median of each is reported. A sample is one run, or for a
+over minutes, with a pause before each sample so that the spinning workers of
+one engine's thread pool have gone to sleep before the other runs; the median
+of each is reported. A sample is one run, or for a
 model that runs in less than MIN_SAMPLE_SECONDS the mean of as many runs as
 fill it (as `timeit` does), so that a 0.05 ms model is not timed by single
 calls of a clock and the noise of one scheduler tick. numpy's BLAS threads are
@@ -41,6 +43,9 @@ from pathlib import Path
 TOLERANCE = 1e-4
 MIN_SAMPLE_SECONDS = 0.02
 WARM_UP_SECONDS = 0.2
+PAUSE_SECONDS = 0.05
+"""Idle time before each sample: both engines' thread pools spin for a while after a run, and
+one engine's spinning workers must not compete with the other's sample."""
 
 
 # ------------------------------------------------------------------ in the child processes
@@ -88,6 +93,7 @@ def _interleaved(runs: dict, repeat: int) -> dict:
     times = {name: [] for name in runs}
     for _ in range(repeat):
         for name, run in runs.items():
+            time.sleep(PAUSE_SECONDS)
             start = time.perf_counter()
             for _ in range(per_sample[name]):
                 run()
