@@ -249,7 +249,7 @@ class MatmulEmitter:
             pointers = [self.gep(b, a, a_offset), self.gep(b, b_in, b_offset), self.gep(b, c, c_offset)]
             pointers += [bias] if bias is not None else []
             if not p.parallel:
-                b.call(self.range_function(), [*pointers, _const(0), _const(p.n), _const(0), _const(p.row_tiles)])
+                b.call(self.range_function(), [*pointers, *self.whole_bounds()])
                 continue
             context_type = ir.LiteralStructType([value.type for value in pointers])
             if self.context is None:
@@ -289,9 +289,21 @@ class MatmulEmitter:
             column_end = b.mul(end, _const(p.nr))
             column_end = b.select(b.icmp_signed("<", column_end, _const(p.n)), column_end, _const(p.n))
             bounds = [b.mul(begin, _const(p.nr)), column_end, _const(0), _const(p.row_tiles)]
-        b.call(self.range_function(), [*pointers, *bounds])
+        # The whole product (one thread, or the pool busy) takes a copy of `range` with constant
+        # bounds: LLVM then folds the im2col geometry, which costs small convs dearly otherwise.
+        tiles = p.row_tiles if p.split_rows else p.column_tiles
+        whole = b.and_(b.icmp_signed("==", begin, _const(0)), b.icmp_signed("==", end, _const(tiles)))
+        with b.if_else(whole) as (then, otherwise):
+            with then:
+                b.call(self.range_function(), [*pointers, *self.whole_bounds()])
+            with otherwise:
+                b.call(self.range_function(), [*pointers, *bounds])
         b.ret_void()
         return fn
+
+    def whole_bounds(self) -> list[ir.Value]:
+        """range's bounds for all of C: every column, every row tile."""
+        return [_const(0), _const(self.p.n), _const(0), _const(self.p.row_tiles)]
 
     def range_function(self) -> ir.Function:
         """range(a, b, c, [bias], columns [from, to), row tiles [from, to)): that part of C,
@@ -300,6 +312,7 @@ class MatmulEmitter:
             return self.range_fn
         p = self.p
         fn, b = self.function(f"{self.name}.gemm", [PTR] * (3 + p.has_bias) + [I64] * 4)
+        fn.attributes.add("alwaysinline")  # each call site gets its bounds folded in
         self.range_fn = fn
         a, b_in, c, *rest = fn.args
         bias = rest.pop(0) if p.has_bias else None
@@ -528,6 +541,7 @@ class MatmulEmitter:
             return self.packing
         p = self.p
         fn, b = self.function(f"{self.name}.pack", [PTR, PTR, I64, I64, I64, I64])
+        fn.attributes.add("alwaysinline")  # so that range's constant bounds reach the im2col geometry
         self.packing = fn
         source, scratch, jc, block_end, pc, kc = fn.args
         with counted_loop(b, _const(0), kc, 1, "packk") as k:
