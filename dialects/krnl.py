@@ -505,7 +505,7 @@ def matmul_scratch_pitch(columns: int, column_block: int) -> int:
 
 
 MATMUL_A_LAYOUTS = ("panels", "strided")
-MATMUL_B_ACCESS = ("rows", "im2col", "panels")
+MATMUL_B_ACCESS = ("rows", "im2col", "panels", "window")
 MATMUL_B_PANEL = 16
 """Columns per panel of a B packed at compile time: one 64-byte cache line per
 row, and a multiple (or a divisor) of every target's register tile width."""
@@ -527,7 +527,12 @@ class MatmulOp(IRDLOperation):
       OH, OW, KH, KW, SH, SW, DH, DW, PH, PW]` (k = (c, ky, kx), n = (oy, ox),
       padding reads zero); `"panels"`: B was packed at compile time into
       column panels [ceil(N/P), K, P] (P = MATMUL_B_PANEL, zero columns pad
-      the last one), each read as one sequential stream. With `pack` (required
+      the last one), each read as one sequential stream; `"window"`: B is read
+      in place from an image of a stride-1 conv, `conv = [C, H, W, KH, KW, DH,
+      DW]`, B[k, n] = b[c*H*W + ky*DH*W + kx*DW + n] for k = (c, ky, kx): the
+      output columns n = oy*W + ox span the image's whole width W (the caller
+      pads the image and drops the columns ox >= OW; no packing, no im2col
+      copy). With `pack` (required
       for im2col, not allowed with panels), B is packed at run time block by
       block into rows of `matmul_scratch_pitch` floats, kc rows per block, in
       scratch memory of the thread doing the packing (the runtime's, see
@@ -632,6 +637,8 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: B panels must have shape [ceil(N/P), K, P] and no pack")
         if self.b_access.data == "im2col" and (len(int_values(self.conv)) != 13 or not packed):
             raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and pack")
+        if self.b_access.data == "window" and (len(int_values(self.conv)) != 7 or packed):
+            raise VerifyException("krnl.matmul: window access needs 7 conv geometry values and no pack")
         if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
             raise VerifyException("krnl.matmul: bias must have shape [M]")
 

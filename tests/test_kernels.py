@@ -8,6 +8,8 @@ Reference: onnxruntime. Tolerance: 1e-4 of the output's largest magnitude.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import onnxruntime
@@ -22,6 +24,8 @@ from onnxc.importer import import_model
 from onnxc.passes import get_pass
 
 RNG = np.random.default_rng(5)
+FLOAT_ARITHMETIC = re.compile(r"arith\.(add|sub|mul|div|maximum|minimum)f")
+"""Float arithmetic in the IR: a nest left for an op that should have been fused into a kernel."""
 
 
 def rand(*shape: int) -> np.ndarray:
@@ -194,6 +198,9 @@ def conv_model(x_shape, w_shape, *, bias=True, then=(), **attrs):
         ((1, 2, 1, 9), (3, 2, 1, 3), {"auto_pad": "SAME_UPPER"}),  # 1-sized spatial dim
         ((2, 6, 9, 9), (26, 3, 3, 3), {"group": 2, "pads": [1, 1, 1, 1]}),  # a product per group and image
         ((1, 12, 5, 7), (32, 3, 1, 1), {"group": 4}),  # grouped 1x1: B read in place at the group's channels
+        ((2, 5, 9, 7), (13, 5, 3, 3), {"pads": [1, 1, 1, 1]}),  # stride 1: the padded image read in place
+        ((1, 4, 10, 12), (9, 4, 3, 3), {}),  # stride 1 unpadded: the image itself, rows compacted
+        ((1, 4, 10, 12), (9, 4, 3, 1), {"pads": [1, 0, 1, 0]}),  # 3x1: rows as wide as the output's
     ],
 )
 def test_conv(tmp_path, x_shape, w_shape, attrs):
@@ -204,8 +211,7 @@ def test_conv(tmp_path, x_shape, w_shape, attrs):
 @pytest.mark.parametrize("then", [("bn",), ("bn", "relu"), ("relu",), ("clip",), ("bn", "clip")])
 def test_conv_epilogue_fusion(tmp_path, then):
     model, x = conv_model((1, 6, 8, 8), (14, 6, 3, 3), then=then, pads=[1, 1, 1, 1])
-    text = krnl_text(model)
-    assert text.count("krnl.iterate") == 0, "the fused ops leave no loop nest"
+    assert not FLOAT_ARITHMETIC.search(krnl_text(model)), "the fused ops leave no loop nest (only padding copies)"
     check(model, {"x": x}, tmp_path)
 
 
@@ -213,7 +219,7 @@ def test_grouped_conv_epilogue_fusion(tmp_path):
     """BatchNormalization and Relu fold into each group's product."""
     model, x = conv_model((1, 8, 6, 6), (20, 4, 3, 3), then=("bn", "relu"), pads=[1, 1, 1, 1], group=2)
     text = krnl_text(model)
-    assert text.count("krnl.matmul") == 2 and text.count("krnl.iterate") == 0
+    assert text.count("krnl.matmul") == 2 and not FLOAT_ARITHMETIC.search(text)
     check(model, {"x": x}, tmp_path)
 
 

@@ -26,11 +26,14 @@ from onnxc.runtime import Session
 
 
 def _model() -> onnx.ModelProto:
-    """Conv (split over output channels), Relu, Softmax (split over rows): big enough to be parallel."""
+    """A 3x3 Conv (its padded image read in place) and a 1x1 Conv (B packed per thread), both
+    split over column tiles, then Relu, Softmax (split over rows): big enough to be parallel."""
     rng = np.random.default_rng(0)
     weight = numpy_helper.from_array(rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2, "w")
+    pointwise = numpy_helper.from_array(rng.standard_normal((16, 16, 1, 1)).astype(np.float32) * 0.2, "w1")
     nodes = [
-        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w"], ["c3"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["c3", "w1"], ["c"]),
         helper.make_node("Relu", ["c"], ["r"]),
         helper.make_node("Reshape", ["r", "rows"], ["m"]),
         helper.make_node("Softmax", ["m"], ["y"], axis=1),
@@ -41,7 +44,7 @@ def _model() -> onnx.ModelProto:
         "threads",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 64, 64])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 64 * 64])],
-        [weight, rows],
+        [weight, pointwise, rows],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 

@@ -14,9 +14,11 @@ ppc64le leaves loops scalar), so the kernel is written out in vectors:
                 micro-kernel: mr x nr accumulators in registers over kc steps,
                 each step nr/vw vector loads of B, mr broadcasts of A, mr*nr/vw FMAs
 
-B is read from the scratch block, in place (rows of ldb floats), or from the
+B is read from the scratch block, in place (rows of ldb floats), from the
 column panels of a constant B packed at compile time (b_access "panels": a
-tile wider than a panel reads one panel per vector, `panel_stride` apart).
+tile wider than a panel reads one panel per vector, `panel_stride` apart), or
+from a (padded) image in place (b_access "window", a stride-1 conv: row k of B
+is the image shifted by that row's offset, taken from a table made here).
 Each thread packs what its own tiles read into its own scratch memory (the
 runtime's, runtime/support/onnxc_parallel.c): one pool job per product and
 no thread waits for another's packing. Splitting by rows, every thread packs
@@ -116,6 +118,18 @@ class MatmulPlan:
     clip: tuple[float, float]
     has_bias: bool
     packed: bool
+    window: bool
+
+    @property
+    def row_offsets(self) -> list[int]:
+        """Window access: the offset of B's row k = (c, ky, kx) in the image."""
+        channels, height, width, kernel_h, kernel_w, dilation_h, dilation_w = self.conv
+        return [
+            c * height * width + ky * dilation_h * width + kx * dilation_w
+            for c in range(channels)
+            for ky in range(kernel_h)
+            for kx in range(kernel_w)
+        ]
 
     @property
     def pitch(self) -> int:
@@ -177,6 +191,7 @@ class MatmulPlan:
             clip=op.clip_bounds,
             has_bias=op.bias is not None,
             packed=bool(op.pack.value.data),
+            window=op.b_access.data == "window",
         )
 
 
@@ -197,6 +212,7 @@ class MatmulEmitter:
         self.range_fn: ir.Function | None = None
         self.slice_fn: ir.Function | None = None
         self.context: ir.Value | None = None  # the thread pool's context, one stack slot
+        self.offsets_table: ir.GlobalVariable | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -229,6 +245,17 @@ class MatmulEmitter:
         name = f"llvm.masked.store.v{self.p.vw}f32.p0"
         fn = self.declare(name, ir.VoidType(), [self.vector, PTR, I32, self.mask_type])
         b.call(fn, [value, pointer, ir.Constant(I32, 4), mask])
+
+    def row_offsets(self, b: ir.IRBuilder, pc: ir.Value) -> ir.Value:
+        """Window access: the table of B's row offsets (i32, made once per op), from row pc."""
+        if self.offsets_table is None:
+            offsets = self.p.row_offsets
+            table_type = ir.ArrayType(I32, len(offsets))
+            table = ir.GlobalVariable(self.module, table_type, self.module.get_unique_name(f"{self.name}.rows"))
+            table.linkage, table.global_constant = "private", True
+            table.initializer = ir.Constant(table_type, offsets)
+            self.offsets_table = table
+        return b.gep(self.offsets_table, [pc], inbounds=True, source_etype=I32)
 
     def function(self, name: str, args: list[ir.Type]) -> tuple[ir.Function, ir.IRBuilder]:
         # Unique: a function may hold several krnl.matmul ops (e.g. a recurrent step's).
@@ -349,9 +376,12 @@ class MatmulEmitter:
         scratch = rest.pop(0) if p.packed else None
         bias = rest.pop(0) if p.has_bias else None
         jc, block_end, pc, kc, first, last, row_from, row_to = rest
+        offsets = self.row_offsets(b, pc) if p.window else None
         with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
             valid = b.sub(_const(p.n), jr)
-            if p.packed:
+            if p.window:  # row k of the tile at offsets[k], from column jr
+                b_tile = self.gep(b, b_in, jr)
+            elif p.packed:
                 b_tile = self.gep(b, scratch, b.sub(jr, jc))
             elif p.b_panels:  # panel jr / P, its column jr % P, row pc
                 panel_start = b.mul(b.udiv(jr, _const(MATMUL_B_PANEL)), _const(p.k * MATMUL_B_PANEL))
@@ -363,11 +393,13 @@ class MatmulEmitter:
             with b.if_else(full) as (then, otherwise):
                 for block, masked in ((then, False), (otherwise, True)):
                     with block:
-                        self.row_tiles(b, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid, row_from, row_to)
+                        self.row_tiles(
+                            b, masked, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid, row_from, row_to
+                        )
         b.ret_void()
         return fn
 
-    def row_tiles(self, b, masked, a, b_tile, c, bias, jr, pc, kc, first, last, valid, row_from, row_to) -> None:
+    def row_tiles(self, b, masked, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid, row_from, row_to):
         """Row tiles [row_from, row_to): full ones of mr rows, then the last one of M % mr rows if in range."""
         p = self.p
         a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
@@ -383,7 +415,8 @@ class MatmulEmitter:
                 a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
             c_tile = self.gep(b, c, b.add(b.mul(ir_, _const(p.ldc)), jr))
             args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides]
-            b.call(self.micro_kernel(rows, masked), args + ([bias] if bias is not None else []))
+            args += [v for v in (bias, offsets) if v is not None]
+            b.call(self.micro_kernel(rows, masked), args)
 
         full_tiles = p.m // p.mr
         full_to = b.select(b.icmp_signed("<", row_to, _const(full_tiles)), row_to, _const(full_tiles))
@@ -404,17 +437,20 @@ class MatmulEmitter:
         p = self.p
         # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
         vectors = -(-(p.n % p.nr) // p.vw) if masked else p.nv
-        key = (rows, masked, vectors, p.packed, p.b_panels, p.has_bias, p.accumulate, p.clip)
+        key = (rows, masked, vectors, p.packed, p.b_panels, p.window, p.has_bias, p.accumulate, p.clip)
         if key in self.kernels:
             return self.kernels[key]
-        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64, I64] + ([PTR] if p.has_bias else [])
-        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'p' if p.packed else 'c' if p.b_panels else ''}"
+        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64, I64, I64] + [PTR] * (p.has_bias + p.window)
+        access = "p" if p.packed else "c" if p.b_panels else "w" if p.window else ""
+        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{access}"
         suffix += "b" if p.has_bias else ""
         suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
         fn, b = self.function(f"onnxc.gemm.{suffix}", args)
         fn.attributes.add("noinline")
         self.kernels[key] = fn
-        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, panel_stride, ldc, *bias = fn.args
+        a, b_tile, c, kc, first, last, valid, row0, a_rows, a_columns, b_stride, panel_stride, ldc, *rest = fn.args
+        bias = rest.pop(0) if p.has_bias else None
+        offsets = rest.pop(0) if p.window else None
         masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
         a_pointers = [self.gep(b, a, b.mul(a_rows, _const(r))) for r in range(rows)]
 
@@ -424,7 +460,12 @@ class MatmulEmitter:
                 offset = bb.add(bb.mul(_const(column // MATMUL_B_PANEL), panel_stride), _const(column % MATMUL_B_PANEL))
             else:
                 offset = _const(column)
-            pointer = self.gep(bb, b_tile, bb.add(bb.mul(row, b_stride), offset))
+            if p.window:
+                row_offset = bb.load(bb.gep(offsets, [row], inbounds=True, source_etype=I32), typ=I32, align=4)
+                row_start = bb.sext(row_offset, I64)
+            else:
+                row_start = bb.mul(row, b_stride)
+            pointer = self.gep(bb, b_tile, bb.add(row_start, offset))
             if masked and not (p.packed or p.b_panels):  # scratch and panels have room past N (lanes never stored)
                 return self.masked_load(bb, pointer, masks[v])
             return bb.load(pointer, typ=self.vector, align=min(p.vw * 4, 64) if p.packed else 4)
@@ -448,7 +489,7 @@ class MatmulEmitter:
         for r in range(rows):
             start = ir.Constant(self.vector, None)
             if p.has_bias:
-                row_bias = b.load(self.gep(b, bias[0], b.add(row0, _const(r))), typ=F32, align=4)
+                row_bias = b.load(self.gep(b, bias, b.add(row0, _const(r))), typ=F32, align=4)
                 start = self.splat(b, row_bias, self.vector)
             starts.append(start)
         with b.if_else(first) as (then, otherwise):

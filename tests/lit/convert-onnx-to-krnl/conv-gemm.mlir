@@ -4,7 +4,10 @@
 // then Relu: one krnl.matmul. The weights (BN scale folded in) are packed at
 // compile time into 12-row panels [ceil(4/12), 3*3*3, 12]; the bias (BN shift
 // folded in) is a compile-time weight too; the Relu is the clamp [0, inf] of
-// the kernel's store, which writes %y. No nest is left for BN or Relu.
+// the kernel's store. No nest is left for BN or Relu. Stride 1: the kernel
+// reads the zero-padded image (10x10, zeroed, then x copied in) in place
+// ("window"), computing rows of its width: N = 7*10 + 8 = 78 columns, of
+// which a last nest keeps the first 8 of each row in %y.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
     %w = "onnx.Constant"() {value = dense<1.0> : tensor<4x3x3x3xf32>} : () -> tensor<4x3x3x3xf32>
@@ -22,12 +25,22 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x3x8x8xf32>, %y: memref<1x4x8x8xf32>) {
 // CHECK:         %[[A:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x27x12xf32>>} : memref<1x27x12xf32>
 // CHECK-NEXT:    %[[BIAS:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<4xf32>>} : memref<4xf32>
-// CHECK-NEXT:    krnl.matmul %[[A]], %x into %y bias %[[BIAS]]
-// CHECK-SAME:      sizes = [4 : i64, 64 : i64, 27 : i64], tile = [12 : i64, 27 : i64, 512 : i64], a_layout = "panels"
-// CHECK-SAME:      b_access = "im2col"
-// CHECK-SAME:      conv = [3 : i64, 8 : i64, 8 : i64, 8 : i64, 8 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64, 1 : i64], ldc = 64 : i64
-// CHECK-SAME:      clip = [0.000000e+00 : f64, 0x7ff0000000000000 : f64], pack = 1 : i64
-// CHECK-NOT:     krnl.iterate
+// CHECK-NEXT:    %[[PADDED:.+]] = memref.alloc() : memref<1x3x10x10xf32>
+// CHECK:         krnl.iterate
+// CHECK:           memref.store %{{.*}}, %[[PADDED]]
+// CHECK:         krnl.iterate
+// CHECK:           %[[X:.+]] = memref.load %x
+// CHECK:           memref.store %[[X]], %[[PADDED]]
+// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x4x78xf32>
+// CHECK-NEXT:    krnl.matmul %[[A]], %[[PADDED]] into %[[WIDE]] bias %[[BIAS]]
+// CHECK-SAME:      sizes = [4 : i64, 78 : i64, 27 : i64], tile = [12 : i64, 27 : i64, 512 : i64], a_layout = "panels"
+// CHECK-SAME:      b_access = "window"
+// CHECK-SAME:      conv = [3 : i64, 10 : i64, 10 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64], ldc = 78 : i64
+// CHECK-SAME:      clip = [0.000000e+00 : f64, 0x7ff0000000000000 : f64], pack = 0 : i64
+// CHECK:         krnl.iterate
+// CHECK:           %[[KEPT:.+]] = memref.load %[[WIDE]]
+// CHECK-NEXT:      memref.store %[[KEPT]], %y
+// CHECK-NOT:     arith.maximumf
 // CHECK:         func.return
 
 // -----
@@ -77,8 +90,9 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // -----
 
 // group = 2 with 8 output channels per group: one krnl.matmul per group, each
-// with its own panels and bias, reading the group's input channels (B offset
-// 2*6*6 = 72 floats) and writing the group's output channels (C offset 8*36 = 288).
+// with its own panels and bias, reading the group's input channels of the
+// padded image (B offset 2*8*8 = 128 floats) and writing the group's output
+// channels (C offset 8 rows of 5*8 + 6 = 46 columns = 368).
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x4x6x6xf32>) -> tensor<1x16x6x6xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
     %w = "onnx.Constant"() {value = dense<1.0> : tensor<16x2x3x3xf32>} : () -> tensor<16x2x3x3xf32>
@@ -92,11 +106,10 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    %[[B0:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<8xf32>>}
 // CHECK-NEXT:    %[[A1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels1", tensor<1x18x12xf32>>}
 // CHECK-NEXT:    %[[B1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias1", tensor<8xf32>>}
-// CHECK-NEXT:    krnl.matmul %[[A0]], %x into %y bias %[[B0]]
-// CHECK-SAME:      sizes = [8 : i64, 36 : i64, 18 : i64]
-// CHECK-SAME:      conv = [2 : i64, 6 : i64, 6 : i64
+// CHECK:         krnl.matmul %[[A0]], %[[PADDED:.+]] into %[[WIDE:.+]] bias %[[B0]]
+// CHECK-SAME:      sizes = [8 : i64, 46 : i64, 18 : i64]
+// CHECK-SAME:      conv = [2 : i64, 8 : i64, 8 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64]
 // CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64]
-// CHECK-NEXT:    krnl.matmul %[[A1]], %x into %y bias %[[B1]]
-// CHECK-SAME:      batch = [0 : i64, 72 : i64, 288 : i64]
-// CHECK-NOT:     krnl.iterate
+// CHECK-NEXT:    krnl.matmul %[[A1]], %[[PADDED]] into %[[WIDE]] bias %[[B1]]
+// CHECK-SAME:      batch = [0 : i64, 128 : i64, 368 : i64]
 // CHECK:         func.return
