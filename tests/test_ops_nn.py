@@ -99,6 +99,27 @@ CASES: dict[str, Case] = {
         {"kernel_shape": [2, 2], "dilations": [2, 2]},
         outputs=2,
     ),
+    # Depthwise stride-1 convs along shifted rows: padded (asymmetric, dilated) with two outputs per
+    # input channel; unpadded without bias (the input's planes read in place, columns dropped).
+    "conv_depthwise_shifted_rows_padded": Case(
+        "Conv",
+        {"x": rand(1, 4, 9, 7), "w": rand(8, 1, 3, 3), "b": rand(8)},
+        {"group": 4, "pads": [1, 2, 2, 0], "dilations": [2, 1]},
+    ),
+    "conv_depthwise_shifted_rows_unpadded": Case(
+        "Conv", {"x": rand(2, 3, 5, 6)}, {"group": 3}, initializers={"w": rand(3, 1, 3, 2)}
+    ),
+    # Strided pools whose windows stay inside the input (one window per output, vectorized along
+    # the row), and one whose last ceil_mode window reaches past it (row by row).
+    "max_pool_strided_inside_ceil": Case(
+        "MaxPool", {"x": rand(1, 2, 11, 11)}, {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}
+    ),
+    "max_pool_strided_past_the_input_ceil": Case(
+        "MaxPool", {"x": rand(1, 2, 12, 12)}, {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}
+    ),
+    "average_pool_strided_inside": Case(
+        "AveragePool", {"x": rand(2, 3, 8, 9)}, {"kernel_shape": [2, 3], "strides": [2, 3]}
+    ),
     # Deprecated operators, imported as their replacements (ScatterElements, Resize).
     "scatter_opset9_axis1": Case(
         "Scatter",

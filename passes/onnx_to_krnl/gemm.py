@@ -37,8 +37,8 @@ from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, fill, shape_of, weight_buffer
-from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 TILE_ROWS = 12
 """mr: rows of a register tile (the vectors per row are the target's, see codegen/gemm.py)."""
@@ -202,22 +202,20 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
-    shifted = not in_place and residual is None and window_y.stride == window_x.stride == 1
+    shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x])
     if in_place:
         image, b_access, ldb, conv = g.buffers[x_value], "rows", height * width, []
         plane, product_columns = height * width, columns
-    elif shifted:
-        image, padded_h, padded_w = _padded_image(g, g.buffers[x_value], window_y, window_x)
-        b_access, ldb = "window", 0
-        conv = [group_channels, padded_h, padded_w, kernel_h, kernel_w, window_y.dilation, window_x.dilation]
-        plane = padded_h * padded_w
-        product_columns = (window_y.output_size - 1) * padded_w + window_x.output_size
+    elif shifted is not None:
+        image, b_access, ldb = shifted.planes(g, g.buffers[x_value]), "window", 0
+        conv = [group_channels, shifted.height, shifted.width, kernel_h, kernel_w, window_y.dilation, window_x.dilation]
+        plane, product_columns = shifted.height * shifted.width, shifted.columns
     else:
         image, b_access, ldb, plane, product_columns = g.buffers[x_value], "im2col", 0, height * width, columns
         conv = [group_channels, height, width, window_y.output_size, window_x.output_size, kernel_h, kernel_w]
         conv += [window_y.stride, window_x.stride, window_y.dilation, window_x.dilation]
         conv += [window_y.pad_begin, window_x.pad_begin]
-    # Window access computes rows of the padded width: into a wide buffer, compacted after.
+    # Shifted rows are computed as wide as the padded image: into a wide buffer, compacted after.
     wide = out if product_columns == columns else g.top.alloc(MemRefType(f32, [batch, out_channels, product_columns]))
     image_size, result = channels * plane, out_channels * product_columns
     for index, (a, bias_buffer) in enumerate(operands):  # a product per group: its rows of W, its channels of X
@@ -237,30 +235,13 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
                 batch=[v for n in range(batch) for v in (0, n * image_size + x_offset, n * result + out_offset)],
                 accumulate=residual is not None,
                 clip=clip,
-                pack=not shifted,
+                pack=shifted is None,
                 bias=bias_buffer,
             )
         )
     if wide is not out:
-        ivs, body = g.top.loop_nest(shape_of(out))
-        n, m, y, x = ivs
-        body.store(body.load(wide, [n, m, body.add(body.mul(y, padded_w), x)]), out, ivs)
+        shifted.compact(g, wide, out)
     return True
-
-
-def _padded_image(g: GraphLowering, x: SSAValue, window_y: SlidingWindow, window_x: SlidingWindow):
-    """(image, height, width): x within zeros as a stride-1 conv reads it (x itself if it has no padding)."""
-    batch, channels, height, width = shape_of(x)
-    padded_h = window_y.output_size + (window_y.kernel - 1) * window_y.dilation
-    padded_w = window_x.output_size + (window_x.kernel - 1) * window_x.dilation
-    if (padded_h, padded_w, window_y.pad_begin, window_x.pad_begin) == (height, width, 0, 0):
-        return x, height, width
-    padded = g.top.alloc(MemRefType(f32, [batch, channels, padded_h, padded_w]))
-    fill(g.top, padded, g.top.constant(0.0, f32))
-    ivs, body = g.top.loop_nest([batch, channels, height, width])
-    n, c, y, x_ = ivs
-    body.store(body.load(x, ivs), padded, [n, c, body.add(y, window_y.pad_begin), body.add(x_, window_x.pad_begin)])
-    return padded, padded_h, padded_w
 
 
 def _row_panels(matrix: np.ndarray, block: int) -> np.ndarray:

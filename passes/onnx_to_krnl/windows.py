@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, fill, shape_of
 
 # ------------------------------------------------------------------ sliding windows
 
@@ -44,6 +48,11 @@ class SlidingWindow:
             reach = builder.ceil_div(builder.max(builder.sub(upper, start), 0), self.dilation)
             high = builder.min(reach, self.kernel)
         return low, high
+
+    @property
+    def clipped(self) -> bool:
+        """Whether some window reaches the padding (or past the input)."""
+        return self.pad_begin > 0 or self.last_position >= self.input_size
 
     @property
     def last_position(self) -> int:
@@ -119,3 +128,59 @@ def sliding_windows(
             raise g.shape_error(op, f"spatial dim {d}: output size {output_sizes[d]}, attributes give {expected}")
         windows.append(SlidingWindow(size, expected, kernel[d], stride, dilations[d], begin, end))
     return windows
+
+
+# ------------------------------------------------------- stride-1 windows as shifted rows
+
+
+@dataclass(frozen=True)
+class ShiftedRows:
+    """A stride-1 2-D window over an image read as shifted rows: the image is zero-padded
+    into planes of `height` x `width` (row-major, flat), and output position q = oy*width + ox
+    reads the plane at q + offset(ky, kx) for kernel offset (ky, kx). Outputs are computed
+    for every q in [0, columns): whole padded rows (the columns ox >= OW are discarded by
+    `compact`), so that the loop over q has unit stride and no padding branches."""
+
+    window_y: SlidingWindow
+    window_x: SlidingWindow
+
+    @staticmethod
+    def of(windows: Sequence[SlidingWindow]) -> ShiftedRows | None:
+        """The shifted rows of two stride-1 windows, else None."""
+        if len(windows) != 2 or any(w.stride != 1 for w in windows):
+            return None
+        return ShiftedRows(*windows)
+
+    @property
+    def height(self) -> int:
+        return self.window_y.output_size + (self.window_y.kernel - 1) * self.window_y.dilation
+
+    @property
+    def width(self) -> int:
+        return self.window_x.output_size + (self.window_x.kernel - 1) * self.window_x.dilation
+
+    @property
+    def columns(self) -> int:
+        return (self.window_y.output_size - 1) * self.width + self.window_x.output_size
+
+    def offset(self, ky: int, kx: int) -> int:
+        return ky * self.window_y.dilation * self.width + kx * self.window_x.dilation
+
+    def planes(self, g: GraphLowering, x: SSAValue) -> SSAValue:
+        """x [N, C, H, W] zero-padded into planes [N, C, height*width] (a view of x if unpadded)."""
+        batch, channels, height, width = shape_of(x)
+        planes_type = MemRefType(x.type.get_element_type(), [batch, channels, self.height * self.width])
+        if (self.height, self.width, self.window_y.pad_begin, self.window_x.pad_begin) == (height, width, 0, 0):
+            return g.top.insert(ViewOp(x, 0, planes_type)).result
+        planes = g.top.alloc(planes_type)
+        fill(g.top, planes, g.top.constant(0.0, planes_type.element_type))
+        (n, c, y, x_), body = g.top.loop_nest([batch, channels, height, width])
+        row = body.mul(body.add(y, self.window_y.pad_begin), self.width)
+        body.store(body.load(x, [n, c, y, x_]), planes, [n, c, body.add(row, body.add(x_, self.window_x.pad_begin))])
+        return planes
+
+    def compact(self, g: GraphLowering, wide: SSAValue, out: SSAValue) -> None:
+        """out[n, c, y, x] = wide[n, c, y*width + x]: the real columns of the wide rows."""
+        ivs, body = g.top.loop_nest(shape_of(out))
+        n, c, y, x = ivs
+        body.store(body.load(wide, [n, c, body.add(body.mul(y, self.width), x)]), out, ivs)

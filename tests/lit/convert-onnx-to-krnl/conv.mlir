@@ -102,8 +102,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // auto_pad SAME_LOWER puts the odd padding at the beginning: total 3 = 2 + 1.
 builtin.module attributes {onnx.opset = 17 : i64} {
-  func.func @main_graph(%x: tensor<1x1x7x7xf32>, %w: tensor<1x1x4x4xf32>) -> tensor<1x1x7x7xf32> {
-    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {auto_pad = "SAME_LOWER"} : (tensor<1x1x7x7xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x7x7xf32>
+  func.func @main_graph(%x: tensor<1x2x7x7xf32>, %w: tensor<1x2x4x4xf32>) -> tensor<1x1x7x7xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {auto_pad = "SAME_LOWER"} : (tensor<1x2x7x7xf32>, tensor<1x2x4x4xf32>) -> tensor<1x1x7x7xf32>
     func.return %y : tensor<1x1x7x7xf32>
   }
 }
@@ -116,8 +116,9 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // -----
 
-// Depthwise 1x1: every channel and kernel range holds one point, so the only
-// loops left run along the row.
+// Depthwise 1x1, stride 1: shifted rows (windows.ShiftedRows) with no padding
+// and no column to drop, so the planes are views of %x and %y as [1, 3, 16]:
+// per (n, m), one unit-stride loop over the 16 points.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x3x4x4xf32>, %w: tensor<3x1x1x1xf32>) -> tensor<1x3x4x4xf32> {
     %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 3} : (tensor<1x3x4x4xf32>, tensor<3x1x1x1xf32>) -> tensor<1x3x4x4xf32>
@@ -126,19 +127,51 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index, %[[oh:.+]]: index):
-// CHECK-NEXT:      scf.for
-// CHECK-NEXT:        memref.store
-// CHECK-NEXT:      }
+// CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : index
+// CHECK:         %[[X:.+]] = krnl.view %x[0 : i64] : memref<1x3x4x4xf32> to memref<1x3x16xf32>
+// CHECK-NEXT:    %[[Y:.+]] = krnl.view %y[0 : i64] : memref<1x3x4x4xf32> to memref<1x3x16xf32>
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index):
 // CHECK-NEXT:      %[[WT:.+]] = memref.load %w[%[[m]], %[[C0:.+]], %[[C0]], %[[C0]]] : memref<3x1x1x1xf32>
-// CHECK-NEXT:      scf.for %[[ow:.+]] = %[[C0]] to %{{.+}} step %{{.+}} {
-// CHECK-NEXT:        %[[PIX:.+]] = memref.load %x[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x3x4x4xf32>
-// CHECK-NEXT:        %[[ACC:.+]] = memref.load %y[%[[n]], %[[m]], %[[oh]], %[[ow]]] : memref<1x3x4x4xf32>
+// CHECK-NEXT:      scf.for %[[q:.+]] = %[[C0]] to %[[C16]] step %{{.+}} {
+// CHECK-NEXT:        %[[PIX:.+]] = memref.load %[[X]][%[[n]], %[[m]], %[[q]]] : memref<1x3x16xf32>
 // CHECK-NEXT:        %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
-// CHECK-NEXT:        %[[SUM:.+]] = arith.addf %[[ACC]], %[[PROD]] : f32
-// CHECK-NEXT:        memref.store %[[SUM]], %y[%[[n]], %[[m]], %[[oh]], %[[ow]]]
+// CHECK-NEXT:        %[[SUM:.+]] = arith.addf %{{.+}}, %[[PROD]] : f32
+// CHECK-NEXT:        memref.store %[[SUM]], %[[Y]][%[[n]], %[[m]], %[[q]]]
 // CHECK-NEXT:      }
 // CHECK-NEXT:      krnl.yield
+
+// -----
+
+// Depthwise 3x3, pads 1, two output channels per input channel: the input is
+// zero-padded into 6x6 planes; output m (input channel m / 2) is computed at
+// q in [0, 3*6 + 4 = 22), the bias plus nine taps at q + ky*6 + kx, into wide
+// rows whose first 4 columns of each 6 a last nest keeps in %y.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x4x4xf32>, %w: tensor<4x1x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+    %y = "onnx.Conv"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {group = 2, pads = [1, 1, 1, 1]} : (tensor<1x2x4x4xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+    func.return %y : tensor<1x4x4x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C14:.+]] = arith.constant 14 : index
+// CHECK-DAG:     %[[C22:.+]] = arith.constant 22 : index
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x36xf32>
+// CHECK:         memref.store %{{.+}}, %[[PLANES]]
+// CHECK:         memref.load %x
+// CHECK:         memref.store %{{.+}}, %[[PLANES]]
+// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x4x22xf32>
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index):
+// CHECK-NEXT:      %[[CH:.+]] = arith.divsi %[[m]], %[[C2]] : index
+// CHECK-COUNT-9:   memref.load %w[%[[m]]
+// CHECK-NEXT:      %[[BIAS:.+]] = memref.load %b[%[[m]]] : memref<4xf32>
+// CHECK-NEXT:      scf.for %[[q:.+]] = %{{.+}} to %[[C22]] step %{{.+}} {
+// CHECK:             %[[LAST:.+]] = arith.addi %[[q]], %[[C14]] : index
+// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[CH]], %[[LAST]]] : memref<1x2x36xf32>
+// CHECK:             memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[m]], %[[q]]] : memref<1x4x22xf32>
+// CHECK:         memref.load %[[WIDE]]
+// CHECK-NEXT:    memref.store %{{.+}}, %y
 
 // -----
 
