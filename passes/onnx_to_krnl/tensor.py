@@ -13,6 +13,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import GlobalOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
+from onnxc.dialects.types import is_low_precision
 from onnxc.passes.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     PASS_THROUGH,
@@ -25,6 +26,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     copy_reshaped,
     elementwise,
     fill,
+    has_static_shape,
     lowers,
     memref_type_of,
     normalized_axis,
@@ -54,11 +56,21 @@ def lower_pass_through(g: GraphLowering, op: OnnxOp) -> None:
 
 @lowers("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 def lower_reshape(g: GraphLowering, op: OnnxOp) -> None:
-    """A row-major copy to the result type that shape inference computed."""
-    src, out = g.input(op, 0), g.result(op)
-    if pymath.prod(shape_of(src)) != pymath.prod(shape_of(out)):
-        raise g.shape_error(op, f"cannot reshape {list(shape_of(src))} to {list(shape_of(out))}")
-    copy_reshaped(g.top, src, out)
+    """The input's elements in row-major order, in the result type that shape inference
+    computed: a view of the input's buffer (buffers are never overwritten, and a buffer
+    lives as long as its views), or a copy where the result has a buffer of its own to
+    write (a graph output, a slice of a Concat's output) or the shapes are not static."""
+    src, value = g.input(op, 0), op.results[0]
+    result_type = value.type
+    if pymath.prod(shape_of(src)) != pymath.prod(result_type.get_shape()):
+        raise g.shape_error(op, f"cannot reshape {list(shape_of(src))} to {list(result_type.get_shape())}")
+    element = result_type.get_element_type()
+    own_buffer = value in g.destinations or value in g.placements
+    static = shape_of(src) == tuple(op.input(0).type.get_shape()) and has_static_shape(value)
+    if own_buffer or not static or is_low_precision(element):
+        copy_reshaped(g.top, src, g.result(op))
+        return
+    g.alias(value, g.top.insert(ViewOp(src, 0, memref_type_of(value, op))).result)
 
 
 @lowers("Transpose")

@@ -1,21 +1,21 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// Flatten [2,3,4,5] -> [2,60] walks the input and linearizes (no division);
-// Reshape [2,60] -> [2,6,10] walks the output, also without division.
+// Graph outputs have buffers of their own, so these reshapes copy: Flatten
+// [2,3,4,5] -> [2,60] walks the input and linearizes (no division); Reshape
+// [2,60] -> [2,6,10] walks the output, also without division.
 builtin.module attributes {onnx.opset = 17 : i64} {
-  func.func @main_graph(%x: tensor<2x3x4x5xf32>) -> tensor<2x6x10xf32> {
+  func.func @main_graph(%x: tensor<2x3x4x5xf32>) -> (tensor<2x60xf32>, tensor<2x6x10xf32>) {
     %shape = "onnx.Constant"() {value = dense<[2, 6, 10]> : tensor<3xi64>} : () -> tensor<3xi64>
     %flat = "onnx.Flatten"(%x) : (tensor<2x3x4x5xf32>) -> tensor<2x60xf32>
     %r = "onnx.Reshape"(%flat, %shape) : (tensor<2x60xf32>, tensor<3xi64>) -> tensor<2x6x10xf32>
-    func.return %r : tensor<2x6x10xf32>
+    func.return %flat, %r : tensor<2x60xf32>, tensor<2x6x10xf32>
   }
 }
 
-// CHECK-LABEL: func.func @main_graph(%x: memref<2x3x4x5xf32>, %r: memref<2x6x10xf32>) {
+// CHECK-LABEL: func.func @main_graph(%x: memref<2x3x4x5xf32>, %flat: memref<2x60xf32>, %r: memref<2x6x10xf32>) {
 // CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
 // CHECK-DAG:     %[[C5:.+]] = arith.constant 5 : index
 // CHECK-DAG:     %[[C10:.+]] = arith.constant 10 : index
-// CHECK:         %flat = memref.alloc() : memref<2x60xf32>
 // CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [2, 3, 4, 5] {
 // CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[h:.+]]: index, %[[w:.+]]: index):
 // CHECK-NEXT:      %[[T0:.+]] = arith.muli %[[c]], %[[C4]] : index
@@ -31,6 +31,27 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:      %[[V:.+]] = memref.load %flat[%[[n]], %[[IJ]]] : memref<2x60xf32>
 // CHECK-NEXT:      memref.store %[[V]], %r[%[[n]], %[[i]], %[[j]]] : memref<2x6x10xf32>
 // CHECK-NOT:     arith.divsi
+// CHECK:         func.return
+
+// -----
+
+// A reshape whose result is not a graph output is a view of its input's buffer
+// (buffers are never overwritten): no copy, and the Relu reads %x through it.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
+    %shape = "onnx.Constant"() {value = dense<[6, 4]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %r = "onnx.Reshape"(%x, %shape) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+    %y = "onnx.Relu"(%r) : (tensor<6x4xf32>) -> tensor<6x4xf32>
+    func.return %y : tensor<6x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<2x3x4xf32>, %y: memref<6x4xf32>) {
+// CHECK:         %[[R:.+]] = krnl.view %x[0 : i64] : memref<2x3x4xf32> to memref<6x4xf32>
+// CHECK-NOT:     memref.alloc
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [6, 4] {
+// CHECK-NEXT:    ^bb0(%[[i:.+]]: index, %[[j:.+]]: index):
+// CHECK-NEXT:      memref.load %[[R]][%[[i]], %[[j]]] : memref<6x4xf32>
 // CHECK:         func.return
 
 // -----
