@@ -17,11 +17,12 @@ kept to one (OPENBLAS_NUM_THREADS=1): once woken they spin, competing with the
 engines measured. Outputs must match onnxruntime within
 1e-4 relative to max|ref| (the light CNNs also output their pre-Softmax logits).
 
-Peak RSS of an engine is measured before the timing, each engine alone at the
-largest thread count: the process's high-water mark while it is loaded and
-running (reset through /proc/self/clear_refs) minus the RSS just before it
-loads. onnxruntime goes first and its session is freed before onnxc loads, so
-memory freed but kept by the allocator counts against onnxc, never for it. A model that fails to compile is listed with its error.
+Peak RSS of an engine is measured as a deployment sees it, each engine alone in a
+fresh process at the largest thread count: onnxruntime loads the .onnx file,
+onnxc its library, and both run twice; the peak is the process's high-water mark
+while it loads and runs minus the RSS just before it loads (the interpreter,
+numpy and the engine's own Python module already loaded). A model that fails to
+compile is listed with its error.
 """
 
 from __future__ import annotations
@@ -52,16 +53,45 @@ one engine's spinning workers must not compete with the other's sample."""
 
 
 def _compile_child(name: str, output: str, opt_level: int) -> dict:
-    """Compile `name` to `output`; seconds of the compile call and the peak RSS of this process."""
+    """Compile `name` to `output` (and save the model beside it, for `_memory_child`); seconds
+    of the compile call and the peak RSS of this process."""
     import models
+    import onnx
 
     import onnxc
 
     model = models.load(name)
+    onnx.save(model, _model_path(output))
     start = time.perf_counter()
     onnxc.compile(model, output, opt_level=opt_level)
     seconds = time.perf_counter() - start
     return {"compile_s": seconds, "compile_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _model_path(library: str) -> str:
+    return str(Path(library).with_suffix(".onnx"))
+
+
+def _memory_child(engine: str, path: str, threads: int) -> dict:
+    """Peak RSS in MB of loading `engine` from its file (a .onnx for "ort", a library for
+    "onnxc") and running it twice on random inputs, in this fresh process."""
+    import numpy as np
+
+    if engine == "ort":
+        import onnxruntime  # noqa: F401  (its shared library loads before the baseline)
+    else:
+        from onnxc.runtime import Session
+    before = _status_mb("VmRSS")
+    _reset_peak_rss()
+    session = _ort_session(path, threads) if engine == "ort" else Session(path, threads=threads)
+    rng = np.random.default_rng(1)
+    feed = {}
+    for arg in session.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
+        feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
+    for _ in range(2):
+        session.run(None, feed)
+    return {f"{engine}_rss_mb": _status_mb("VmHWM") - before}
 
 
 def _status_mb(field: str) -> float:
@@ -101,19 +131,18 @@ def _interleaved(runs: dict, repeat: int) -> dict:
     return {name: statistics.median(samples) for name, samples in times.items()}
 
 
-def _ort_session(serialized: bytes, threads: int):
+def _ort_session(model: bytes | str, threads: int):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
-    return ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -> dict:
-    """Peak RSS of each engine alone, then both timed in turn at each thread count on the
-    same inputs; their outputs compared."""
+    """Both engines timed in turn at each thread count on the same inputs; their outputs compared."""
     import models
     import numpy as np
 
@@ -127,23 +156,7 @@ def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -
         shape = [d if isinstance(d, int) else 1 for d in arg.shape]
         feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
     result = {"gflop": models.gflop(model), "threads": {}}
-
-    # Memory first, one engine at a time. onnxruntime's freed memory may stay in this process
-    # (its allocator keeps it): onnxc's peak is counted from the resident memory just before it loads.
-    before = _status_mb("VmRSS")
-    _reset_peak_rss()
-    session = _ort_session(serialized, max(threads))
-    reference = session.run(None, feed)
-    session.run(None, feed)
-    result["ort_rss_mb"] = _status_mb("VmHWM") - before
-    del session
-    before = _status_mb("VmRSS")
-    _reset_peak_rss()
-    session = Session(library, threads=max(threads))
-    session.run(None, feed)
-    session.run(None, feed)
-    result["onnxc_rss_mb"] = _status_mb("VmHWM") - before
-    del session  # else the next session loads a second copy of the library while this one lives
+    reference = _ort_session(serialized, 1).run(None, feed)
 
     errors = []
     for count in threads:
@@ -236,6 +249,7 @@ def main() -> int:
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--compile-child", nargs=2, metavar=("MODEL", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--benchmark-child", nargs=2, metavar=("MODEL", "LIB"), help=argparse.SUPPRESS)
+    parser.add_argument("--memory-child", nargs=2, metavar=("ENGINE", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
 
@@ -244,6 +258,9 @@ def main() -> int:
         return 0
     if args.benchmark_child:
         print(json.dumps(_benchmark_child(*args.benchmark_child, threads, args.repeat)))
+        return 0
+    if args.memory_child:
+        print(json.dumps(_memory_child(*args.memory_child, max(threads))))
         return 0
 
     names = [n for n in args.models.split(",") if n]
@@ -261,13 +278,19 @@ def main() -> int:
                 records.append({"model": name, "error": f"compile failed: {error}"})
                 continue
             print(f"{name}: running ({compiled['compile_s']:.1f} s to compile)", file=sys.stderr, flush=True)
-            measured, error = _child(["--benchmark-child", name, library, "--threads", args.threads,
-                                      "--repeat", str(args.repeat)], args.timeout)  # fmt: skip
-            if measured is None:
-                records.append({"model": name, "error": f"run failed: {error}", **compiled})
+            measured, errors = {**compiled}, []
+            steps = [["--memory-child", "ort", _model_path(library)], ["--memory-child", "onnxc", library],
+                     ["--benchmark-child", name, library, "--repeat", str(args.repeat)]]  # fmt: skip
+            for step in steps:
+                result, error = _child([*step, "--threads", args.threads], args.timeout)
+                measured.update(result or {})
+                errors += [error] if result is None else []
+            if errors:
+                records.append({"model": name, "error": f"run failed: {errors[0]}", **compiled})
                 continue
-            records.append({"model": name, **compiled, **measured})
+            records.append({"model": name, **measured})
             os.unlink(library)
+            os.unlink(_model_path(library))
 
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {_cpu_name()}, {os.cpu_count()} CPUs, "
           f"median of {args.repeat} runs\n")  # fmt: skip
