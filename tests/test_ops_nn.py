@@ -120,6 +120,18 @@ CASES: dict[str, Case] = {
     "average_pool_strided_inside": Case(
         "AveragePool", {"x": rand(2, 3, 8, 9)}, {"kernel_shape": [2, 3], "strides": [2, 3]}
     ),
+    # LRN's power through square roots (beta 0.5, 1) or powf (any other beta). Compared with
+    # onnxruntime: onnx.reference's LRN sums squares for the first channels only (its channel
+    # loop runs over x.shape[0], the batch).
+    **{
+        f"lrn_beta_{beta}": Case(
+            "LRN",
+            {"x": rand(1, 6, 3, 4)},
+            {"size": 3, "alpha": 0.3, "beta": beta, "bias": 2.0},
+            reference="onnxruntime",
+        )
+        for beta in (0.5, 1.0, 0.6)
+    },
     # Deprecated operators, imported as their replacements (ScatterElements, Resize).
     "scatter_opset9_axis1": Case(
         "Scatter",

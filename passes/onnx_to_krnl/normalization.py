@@ -238,18 +238,36 @@ def lower_lrn(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, f"input of shape {list(shape)} has no channel dim")
     out = g.result(op)
     below, above = (size - 1) // 2, -(-(size - 1) // 2)
-    ivs, body = g.top.loop_nest(shape)
-    channel = ivs[1]
+    # Per (n, c): the output plane accumulates the squares of the window's planes (channels in
+    # ascending order), then is normalized in place: every inner loop runs along a plane, so
+    # it vectorizes (one window per point left the channel loop innermost, and scalar).
+    (n, channel), body = g.top.loop_nest(shape[:2])
     low = body.max(body.sub(channel, below), 0)
     high = body.min(body.add(channel, above + 1), shape[1])
-
-    def square(b: KernelBuilder, c: list[Bound], acc: SSAValue) -> SSAValue:
-        return b.running_sum(acc, b.square(b.load(x, [ivs[0], c[0], *ivs[2:]])))
-
-    total = body.reduce([(low, high)], body.constant(0.0, element), square)
-    scaled = body.add(
-        body.constant(op.attr("bias", 1.0), element),
-        body.mul(body.constant(op.attr("alpha", 1e-4) / size, element), total),
+    plane = [(0, extent) for extent in shape[2:]]
+    points, start = body.for_nest(plane)
+    start.store(start.constant(0.0, element), out, [n, channel, *points])
+    (window_channel, *points), accumulate = body.for_nest([(low, high), *plane])
+    square = accumulate.square(accumulate.load(x, [n, window_channel, *points]))
+    accumulate.store(accumulate.add(accumulate.load(out, [n, channel, *points]), square), out, [n, channel, *points])
+    points, end = body.for_nest(plane)
+    scaled = end.add(
+        end.constant(op.attr("bias", 1.0), element),
+        end.mul(end.constant(op.attr("alpha", 1e-4) / size, element), end.load(out, [n, channel, *points])),
     )
-    denominator = body.math(math.PowFOp, scaled, body.constant(op.attr("beta", 0.75), element))
-    body.store(body.div(body.load(x, ivs), denominator), out, ivs)
+    end.store(
+        end.div(end.load(x, [n, channel, *points]), _power(end, scaled, op.attr("beta", 0.75))),
+        out,
+        [n, channel, *points],
+    )
+
+
+def _power(b: KernelBuilder, base: SSAValue, exponent: float) -> SSAValue:
+    """base ** exponent, through square roots for the exponents LRN uses (0.75 by default,
+    0.5, 1), which vectorize and round at most three times; else powf."""
+    if exponent == 1.0:
+        return base
+    if exponent in (0.5, 0.75):
+        root = b.math(math.SqrtOp, base)
+        return root if exponent == 0.5 else b.mul(root, b.math(math.SqrtOp, root))
+    return b.math(math.PowFOp, base, b.constant(exponent, base.type))

@@ -58,8 +58,9 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 
 // -----
 
-// LRN: per element, a sum of squares over the clipped channel window
-// [c - 1, c + 2) for size 3, then x / (bias + alpha / size * sum) ** beta.
+// LRN: per (n, c), the output plane accumulates the squares of the planes of the
+// clipped channel window [c - 1, c + 2) for size 3, then is normalized in place:
+// x / (bias + alpha / size * sum) ** beta, the power 0.75 as sqrt(s) * sqrt(sqrt(s)).
 builtin.module attributes {onnx.opset = 13 : i64} {
   func.func @main_graph(%x: tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32> {
     %y = "onnx.LRN"(%x) {size = 3 : i64, alpha = 3.0e-04 : f32, beta = 0.75 : f32, bias = 1.0 : f32} : (tensor<1x5x2x2xf32>) -> tensor<1x5x2x2xf32>
@@ -68,10 +69,21 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x5x2x2xf32>, %y: memref<1x5x2x2xf32>) {
-// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [1, 5, 2, 2] {
-// CHECK-NEXT:    ^bb0(%{{.+}}: index, %[[C:.+]]: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [1, 5] {
+// CHECK-NEXT:    ^bb0(%[[N:.+]]: index, %[[C:.+]]: index):
 // CHECK:           %[[LOW:.+]] = arith.maxsi
 // CHECK:           %[[HIGH:.+]] = arith.minsi
-// CHECK:           scf.for %{{.+}} = %[[LOW]] to %[[HIGH]]
-// CHECK:           math.powf
-// CHECK:           arith.divf
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               memref.store %{{.+}}, %y[%[[N]], %[[C]], %{{.+}}, %{{.+}}]
+// CHECK:           scf.for %[[K:.+]] = %[[LOW]] to %[[HIGH]]
+// CHECK:             scf.for
+// CHECK:               scf.for
+// CHECK:                 memref.load %x[%[[N]], %[[K]], %{{.+}}, %{{.+}}]
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               %[[ROOT:.+]] = math.sqrt
+// CHECK-NEXT:          %[[ROOT4:.+]] = math.sqrt %[[ROOT]]
+// CHECK-NEXT:          %[[POWER:.+]] = arith.mulf %[[ROOT]], %[[ROOT4]]
+// CHECK-NEXT:          arith.divf %{{.+}}, %[[POWER]]
+// CHECK-NOT:       math.powf
