@@ -54,7 +54,7 @@ STATUS = {
     3: ("ONNXC_ERR_DTYPE", "a tensor's dtype differs from the signature"),
     4: ("ONNXC_ERR_RANK", "a tensor's rank differs from the signature"),
     5: ("ONNXC_ERR_SHAPE", "a dimension differs from the signature"),
-    6: ("ONNXC_ERR_NOMEM", "scratch memory could not be allocated"),
+    6: ("ONNXC_ERR_NOMEM", "arena or scratch memory could not be allocated"),
 }
 
 

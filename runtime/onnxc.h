@@ -66,7 +66,7 @@ enum onnxc_status {
   ONNXC_ERR_DTYPE = 3,   /* a tensor's dtype differs from the signature */
   ONNXC_ERR_RANK = 4,    /* a tensor's rank differs from the signature */
   ONNXC_ERR_SHAPE = 5,   /* a dimension differs from the signature */
-  ONNXC_ERR_NOMEM = 6    /* scratch or output memory could not be allocated */
+  ONNXC_ERR_NOMEM = 6    /* arena, scratch or output memory could not be allocated */
 };
 
 /* Run the model. Inputs are read. A static output (the signature gives all

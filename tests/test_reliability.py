@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -161,6 +162,55 @@ def test_load_and_release_keeps_rss_flat(small_library):
         with Session(small_library) as session:
             session.run(None, {"x": np.ones((8, 16), np.float32)})
     assert _rss_bytes() - before < 2 * 2**20
+
+
+def test_threads_that_exit_free_their_arenas(tmp_path):
+    """Each calling thread keeps its arena (here 8 MB of intermediate buffers, on huge pages)
+    for its later runs; a thread that exits frees it, so a run on each of 30 short-lived
+    threads leaves memory flat, and every run computes from its own inputs. Inputs and
+    outputs are small: glibc keeps what a thread's own malloc arena freed."""
+    width = 1024
+    graph = helper.make_graph(
+        [
+            helper.make_node("Tile", ["x", "repeats"], ["tiled"]),
+            helper.make_node("Transpose", ["tiled"], ["t"]),
+            helper.make_node("ReduceSum", ["t", "axes"], ["y"]),
+        ],
+        "arena",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])],
+        [
+            numpy_helper.from_array(np.array([width, 1], np.int64), "repeats"),
+            numpy_helper.from_array(np.array([0], np.int64), "axes"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    session = Session(onnxc.compile(model, tmp_path / "arena.so"), threads=1)
+    failures = []
+
+    def run_once(seed: int) -> None:
+        x = np.random.default_rng(seed).standard_normal((1, width)).astype(np.float32)
+        y = session.run(None, {"x": x})[0]
+        if not np.allclose(y, np.full((1, width), x.sum(dtype=np.float64)), rtol=1e-4, atol=1e-3):
+            failures.append(seed)
+
+    def on_a_new_thread(seed: int) -> None:
+        thread = threading.Thread(target=run_once, args=(seed,))
+        thread.start()
+        thread.join()
+
+    for seed in range(3):
+        on_a_new_thread(seed)
+    run_once(3)  # this thread's arena, kept
+    before = _rss_bytes()
+    for seed in range(30):
+        on_a_new_thread(seed)
+    # join() returns before the thread's own exit frees its arena (a pthread key's destructor).
+    deadline = time.monotonic() + 5
+    while _rss_bytes() - before >= 4 * 2**20 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _rss_bytes() - before < 4 * 2**20  # not one arena more
+    assert not failures
 
 
 def test_ten_thousand_runs_keep_rss_flat(small_library):

@@ -51,6 +51,9 @@ from onnxc.errors import CompileError
 
 ABI_VERSION = 2
 ARENA_ALIGNMENT = 64
+THREAD_ARENA = "onnxc_thread_arena"
+"""Runtime support: the calling thread's arena of at least the given bytes (NULL if it cannot be had),
+64-byte aligned at least, kept for the thread's later runs."""
 DYNAMIC_DATA_OFFSET_ALIGNMENT = 16
 """A dynamic output's data follows its shape in one malloc block, at this alignment (malloc's)."""
 
@@ -383,16 +386,16 @@ class _GraphFunctionTranslator(_FunctionTranslator):
                 self.emit(op)
 
     def allocate_arena(self) -> None:
+        """The calling thread's arena, kept by the runtime across runs (runtime/support/onnxc_parallel.c)."""
         b = self.builder
-        sizes = [ir.Constant(I64, ARENA_ALIGNMENT), ir.Constant(I64, self.arena_size)]
-        self.arena = self.call("aligned_alloc", PTR, sizes)
+        arena_of_thread = self.parent.declare(THREAD_ARENA, PTR, [I64])
+        arena_of_thread.return_value.add_attribute("noalias")  # no other pointer reaches it during the run
+        self.arena = b.call(arena_of_thread, [ir.Constant(I64, self.arena_size)])
         failed = b.icmp_unsigned("==", self.arena, NULL)
         with b.if_then(failed, likely=False):
             b.ret(ir.Constant(I32, int(Status.ERR_NOMEM)))
 
     def return_status(self, status: ir.Value) -> None:
-        if self.arena is not None:
-            self.call("free", ir.VoidType(), [self.arena])
         self.builder.ret(status)
 
     def call_kernel(self, nest: Operation, name: str) -> None:

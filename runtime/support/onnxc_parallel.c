@@ -32,6 +32,13 @@
  * leaves the job's slices to the others (the calling thread runs whatever is
  * left). Buffers are kept for the thread's life (freed at its exit, through
  * a pthread key) and only grow, so they are allocated once per thread.
+ *
+ * Arena per thread: run_main_graph keeps its intermediate buffers in one arena,
+ * the calling thread's (onnxc_thread_arena), kept likewise: allocating and
+ * faulting in tens of megabytes on every run cost milliseconds (the kernel
+ * zeroes every fresh page). From 2 MB it is mapped 2 MB aligned and advised to
+ * use transparent huge pages, so that the GEMM's strided reads of images (a
+ * row per reduction step, each in another page) do not miss the TLB.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -39,12 +46,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORTED __attribute__((visibility("default")))
 #define MAX_THREADS 64
 #define SPIN_ROUNDS 20000
+#define HUGE_PAGE (2 << 20)
 
 typedef void (*onnxc_range_fn)(void *ctx, int64_t begin, int64_t end);
 
@@ -68,14 +77,20 @@ static void *job_ctx;
 static int64_t job_begin, job_end;
 static int job_slices;
 
-static pthread_key_t scratch_key;  /* the thread's struct scratch */
-static int scratch_key_made;       /* pthread_key_create succeeded */
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static pthread_key_t memory_key;  /* the thread's struct thread_memory */
+static int memory_key_made;       /* pthread_key_create succeeded */
+static pthread_once_t memory_once = PTHREAD_ONCE_INIT;
 static atomic_llong scratch_needed; /* bytes a thread needs to take part in a job */
 
-struct scratch {
+struct buffer {
   int64_t bytes;
   void *data;
+  size_t mapped; /* bytes mapped at data (a huge-page buffer), else 0 (aligned_alloc's) */
+};
+
+struct thread_memory {
+  struct buffer scratch; /* GEMM packing */
+  struct buffer arena;   /* run_main_graph's intermediate buffers */
 };
 
 static void relax(void) {
@@ -109,34 +124,76 @@ static int current_threads(void) {
   return n;
 }
 
-static void free_scratch(void *pointer) {
-  struct scratch *scratch = pointer;
-  free(scratch->data);
-  free(scratch);
+static void release(struct buffer *buffer) {
+  if (buffer->mapped)
+    munmap(buffer->data, buffer->mapped);
+  else
+    free(buffer->data);
 }
 
-static void make_scratch_key(void) { scratch_key_made = pthread_key_create(&scratch_key, free_scratch) == 0; }
+static void free_thread_memory(void *pointer) {
+  struct thread_memory *memory = pointer;
+  release(&memory->scratch);
+  release(&memory->arena);
+  free(memory);
+}
+
+static void make_memory_key(void) { memory_key_made = pthread_key_create(&memory_key, free_thread_memory) == 0; }
+
+/* This thread's memory record (created on first use); NULL if it cannot be. */
+static struct thread_memory *thread_memory(void) {
+  pthread_once(&memory_once, make_memory_key);
+  if (!memory_key_made) return NULL;
+  struct thread_memory *memory = pthread_getspecific(memory_key);
+  if (memory == NULL) {
+    memory = calloc(1, sizeof *memory);
+    if (memory == NULL || pthread_setspecific(memory_key, memory) != 0) {
+      free(memory);
+      return NULL;
+    }
+  }
+  return memory;
+}
+
+/* `size` bytes (a multiple of HUGE_PAGE) mapped at a HUGE_PAGE boundary, advised to use huge
+   pages; NULL if they cannot be. Mapped, not malloc'ed, so that freeing returns them to the
+   system at once (glibc keeps what a thread's malloc arena frees). */
+static void *map_huge(size_t size) {
+  char *start = mmap(NULL, size + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (start == MAP_FAILED) return NULL;
+  char *aligned = (char *)(((uintptr_t)start + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+  if (aligned > start) munmap(start, (size_t)(aligned - start));
+  if (aligned + size < start + size + HUGE_PAGE) munmap(aligned + size, (size_t)(start + size + HUGE_PAGE - (aligned + size)));
+#ifdef MADV_HUGEPAGE
+  madvise(aligned, size, MADV_HUGEPAGE); /* advice only: failure is harmless */
+#endif
+  return aligned;
+}
+
+/* Grow `buffer` to `bytes` (its contents are not kept); 0 if it cannot. */
+static int grow(struct buffer *buffer, int64_t bytes) {
+  if (buffer->bytes >= bytes) return 1;
+  size_t mapped = bytes >= HUGE_PAGE ? ((size_t)bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE : 0;
+  void *data = mapped ? map_huge(mapped) : aligned_alloc(64, ((size_t)bytes + 63) / 64 * 64);
+  if (data == NULL) return 0;
+  release(buffer);
+  buffer->data = data;
+  buffer->bytes = bytes;
+  buffer->mapped = mapped;
+  return 1;
+}
 
 /* Grow this thread's scratch to `bytes` (64-byte aligned); 0 if it cannot. */
 static int ensure_scratch(int64_t bytes) {
   if (bytes <= 0) return 1;
-  pthread_once(&scratch_once, make_scratch_key);
-  if (!scratch_key_made) return 0;
-  struct scratch *scratch = pthread_getspecific(scratch_key);
-  if (scratch != NULL && scratch->bytes >= bytes) return 1;
-  if (scratch == NULL) {
-    scratch = calloc(1, sizeof *scratch);
-    if (scratch == NULL || pthread_setspecific(scratch_key, scratch) != 0) {
-      free(scratch);
-      return 0;
-    }
-  }
-  void *data = aligned_alloc(64, (size_t)((bytes + 63) / 64 * 64));
-  if (data == NULL) return 0;
-  free(scratch->data);
-  scratch->data = data;
-  scratch->bytes = bytes;
-  return 1;
+  struct thread_memory *memory = thread_memory();
+  return memory != NULL && grow(&memory->scratch, bytes);
+}
+
+/* The calling thread's arena of at least `bytes`, for one run_main_graph call; NULL if it cannot be had. */
+HIDDEN void *onnxc_thread_arena(int64_t bytes) {
+  struct thread_memory *memory = thread_memory();
+  return memory != NULL && grow(&memory->arena, bytes) ? memory->arena.data : NULL;
 }
 
 /* The model needs `bytes` of scratch per thread: reserve them for the calling thread; 0 on success. */
@@ -148,7 +205,7 @@ HIDDEN int32_t onnxc_reserve_scratch(int64_t bytes) {
 }
 
 /* This thread's scratch: reserved by onnxc_reserve_scratch or, on a worker, before it claimed its slice. */
-HIDDEN void *onnxc_thread_scratch(void) { return ((struct scratch *)pthread_getspecific(scratch_key))->data; }
+HIDDEN void *onnxc_thread_scratch(void) { return ((struct thread_memory *)pthread_getspecific(memory_key))->scratch.data; }
 
 /* Run slice `slice` of the current job: the slice-th of job_slices equal parts of [begin, end). */
 static void run_slice(int64_t slice) {
@@ -210,10 +267,10 @@ __attribute__((destructor)) static void stop_workers(void) {
   /* The key's destructor is this library's code: no thread may run it once
      the library is unmapped. The workers freed theirs as they exited; other
      threads that ran the model and are still alive keep theirs (leaked). */
-  if (scratch_key_made) {
-    struct scratch *own = pthread_getspecific(scratch_key);
-    if (own != NULL) free_scratch(own);
-    pthread_key_delete(scratch_key);
+  if (memory_key_made) {
+    struct thread_memory *own = pthread_getspecific(memory_key);
+    if (own != NULL) free_thread_memory(own);
+    pthread_key_delete(memory_key);
   }
 }
 
