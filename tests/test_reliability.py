@@ -164,12 +164,9 @@ def test_load_and_release_keeps_rss_flat(small_library):
     assert _rss_bytes() - before < 2 * 2**20
 
 
-def test_threads_that_exit_free_their_arenas(tmp_path):
-    """Each calling thread keeps its arena (here 8 MB of intermediate buffers, on huge pages)
-    for its later runs; a thread that exits frees it, so a run on each of 30 short-lived
-    threads leaves memory flat, and every run computes from its own inputs. Inputs and
-    outputs are small: glibc keeps what a thread's own malloc arena freed."""
-    width = 1024
+def _arena_model(width: int = 1024) -> onnx.ModelProto:
+    """x [1, width] -> Tile to [width, width] -> Transpose -> ReduceSum over rows: 8 MB of
+    intermediate buffers (an arena on huge pages), small inputs and outputs."""
     graph = helper.make_graph(
         [
             helper.make_node("Tile", ["x", "repeats"], ["tiled"]),
@@ -184,7 +181,25 @@ def test_threads_that_exit_free_their_arenas(tmp_path):
             numpy_helper.from_array(np.array([0], np.int64), "axes"),
         ],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def _settled_rss_growth(before: int, limit: int) -> int:
+    """RSS growth since `before`, once below `limit` or after 5 s: join() returns before a
+    thread's own exit frees its arena (a pthread key's destructor)."""
+    deadline = time.monotonic() + 5
+    while _rss_bytes() - before >= limit and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return _rss_bytes() - before
+
+
+def test_threads_that_exit_free_their_arenas(tmp_path):
+    """Each calling thread keeps its arena (here 8 MB of intermediate buffers, on huge pages)
+    for its later runs; a thread that exits frees it, so a run on each of 30 short-lived
+    threads leaves memory flat, and every run computes from its own inputs. Inputs and
+    outputs are small: glibc keeps what a thread's own malloc arena freed."""
+    width = 1024
+    model = _arena_model(width)
     session = Session(onnxc.compile(model, tmp_path / "arena.so"), threads=1)
     failures = []
 
@@ -205,12 +220,30 @@ def test_threads_that_exit_free_their_arenas(tmp_path):
     before = _rss_bytes()
     for seed in range(30):
         on_a_new_thread(seed)
-    # join() returns before the thread's own exit frees its arena (a pthread key's destructor).
-    deadline = time.monotonic() + 5
-    while _rss_bytes() - before >= 4 * 2**20 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert _rss_bytes() - before < 4 * 2**20  # not one arena more
+    assert _settled_rss_growth(before, 4 * 2**20) < 4 * 2**20  # not one arena more
     assert not failures
+
+
+def test_unloading_frees_the_arenas_of_live_threads(tmp_path):
+    """A thread that ran the model and lives on keeps its arena until the library is unloaded:
+    closing the session from another thread frees it."""
+    session = Session(onnxc.compile(_arena_model(), tmp_path / "arena.so"), threads=1)
+    ran, finish = threading.Event(), threading.Event()
+
+    def run_then_wait() -> None:
+        session.run(None, {"x": np.ones((1, 1024), np.float32)})
+        ran.set()
+        finish.wait()
+
+    thread = threading.Thread(target=run_then_wait)
+    thread.start()
+    ran.wait()
+    with_arena = _rss_bytes()
+    session.close()
+    freed = with_arena - _rss_bytes()
+    finish.set()
+    thread.join()
+    assert freed >= 6 * 2**20  # its 8 MB arena
 
 
 def test_ten_thousand_runs_keep_rss_flat(small_library):

@@ -31,7 +31,8 @@
  * worker grows its buffer before it claims a slice, and a worker that cannot
  * leaves the job's slices to the others (the calling thread runs whatever is
  * left). Buffers are kept for the thread's life (freed at its exit, through
- * a pthread key) and only grow, so they are allocated once per thread.
+ * a pthread key, or when the library is unloaded) and only grow, so they are
+ * allocated once per thread.
  *
  * Arena per thread: run_main_graph keeps its intermediate buffers in one arena,
  * the calling thread's (onnxc_thread_arena), kept likewise: allocating and
@@ -91,7 +92,11 @@ struct buffer {
 struct thread_memory {
   struct buffer scratch; /* GEMM packing */
   struct buffer arena;   /* run_main_graph's intermediate buffers */
+  struct thread_memory *previous, *next; /* every thread's, so that dlclose frees them all */
 };
+
+static pthread_mutex_t memory_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_memory *all_memory; /* the list of thread_memory records (memory_lock) */
 
 static void relax(void) {
 #if defined(__x86_64__)
@@ -133,6 +138,11 @@ static void release(struct buffer *buffer) {
 
 static void free_thread_memory(void *pointer) {
   struct thread_memory *memory = pointer;
+  pthread_mutex_lock(&memory_lock);
+  if (memory->previous != NULL) memory->previous->next = memory->next;
+  else all_memory = memory->next;
+  if (memory->next != NULL) memory->next->previous = memory->previous;
+  pthread_mutex_unlock(&memory_lock);
   release(&memory->scratch);
   release(&memory->arena);
   free(memory);
@@ -151,6 +161,11 @@ static struct thread_memory *thread_memory(void) {
       free(memory);
       return NULL;
     }
+    pthread_mutex_lock(&memory_lock);
+    memory->next = all_memory;
+    if (all_memory != NULL) all_memory->previous = memory;
+    all_memory = memory;
+    pthread_mutex_unlock(&memory_lock);
   }
   return memory;
 }
@@ -265,12 +280,12 @@ __attribute__((destructor)) static void stop_workers(void) {
   num_workers = 0;
   pthread_mutex_unlock(&pool_lock);
   /* The key's destructor is this library's code: no thread may run it once
-     the library is unmapped. The workers freed theirs as they exited; other
-     threads that ran the model and are still alive keep theirs (leaked). */
+     the library is unmapped. The workers freed theirs as they exited; the
+     records of threads still alive (which cannot run the model any more) are
+     freed here. */
   if (memory_key_made) {
-    struct thread_memory *own = pthread_getspecific(memory_key);
-    if (own != NULL) free_thread_memory(own);
     pthread_key_delete(memory_key);
+    while (all_memory != NULL) free_thread_memory(all_memory);
   }
 }
 
