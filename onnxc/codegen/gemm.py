@@ -533,6 +533,13 @@ class MatmulEmitter:
         b_vectors = [b_vector(b, kk, v) for v in range(vectors)]
         # A streams from L2/L3 (weights are read once per column tile): prefetch ahead.
         prefetch = self.declare("llvm.prefetch.p0", ir.VoidType(), [PTR, I32, I32, I32])
+        if p.window and not masked:
+            # Each row of a window tile is another stream, too many for the hardware prefetchers:
+            # fetch the same row of the next column tile while this one computes.
+            row_offset = b.load(b.gep(offsets, [kk], inbounds=True, source_etype=I32), typ=I32, align=4)
+            for v in range(vectors):
+                following = self.gep(b, b_tile, b.add(b.sext(row_offset, I64), _const(p.nr + v * p.vw)))
+                b.call(prefetch, [following, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
         ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), a_columns))
         b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
         fma = self.declare(f"llvm.fma.v{p.vw}f32", self.vector, [self.vector] * 3)

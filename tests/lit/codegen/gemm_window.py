@@ -13,6 +13,9 @@
 # CHECK-NEXT: %[[ROW:.+]] = sext i32 %[[OFFSET]] to i64
 # CHECK-NEXT: %[[B:.+]] = getelementptr {{.*}}float, ptr %{{.+}}, i64 %[[ROW]]
 # CHECK-NEXT: load <8 x float>, ptr %[[B]], align 4
+# The same row of the next column tile (8 floats on) is prefetched while this one computes.
+# CHECK-NEXT: %[[NEXT:.+]] = getelementptr i8, ptr %[[B]], i64 32
+# CHECK-NEXT: call void @llvm.prefetch.p0(ptr %[[NEXT]], i32 0, i32 3, i32 1)
 
 import sys
 
