@@ -506,6 +506,8 @@ def matmul_scratch_pitch(columns: int, column_block: int) -> int:
 
 MATMUL_A_LAYOUTS = ("panels", "strided")
 MATMUL_B_ACCESS = ("rows", "im2col", "panels", "window")
+MAX_WINDOW_OFFSET = 2**31 - 1
+"""Window access: the largest image (C*H*W elements) whose row offsets fit the kernel's i32 table."""
 MATMUL_B_PANEL = 16
 """Columns per panel of a B packed at compile time: one 64-byte cache line per
 row, and a multiple (or a divisor) of every target's register tile width."""
@@ -637,8 +639,12 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: B panels must have shape [ceil(N/P), K, P] and no pack")
         if self.b_access.data == "im2col" and (len(int_values(self.conv)) != 13 or not packed):
             raise VerifyException("krnl.matmul: im2col needs 13 conv geometry values and pack")
-        if self.b_access.data == "window" and (len(int_values(self.conv)) != 7 or packed):
-            raise VerifyException("krnl.matmul: window access needs 7 conv geometry values and no pack")
+        if self.b_access.data == "window":
+            conv = int_values(self.conv)
+            if len(conv) != 7 or packed:
+                raise VerifyException("krnl.matmul: window access needs 7 conv geometry values and no pack")
+            if conv[0] * conv[1] * conv[2] > MAX_WINDOW_OFFSET:
+                raise VerifyException("krnl.matmul: window access to an image of 2**31 elements or more")
         if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
             raise VerifyException("krnl.matmul: bias must have shape [M]")
 

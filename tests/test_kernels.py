@@ -223,6 +223,20 @@ def test_grouped_conv_epilogue_fusion(tmp_path):
     check(model, {"x": x}, tmp_path)
 
 
+def test_conv_on_an_image_too_big_for_window_offsets_packs_it():
+    """Window access indexes rows through an i32 table: an image of 2**31 elements or more
+    (here 2 x 40002 x 30002, padded) is packed im2col-style instead (lowering only, no data)."""
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+        "huge",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 40000, 30000])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 40000, 30000])],
+        [numpy_helper.from_array(rand(4, 2, 3, 3), "w")],
+    )
+    text = krnl_text(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    assert 'b_access = "im2col"' in text and 'b_access = "window"' not in text
+
+
 def test_conv_without_bias_fused_relu(tmp_path):
     model, x = conv_model((1, 8, 10, 10), (20, 8, 1, 1), bias=False, then=("relu",))
     check(model, {"x": x}, tmp_path)

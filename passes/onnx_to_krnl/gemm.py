@@ -4,7 +4,8 @@ Conv (2-D, constant weights) is C[M, OH*OW] = W[M, C*KH*KW] x im2col(X) per
 image and group (a few groups of 8 or more output channels each): its weights are packed at compile time into the
 kernel's row panels (see krnl.MatmulOp, a_layout "panels"), and a 1x1 stride-1 unpadded conv
 reads the image in place as the matrix [C, H*W]. Any other stride-1 conv (not accumulating)
-reads its image in place too (b_access "window"): copied once into a zero-padded buffer of width
+reads its image in place too (b_access "window"): copied once into a zero-padded buffer (the
+image itself if unpadded) of width
 W', row (c, ky, kx) of B is that image from offset c*H'*W' + ky*W' + kx, and the kernel computes
 (OH-1)*W' + OW columns: whole padded rows, whose first OW columns a last nest copies out. The
 im2col copy it saves is KH*KW times the image, every column tile of which is packed once per
@@ -33,7 +34,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, ViewOp
+from onnxc.dialects.krnl import MATMUL_B_PANEL, MAX_WINDOW_OFFSET, MatmulOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.krnl_builder import KernelBuilder
@@ -203,6 +204,8 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
     shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x])
+    if shifted is not None and group_channels * shifted.height * shifted.width > MAX_WINDOW_OFFSET:
+        shifted = None  # its row offsets would not fit the kernel's i32 table
     if in_place:
         image, b_access, ldb, conv = g.buffers[x_value], "rows", height * width, []
         plane, product_columns = height * width, columns
