@@ -454,17 +454,19 @@ class MatmulEmitter:
         masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
         a_pointers = [self.gep(b, a, b.mul(a_rows, _const(r))) for r in range(rows)]
 
-        def b_vector(bb: ir.IRBuilder, row: ir.Value, v: int) -> ir.Value:
+        def b_row_start(bb: ir.IRBuilder, row: ir.Value) -> ir.Value:
+            """Where B's row `row` of the tile starts, in floats from b_tile."""
+            if p.window:
+                row_offset = bb.load(bb.gep(offsets, [row], inbounds=True, source_etype=I32), typ=I32, align=4)
+                return bb.sext(row_offset, I64)
+            return bb.mul(row, b_stride)
+
+        def b_vector(bb: ir.IRBuilder, row_start: ir.Value, v: int) -> ir.Value:
             column = v * p.vw
             if p.b_panels:  # a tile wider than a panel spans several
                 offset = bb.add(bb.mul(_const(column // MATMUL_B_PANEL), panel_stride), _const(column % MATMUL_B_PANEL))
             else:
                 offset = _const(column)
-            if p.window:
-                row_offset = bb.load(bb.gep(offsets, [row], inbounds=True, source_etype=I32), typ=I32, align=4)
-                row_start = bb.sext(row_offset, I64)
-            else:
-                row_start = bb.mul(row, b_stride)
             pointer = self.gep(bb, b_tile, bb.add(row_start, offset))
             if masked and not (p.packed or p.b_panels):  # scratch and panels have room past N (lanes never stored)
                 return self.masked_load(bb, pointer, masks[v])
@@ -530,15 +532,15 @@ class MatmulEmitter:
             accumulators.append(row)
         b.cbranch(b.icmp_signed("<", kk, kc), body, exit_)
         b.position_at_end(body)
-        b_vectors = [b_vector(b, kk, v) for v in range(vectors)]
+        row_start = b_row_start(b, kk)
+        b_vectors = [b_vector(b, row_start, v) for v in range(vectors)]
         # A streams from L2/L3 (weights are read once per column tile): prefetch ahead.
         prefetch = self.declare("llvm.prefetch.p0", ir.VoidType(), [PTR, I32, I32, I32])
         if p.window and not masked:
             # Each row of a window tile is another stream, too many for the hardware prefetchers:
             # fetch the same row of the next column tile while this one computes.
-            row_offset = b.load(b.gep(offsets, [kk], inbounds=True, source_etype=I32), typ=I32, align=4)
             for v in range(vectors):
-                following = self.gep(b, b_tile, b.add(b.sext(row_offset, I64), _const(p.nr + v * p.vw)))
+                following = self.gep(b, b_tile, b.add(row_start, _const(p.nr + v * p.vw)))
                 b.call(prefetch, [following, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
         ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), a_columns))
         b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
