@@ -26,8 +26,8 @@ from onnx.backend.base import Backend, BackendRep
 
 from onnxc.dialects.onnx import SHAPE_ONLY_OPS, SHAPE_OPERANDS
 from onnxc.errors import InputError
-from onnxc.import_sequences import sequence_item_name
-from onnxc.importer import free_names
+from onnxc.frontend.sequences import sequence_item_name
+from onnxc.frontend.importer import free_names
 
 CACHE_ENV = "ONNXC_BACKEND_CACHE"
 """Directory for compiled libraries; default: a temporary directory per process."""

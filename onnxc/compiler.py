@@ -19,7 +19,7 @@ from xdsl.printer import Printer
 
 from onnxc.dialects import make_context
 from onnxc.errors import CompileError, OnnxcError
-from onnxc.importer import import_model
+from onnxc.frontend.importer import import_model
 from onnxc.passes import get_pass
 
 # The passes to each IR level. -O0 runs what correctness needs: types for every value,

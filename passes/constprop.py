@@ -36,7 +36,7 @@ from xdsl.passes import ModulePass
 
 from onnxc.dialects.onnx import OnnxOp, WeightAttr, numeric_value, onnx_inputs
 from onnxc.dialects.types import tensor_type_of
-from onnxc.passes.graph import (
+from onnxc.passes.helpers.graph import (
     constant_array,
     erase_dead,
     infer_new_ops,

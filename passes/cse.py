@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.graph import constant_array, onnx_functions, onnx_ops, static_shape
+from onnxc.passes.helpers.graph import constant_array, onnx_functions, onnx_ops, static_shape
 
 MAX_CONSTANT_KEY = 4096
 NONDETERMINISTIC = {

@@ -14,7 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import WeightAttr, WeightStore
-from onnxc.passes.graph import onnx_functions, onnx_ops
+from onnxc.passes.helpers.graph import onnx_functions, onnx_ops
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from xdsl.rewriter import Rewriter
 from onnxc.dialects.onnx import OPS, SINCE_VERSION_ATTR, OnnxOp, onnx_inputs, onnx_outputs, op_schema
 from onnxc.errors import OnnxcError
 from onnxc.passes.constprop import Folder
-from onnxc.passes.graph import (
+from onnxc.passes.helpers.graph import (
     attribute_from_proto,
     insert_before,
     make_constant,
@@ -42,7 +42,7 @@ from onnxc.passes.graph import (
     update_function_types,
 )
 from onnxc.passes.shape_inference import type_proto
-from onnxc.passes.written_bodies import needs_written_body, written_body
+from onnxc.passes.helpers.written_bodies import needs_written_body, written_body
 
 # Inlined bodies may contain ops without a kernel again; this bounds the nesting.
 MAX_DEPTH = 8

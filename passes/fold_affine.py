@@ -31,7 +31,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.graph import (
+from onnxc.passes.helpers.graph import (
     constant_array,
     infer_new_ops,
     insert_before,

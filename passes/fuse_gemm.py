@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.graph import (
+from onnxc.passes.helpers.graph import (
     constant_array,
     infer_new_ops,
     insert_before,

@@ -32,7 +32,7 @@ from xdsl.passes import ModulePass
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.constprop import Folder
-from onnxc.passes.graph import (
+from onnxc.passes.helpers.graph import (
     constant_array,
     erase_dead,
     insert_before,

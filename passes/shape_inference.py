@@ -54,7 +54,7 @@ from onnxc.dialects.onnx import (
 from onnxc.dialects.types import dim_params, element_type_of_onnx, numpy_dtype_of, onnx_type_of, symbolic_tensor_type
 from onnxc.dtypes import numpy_dtype
 from onnxc.errors import ShapeError, UnsupportedOpError
-from onnxc.tensors import check_tensor_size
+from onnxc.frontend.tensors import check_tensor_size
 
 # Operand ranks the ONNX inference functions leave unchecked (Conv given `kernel_shape`
 # never looks at the weights' rank): (op type, operand) -> the operand whose rank it must have.

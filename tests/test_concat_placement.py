@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxc
 from onnxc.dialects import make_context
 from onnxc.dialects.krnl import ViewOp
-from onnxc.importer import import_model
+from onnxc.frontend.importer import import_model
 from onnxc.passes import get_pass
 from onnxc.runtime import Session
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from onnxc import conformance
+from onnxc.tools import conformance
 
 SAMPLE_STRIDE = 16
 """The default suite runs every 16th case of the expectation file."""

@@ -9,7 +9,7 @@ from onnx.reference import ReferenceEvaluator
 from onnxc import backend
 from onnxc.compiler import compile
 from onnxc.errors import UnsupportedOpError
-from onnxc.importer import import_model
+from onnxc.frontend.importer import import_model
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 

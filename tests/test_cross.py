@@ -1,7 +1,7 @@
 """Foreign targets end to end: compile for s390x (big-endian) and ppc64le, run under qemu-user, compare with x86.
 
 Each model is compiled for the host and for both foreign targets; the foreign
-libraries run through `onnxc.emulation.EmulatedSession` (a harness under
+libraries run through `onnxc.tools.emulation.EmulatedSession` (a harness under
 qemu-user). Outputs must match the host build: within 1e-5 (relative to the
 largest output) for floats, exactly for integers and bools. A build whose
 weights are stored in the wrong byte order must fail that same comparison.
@@ -28,7 +28,7 @@ import onnxc
 import onnxc.codegen
 from onnxc import dtypes
 from onnxc.codegen.weights import write_weights_object
-from onnxc.emulation import EMULATORS, EmulatedSession, EmulatorMissingError, emulator_for, needs_emulation
+from onnxc.tools.emulation import EMULATORS, EmulatedSession, EmulatorMissingError, emulator_for, needs_emulation
 from onnxc.errors import CompileError, InvalidModelError
 from onnxc.examples.mnist import build_mnist_cnn, digit_image
 

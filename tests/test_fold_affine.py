@@ -19,7 +19,7 @@ from onnx.reference import ReferenceEvaluator
 import onnxc
 from onnxc.compiler import stages
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.importer import import_model
+from onnxc.frontend.importer import import_model
 from onnxc.passes import get_pass
 
 ort = pytest.importorskip("onnxruntime")

@@ -182,7 +182,7 @@ def test_graph_outputs_inside_and_at_the_end_of_a_chain(tmp_path):
 
 
 def test_conv_epilogue_and_following_chain(tmp_path):
-    """Conv -> BatchNormalization -> Relu is one GEMM kernel (gemm.py). A Relu
+    """Conv -> BatchNormalization -> Relu is one GEMM kernel (matmul_kernel.py). A Relu
     added to a later Conv's result (not computed yet when the Relu is reached)
     is computed in the Add's nest, and that Conv does not claim the Add. A chain
     after a Conv (Mul by a per-channel input, which fold-affine cannot fold into

@@ -28,9 +28,9 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.errors import UnsupportedOpError
 from onnxc.examples.light import light_model_path, load_light_model
 from onnxc.examples.mnist import build_mnist_cnn
-from onnxc.importer import import_model
+from onnxc.frontend.importer import import_model
 from onnxc.passes import get_pass
-from onnxc.passes.graph import is_constant
+from onnxc.passes.helpers.graph import is_constant
 
 MODELS = Path(__file__).parent / "models"
 BERT_SHAPES = {"input_ids": [1, 16]}
@@ -286,7 +286,7 @@ def test_constprop_casts_bfloat16_constants_by_value():
     import ml_dtypes
     from onnx import TensorProto, helper, numpy_helper
 
-    from onnxc.passes.graph import constant_array
+    from onnxc.passes.helpers.graph import constant_array
 
     half = numpy_helper.from_array(np.array([1.5, -2.0], ml_dtypes.bfloat16), "half")
     graph = helper.make_graph(

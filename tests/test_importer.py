@@ -13,8 +13,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxc.dialects.onnx import OnnxOp, WeightStore
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
-from onnxc.importer import import_model
-from onnxc.tensors import decode_tensor
+from onnxc.frontend.importer import import_model
+from onnxc.frontend.tensors import decode_tensor
 
 ALL_DTYPES = [
     np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64,

@@ -20,7 +20,7 @@ import onnxc
 from onnxc.codegen import emit_object, resolve_target
 from onnxc.compiler import module_text
 from onnxc.dialects import make_context
-from onnxc.importer import import_model
+from onnxc.frontend.importer import import_model
 from onnxc.passes import get_pass
 
 RNG = np.random.default_rng(5)
@@ -140,7 +140,7 @@ def test_huge_constant_b_is_read_in_place(tmp_path, monkeypatch, op_type, attrs,
     """Above PANEL_BYTES_LIMIT a constant B is not copied into panels (a >2 GB weight would double
     the compiler's memory); a transposed or scaled Gemm B, copied anyway, still goes into panels
     (W^T read in place would be a strided read of every row)."""
-    monkeypatch.setattr("onnxc.passes.onnx_to_krnl.gemm.PANEL_BYTES_LIMIT", 1024)
+    monkeypatch.setattr("onnxc.passes.onnx_to_krnl.matmul_kernel.PANEL_BYTES_LIMIT", 1024)
     a = rand(19, 140)
     w = rand(37, 140) if attrs.get("transB") else rand(140, 37)
     model = model_of([helper.make_node(op_type, ["a", "w"], ["y"], **attrs)], {"a": a}, {"w": w}, "y", (19, 37))

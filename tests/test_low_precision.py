@@ -18,7 +18,7 @@ from onnx.reference import ReferenceEvaluator
 import onnxc
 from onnxc import dtypes
 from onnxc.errors import InputError, InvalidModelError, UnsupportedOpError
-from onnxc.tensors import decode_tensor
+from onnxc.frontend.tensors import decode_tensor
 
 LOW_PRECISION = sorted(dtypes.LOW_PRECISION)
 NARROW_BITS = {TensorProto.UINT4: 4, TensorProto.INT4: 4, TensorProto.FLOAT4E2M1: 4}

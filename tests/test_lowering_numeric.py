@@ -22,7 +22,7 @@ from onnxc.dialects import make_context
 from onnxc.dialects.krnl import EntryPointOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.errors import ShapeError, UnsupportedOpError
-from onnxc.importer import import_model
+from onnxc.frontend.importer import import_model
 from onnxc.passes import get_pass
 
 RTOL = 1e-5

@@ -14,10 +14,10 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxc import cli
 from onnxc.examples.light import load_light_model
 from onnxc.examples.mnist import build_mnist_cnn
-from onnxc.flops import node_flops
-from onnxc.reference import run_reference, topological_nodes
-from onnxc.support import op_support
-from onnxc.verification import compare, verify
+from onnxc.tools.flops import node_flops
+from onnxc.tools.reference import run_reference, topological_nodes
+from onnxc.tools.support import op_support
+from onnxc.tools.verification import compare, verify
 
 
 def small_conv_net(batch: int | str = 1) -> onnx.ModelProto:
@@ -116,13 +116,13 @@ def test_verify_pinpoints_the_divergent_node(model, node, change, position):
 
 def test_verify_cli_reports_the_node_and_fails(tmp_path, capsys, monkeypatch):
     """End to end through the CLI, with a reference that computes conv2 with other pads."""
-    import onnxc.verification
+    import onnxc.tools.verification
 
     path = tmp_path / "small.onnx"
     onnx.save(small_conv_net(), path)
-    real_reference = onnxc.verification.run_reference
+    real_reference = onnxc.tools.verification.run_reference
     monkeypatch.setattr(
-        onnxc.verification,
+        onnxc.tools.verification,
         "run_reference",
         lambda model, feeds: real_reference(
             with_node_changed(model, "conv2", dilations=[1, 1], group=1, pads=[2, 2, 0, 0]), feeds
@@ -190,7 +190,7 @@ def test_reference_falls_back_to_onnx_reference(monkeypatch):
     feeds = {"x": np.random.default_rng(0).standard_normal((1, 3, 8, 8)).astype(np.float32)}
     with_ort = run_reference(model, feeds)
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` fail
-    from onnxc.reference import reference_name
+    from onnxc.tools.reference import reference_name
 
     assert reference_name().startswith("onnx.reference")
     without = run_reference(model, feeds)

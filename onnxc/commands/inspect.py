@@ -17,9 +17,9 @@ from onnx import helper
 
 from onnxc.commands.compile import add_shape_option
 from onnxc.errors import ShapeError
-from onnxc.flops import COUNTING_RULE, node_flops
-from onnxc.importer import load_model, model_opset
-from onnxc.support import op_support
+from onnxc.tools.flops import COUNTING_RULE, node_flops
+from onnxc.frontend.importer import load_model, model_opset
+from onnxc.tools.support import op_support
 
 
 def parser() -> argparse.ArgumentParser:

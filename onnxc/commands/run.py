@@ -1,7 +1,7 @@
 """`onnxc run OUT.so ...`: run a compiled library from the shell.
 
 A library built for another architecture (ppc64le, s390x on an x86 host) runs
-transparently under qemu-user (`onnxc.emulation`); its latencies are then
+transparently under qemu-user (`onnxc.tools.emulation`); its latencies are then
 emulated time.
 """
 
@@ -31,7 +31,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     import numpy as np
 
-    from onnxc.emulation import EmulatedSession, needs_emulation
+    from onnxc.tools.emulation import EmulatedSession, needs_emulation
     from onnxc.runtime import Session
 
     args = parser().parse_args(argv)

@@ -11,7 +11,7 @@ from onnxc.errors import InputError
 
 
 def parser() -> argparse.ArgumentParser:
-    from onnxc.verification import RANDOM_INT_RANGE
+    from onnxc.tools.verification import RANDOM_INT_RANGE
 
     low, high = RANDOM_INT_RANGE
     parser = argparse.ArgumentParser(
@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     import numpy as np
 
-    from onnxc.verification import verify
+    from onnxc.tools.verification import verify
 
     args = parser().parse_args(argv)
     inputs = {}

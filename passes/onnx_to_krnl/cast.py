@@ -12,8 +12,8 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float, is_low_precision
-from onnxc.passes.krnl_builder import KernelBuilder
-from onnxc.passes.low_precision import ROUND_MODES
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.low_precision import ROUND_MODES
 from onnxc.passes.onnx_to_krnl.common import GraphLowering
 from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, elementwise_read, scalar_op
 

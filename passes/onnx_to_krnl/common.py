@@ -39,7 +39,7 @@ from onnxc.dialects.onnx import (
 )
 from onnxc.dialects.types import is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
-from onnxc.passes.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
+from onnxc.passes.helpers.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
 
 GRAPH_NAME = "main_graph"

@@ -12,7 +12,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, elementwise, lowers, shape_of
-from onnxc.passes.onnx_to_krnl.gemm import lower_conv_as_gemm
+from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 

@@ -11,7 +11,7 @@ import math as pymath
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, linearize, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.grid_sample import SamplingAxis, compute_type
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows

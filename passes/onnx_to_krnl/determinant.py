@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import MemRefType, f64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
 
 

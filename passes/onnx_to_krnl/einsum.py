@@ -13,7 +13,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
 
 ELLIPSIS = "..."

@@ -12,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.dialects.types import is_float
-from onnxc.passes.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, ScalarFunction
 from onnxc.passes.onnx_to_krnl.fusion import (
     ScalarOp,

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import f64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     constant_array,

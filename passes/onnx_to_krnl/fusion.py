@@ -15,7 +15,7 @@ the same index. Such a result is no graph output (returning it is another use)
 and gets no buffer: a value without a buffer when its user is lowered is one
 of those, and the user's nest computes it, recursively. The ops an op reads
 besides the chain were lowered before it, so the fused nest, emitted where the
-chain's last op stands, finds their buffers. The Conv lowering (gemm.py)
+chain's last op stands, finds their buffers. The Conv lowering (matmul_kernel.py)
 claims a following Relu/Clip/BatchNormalization/Add into its kernel only when
 the values they read have buffers, so it never claims an op whose input is
 computed in a later nest.
@@ -33,7 +33,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.dialects.types import is_float
 from onnxc.errors import CompileError
-from onnxc.passes.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     constant_array,

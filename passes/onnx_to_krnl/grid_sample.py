@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import f32, f64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_buffer, lowers, shape_of
 
 MODES = {"linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"}

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, elementwise, fill, lowers, shape_of
 
 UPDATE_RULES = {"linear": (False, False), "gated": (True, False), "delta": (False, True), "gated_delta": (True, True)}

@@ -9,7 +9,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float
-from onnxc.passes.krnl_builder import KernelBuilder, is_unsigned, unsigned
+from onnxc.passes.helpers.krnl_builder import KernelBuilder, is_unsigned, unsigned
 from onnxc.passes.onnx_to_krnl.common import GraphLowering
 from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, broadcast_reads, scalar_op, uniform_op
 

@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.krnl_builder import Bound
+from onnxc.passes.helpers.krnl_builder import Bound
 from onnxc.passes.onnx_to_krnl.common import (
     MATMUL_COLUMN_TILE,
     GraphLowering,
@@ -21,7 +21,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     lowers,
     shape_of,
 )
-from onnxc.passes.onnx_to_krnl.gemm import lower_gemm_as_gemm, lower_matmul_as_gemm
+from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_gemm_as_gemm, lower_matmul_as_gemm
 
 # ------------------------------------------------------------------ MatMul and Gemm
 

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import IndexType, MemRefType, f32, i1, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
 
 

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,

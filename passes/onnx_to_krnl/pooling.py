@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import i64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, linearize, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
 

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
@@ -39,7 +39,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_of,
 )
 from onnxc.passes.onnx_to_krnl.elementwise import ACTIVATIONS, ELEMENTWISE
-from onnxc.passes.onnx_to_krnl.gemm import emit_matrix_product, weight_global
+from onnxc.passes.onnx_to_krnl.matmul_kernel import emit_matrix_product, weight_global
 from onnxc.passes.onnx_to_krnl.matmul import contract
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, delinearize, lowers, normalized_axis, shape_of
 
 

@@ -14,7 +14,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.krnl import GlobalOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
 from onnxc.dialects.types import is_low_precision
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     PASS_THROUGH,
     GraphLowering,

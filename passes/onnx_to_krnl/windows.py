@@ -10,7 +10,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, fill, shape_of
 
 # ------------------------------------------------------------------ sliding windows

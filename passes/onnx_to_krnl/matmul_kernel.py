@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.krnl import MATMUL_B_PANEL, MAX_WINDOW_OFFSET, MatmulOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
-from onnxc.passes.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 

@@ -39,7 +39,7 @@ from onnxc.dialects.onnx import build_op
 from onnxc.errors import InvalidModelError, UnsupportedOpError
 
 if TYPE_CHECKING:
-    from onnxc.importer import _GraphImporter
+    from onnxc.frontend.importer import _GraphImporter
 
 MAX_UNROLLED_ITERATIONS = 4096
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import onnx.defs
 
-from onnxc.importer import ONNX_DOMAINS
+from onnxc.frontend.importer import ONNX_DOMAINS
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.types import is_float
 
 if TYPE_CHECKING:
-    from onnxc.passes.krnl_builder import KernelBuilder
+    from onnxc.passes.helpers.krnl_builder import KernelBuilder
 
 ROUND_MODES = ("up", "down", "nearest")
 

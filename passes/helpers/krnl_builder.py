@@ -30,7 +30,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.krnl import BlockOp, DefineLoopsOp, IterateOp, PermuteOp, YieldOp
 from onnxc.dialects.types import is_float, is_low_precision
-from onnxc.passes import low_precision
+from onnxc.passes.helpers import low_precision
 
 OpT = TypeVar("OpT", bound=Operation)
 Bound = int | SSAValue

@@ -22,7 +22,7 @@ import onnx
 from onnx import helper
 
 from onnxc.errors import InputError, InvalidModelError, OnnxcError
-from onnxc.reference import (
+from onnxc.tools.reference import (
     exposable_values,
     node_output_types,
     reference_name,

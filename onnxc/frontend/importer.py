@@ -53,8 +53,8 @@ from onnxc.dialects.onnx import (
 )
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
-from onnxc.import_sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name
-from onnxc.tensors import check_tensor_size, decode_tensor
+from onnxc.frontend.sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name
+from onnxc.frontend.tensors import check_tensor_size, decode_tensor
 
 ONNX_DOMAINS = ("", "ai.onnx")
 # Result type of a node output the model declares nothing about: shape inference fills it in.

@@ -1,0 +1,1 @@
+"""The frontend: ONNX protobuf -> the `onnx` dialect (graphs, sequences, tensor decoding)."""

@@ -1,0 +1,1 @@
+"""Tools around the compiler: verify, inspect, conformance, emulation, FLOP counts, op support."""
