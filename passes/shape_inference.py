@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrankedTensorType,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -51,10 +51,12 @@ from onnxc.dialects.onnx import (
     op_schema,
     tensor_value,
 )
+from onnxc.dialects.symbolic import Dim
 from onnxc.dialects.types import dim_params, element_type_of_onnx, numpy_dtype_of, onnx_type_of, symbolic_tensor_type
 from onnxc.dtypes import numpy_dtype
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.frontend.tensors import check_tensor_size
+from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS, required_equalities, symbolic_result_dims
 
 # Operand ranks the ONNX inference functions leave unchecked (Conv given `kernel_shape`
 # never looks at the weights' rank): (op type, operand) -> the operand whose rank it must have.
@@ -116,9 +118,21 @@ class ShapeInferencePass(ModulePass):
 
 
 def infer_function(function: func.FuncOp, opset: int) -> None:
+    equalities: list[tuple[Dim, Dim]] = []
     for op in list(function.body.walk()):
         if isinstance(op, OnnxOp):
-            infer_op(op, opset)
+            infer_op(op, opset, equalities)
+    substitution = unify_symbols(equalities)
+    if substitution:  # an input dim is another's, or a constant: say so on the inputs and infer again
+        for arg in function.body.block.args:
+            if isinstance(arg.type, TensorType):
+                _set_type(arg, substitute_dims(arg.type, substitution))
+        function.function_type = func.FunctionType.from_lists(
+            [a.type for a in function.body.block.args], function.function_type.outputs.data
+        )
+        for op in list(function.body.walk()):
+            if isinstance(op, OnnxOp):
+                infer_op(op, opset)
     returns = [o for o in function.body.block.ops if isinstance(o, func.ReturnOp)]
     if returns:
         function.function_type = func.FunctionType.from_lists(
@@ -126,8 +140,10 @@ def infer_function(function: func.FuncOp, opset: int) -> None:
         )
 
 
-def infer_op(op: OnnxOp, opset: int) -> None:
-    """Set the result types of one op from its operands' types (and small constant values)."""
+def infer_op(op: OnnxOp, opset: int, equalities: list | None = None) -> None:
+    """Set the result types of one op from its operands' types (and small constant values);
+    dims ONNX leaves unknown get symbolic expressions where `symbolic_result_dims` knows
+    them. Dims the op requires equal (broadcasting, a MatMul's K) are added to `equalities`."""
     if op.OP_TYPE == "Constant":
         value = op.attributes.get("value")
         if isinstance(value, WeightAttr | DenseIntOrFPElementsAttr):
@@ -185,6 +201,8 @@ def infer_op(op: OnnxOp, opset: int) -> None:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ShapeError(f"shape inference failed: {message}", **where) from None
 
+    if equalities is not None:
+        equalities += required_equalities(op)
     for index, result in ((i, v) for i, v in enumerate(outputs) if v is not None):
         proto = inferred.get(f"out{index}")
         if proto is None or not proto.HasField("tensor_type"):
@@ -201,10 +219,86 @@ def infer_op(op: OnnxOp, opset: int) -> None:
             shape = from_values(op, constants)
             if shape is not None:
                 ttype = TensorType(ttype.get_element_type(), shape)
+        if index == 0 and isinstance(ttype, TensorType) and DYNAMIC_INDEX in ttype.get_shape():
+            ttype = _with_symbolic_dims(op, ttype)
         if isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape():
             itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
             check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)
         _set_type(result, ttype)
+
+
+def _with_symbolic_dims(op: OnnxOp, ttype: TensorType) -> TensorType:
+    """Fill the dynamic dims ONNX named nothing (or named with a symbol no input has)
+    from the symbolic rules; a dim that becomes constant becomes static."""
+    known = input_symbols(op)
+    computed = symbolic_result_dims(op)
+    dims, params = list(ttype.get_shape()), dim_params(ttype)
+    for axis, (dim, param) in enumerate(zip(dims, params)):
+        if dim != DYNAMIC_INDEX:
+            continue
+        expression = _known_expression(param, known)
+        rule = computed[axis] if computed is not None and axis < len(computed) else None
+        if rule is not None and rule.symbols() <= known and (expression is None or op.OP_TYPE in BROADCASTING_OPS):
+            expression = rule
+        if expression is not None and expression.constant is not None:
+            dims[axis], params[axis] = expression.constant, ""
+        else:
+            params[axis] = "" if expression is None else str(expression)
+    return symbolic_tensor_type(ttype.get_element_type(), dims, params)
+
+
+def _known_expression(param: str, known: set[str]) -> Dim | None:
+    try:
+        expression = Dim.parse(param) if param else None
+    except ValueError:
+        return None
+    return expression if expression is not None and expression.symbols() <= known else None
+
+
+def input_symbols(op: Operation) -> set[str]:
+    """The symbols of the graph inputs' dims, which an expression may use."""
+    function = op.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    if function is None:
+        return set()
+    names: set[str] = set()
+    for arg in function.body.block.args:
+        if isinstance(arg.type, TensorType):
+            names |= {p for p in dim_params(arg.type) if p}
+    return names
+
+
+def unify_symbols(equalities: list[tuple[Dim, Dim]]) -> dict[str, Dim]:
+    """Symbol -> what it equals, from equalities between a symbol and a constant or
+    another symbol (union-find; the other kinds are not used)."""
+    parent: dict[str, Dim] = {}
+
+    def find(d: Dim) -> Dim:
+        while len(d.atoms()) == 1 and d.split_coefficient() == (1, d) and str(d) in parent:
+            d = parent[str(d)]
+        return d
+
+    for a, b in equalities:
+        a, b = find(a), find(b)
+        if a == b:
+            continue
+        symbol_a = a.constant is None and len(a.terms) == 1 and a.split_coefficient()[0] == 1 and len(a.atoms()) == 1
+        symbol_b = b.constant is None and len(b.terms) == 1 and b.split_coefficient()[0] == 1 and len(b.atoms()) == 1
+        if symbol_a and (b.constant is not None or symbol_b):
+            parent[str(a)] = b
+        elif symbol_b and a.constant is not None:
+            parent[str(b)] = a
+    return {name: find(Dim.parse(name)) for name in parent}
+
+
+def substitute_dims(ttype: TensorType, substitution: dict[str, Dim]) -> TensorType:
+    dims, params = list(ttype.get_shape()), dim_params(ttype)
+    for axis, param in enumerate(params):
+        if param in substitution:
+            value = substitution[param]
+            dims[axis], params[axis] = (value.constant, "") if value.constant is not None else (DYNAMIC_INDEX, str(value))
+    return symbolic_tensor_type(ttype.get_element_type(), dims, params)
 
 
 def opset_imports(op: OnnxOp, opset: int) -> list[onnx.OperatorSetIdProto]:

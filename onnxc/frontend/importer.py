@@ -13,6 +13,7 @@ the node and op.
 from __future__ import annotations
 
 import os
+import re
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -51,6 +52,7 @@ from onnxc.dialects.onnx import (
     attribute_of_proto,
     op_schema,
 )
+from onnxc.dialects.symbolic import symbol_name
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend.sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name
@@ -134,10 +136,18 @@ class _GraphImporter:
 
         initializer_names = {t.name for t in self.graph.initializer}
         inputs = [vi for vi in self.graph.input if vi.name not in initializer_names]
-        unknown_pins = set(self.shapes) - {vi.name for vi in inputs}
+        symbols = {
+            symbol_name(dim.dim_param, _fresh_symbol(vi.name, axis))
+            for vi in inputs
+            if vi.type.tensor_type.HasField("shape")
+            for axis, dim in enumerate(vi.type.tensor_type.shape.dim)
+            if not dim.HasField("dim_value") or dim.dim_value == -1
+        }
+        unknown_pins = set(self.shapes) - {vi.name for vi in inputs} - symbols
         if unknown_pins:
             raise ShapeError(
-                f"--shape names unknown inputs {sorted(unknown_pins)}; inputs are {[vi.name for vi in inputs]}"
+                f"--shape names unknown inputs or dims {sorted(unknown_pins)}; inputs are "
+                f"{[vi.name for vi in inputs]}, symbolic dims {sorted(symbols)}"
             )
         arg_types = [self._input_type(vi) for vi in inputs]
         block = Block(arg_types=arg_types)
@@ -202,15 +212,21 @@ class _GraphImporter:
                 return TensorType(element, list(self.shapes[vi.name]))
             raise ShapeError(f"graph input '{vi.name}' has no shape; pin it with --shape {vi.name}=D0,D1,...")
         dims, params = [], []
-        for dim in tensor_type.shape.dim:
-            if dim.HasField("dim_value"):
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value != -1:  # paddle2onnx writes -1 for unknown
                 if dim.dim_value < 0:
                     raise InvalidModelError(f"graph input '{vi.name}' has a negative dimension {dim.dim_value}")
                 dims.append(dim.dim_value)
                 params.append("")
+                continue
+            symbol = symbol_name(dim.dim_param, _fresh_symbol(vi.name, axis))
+            pinned_symbol = self.shapes.get(symbol)
+            if pinned_symbol is not None and len(pinned_symbol) == 1 and vi.name not in self.shapes:
+                dims.append(int(pinned_symbol[0]))
+                params.append("")
             else:
                 dims.append(DYNAMIC_INDEX)
-                params.append(dim.dim_param or "?")
+                params.append(symbol)
         if vi.name in self.shapes:
             pinned = list(self.shapes[vi.name])
             if len(pinned) != len(dims) or any(d != DYNAMIC_INDEX and d != p for d, p in zip(dims, pinned)):
@@ -665,6 +681,12 @@ def _check_text(message, where: str) -> None:
 
 def _strings(values) -> ArrayAttr:
     return ArrayAttr([StringAttr(v) for v in values])
+
+
+def _fresh_symbol(input_name: str, axis: int) -> str:
+    """The symbol of an input dim the model leaves unnamed (-1, "", "?"): `<input>_d<axis>`."""
+    stem = re.sub(r"[^A-Za-z0-9_]", "_", input_name)
+    return f"{stem if stem[:1].isalpha() else 'in_' + stem}_d{axis}"
 
 
 def _dims_text(dims: Sequence[int], params: Sequence[str]) -> str:

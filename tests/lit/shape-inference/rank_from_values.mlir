@@ -2,8 +2,9 @@
 // RUN: onnxc-opt %s -p shape-inference,fold-shapes | filecheck %s --check-prefix=FOLDED
 
 // A function body (RMSNormalization's) reduces over axes computed from the rank:
-// before folding, ReduceMean's rank is unknown, and its consumers stay unranked
-// (with their element type) instead of failing; fold-shapes then types them all.
+// before folding, ReduceMean's rank is unknown (the Range's length is known from
+// the symbolic value of Size(Shape(x)), its values are not), and its consumers stay
+// unranked (with their element type) instead of failing; fold-shapes types them all.
 builtin.module attributes {onnx.opset = 23 : i64} {
   func.func @main_graph(%x: tensor<3x4xf32>) -> tensor<*xnone> {
     %shape = "onnx.Shape"(%x) : (tensor<3x4xf32>) -> tensor<*xnone>
@@ -17,7 +18,7 @@ builtin.module attributes {onnx.opset = 23 : i64} {
     func.return %sum : tensor<*xnone>
   }
 }
-// CHECK: "onnx.Range"{{.*}} -> tensor<?xi64>
+// CHECK: "onnx.Range"{{.*}} -> tensor<2xi64>
 // CHECK: "onnx.ReduceMean"{{.*}} -> tensor<*xf32>
 // CHECK: "onnx.Add"{{.*}} -> tensor<*xf32>
 
