@@ -68,6 +68,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
+    opt_prop_def,
     AnyAttr,
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -412,18 +413,39 @@ class EntryPointOp(IRDLOperation):
     func = prop_def(SymbolRefAttr)
     input_names = prop_def(ArrayAttr)
     output_names = prop_def(ArrayAttr)
+    batch_symbol = opt_prop_def(StringAttr)
+    """Set for a batch loop: the function computes one sample (batch 1) and
+    run_main_graph calls it once per sample of the batch it is given."""
+    batched_inputs = opt_prop_def(ArrayAttr)
+    """With batch_symbol: per input, 1 if its leading dim is the batch (else it is
+    passed whole to every sample). Every output is batched."""
 
     assembly_format = "attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, func: str, input_names: Sequence[str], output_names: Sequence[str]):
-        super().__init__(
-            properties={
-                "func": SymbolRefAttr(func),
-                "input_names": ArrayAttr([StringAttr(n) for n in input_names]),
-                "output_names": ArrayAttr([StringAttr(n) for n in output_names]),
-            }
-        )
+    def __init__(
+        self,
+        func: str,
+        input_names: Sequence[str],
+        output_names: Sequence[str],
+        batch_symbol: str | None = None,
+        batched_inputs: Sequence[bool] = (),
+    ):
+        properties = {
+            "func": SymbolRefAttr(func),
+            "input_names": ArrayAttr([StringAttr(n) for n in input_names]),
+            "output_names": ArrayAttr([StringAttr(n) for n in output_names]),
+        }
+        if batch_symbol is not None:
+            properties["batch_symbol"] = StringAttr(batch_symbol)
+            properties["batched_inputs"] = ArrayAttr([IntegerAttr(int(b), i64) for b in batched_inputs])
+        super().__init__(properties=properties)
+
+    def verify_(self) -> None:
+        if (self.batch_symbol is None) != (self.batched_inputs is None):
+            raise VerifyException("krnl.entry_point: batch_symbol and batched_inputs go together")
+        if self.batched_inputs is not None and len(self.batched_inputs.data) != len(self.input_names.data):
+            raise VerifyException("krnl.entry_point: one batched_inputs flag per input")
 
 
 @irdl_op_definition

@@ -80,6 +80,12 @@ WEIGHTS_ATTR = "onnx.weights"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
 SINCE_VERSION_ATTR = "onnx.since_version"
+# On @main_graph, for a batch loop (passes/helpers/batch_separable.py): the batch
+# symbol, and per input whether its leading dim is that batch.
+BATCH_SYMBOL_ATTR = "onnx.batch_symbol"
+BATCHED_INPUTS_ATTR = "onnx.batched_inputs"
+# On @main_graph with symbolic dims that no batch loop takes: why (for the error lowering gives).
+NOT_SEPARABLE_ATTR = "onnx.not_batch_separable"
 
 
 # --------------------------------------------------------------------------- weights

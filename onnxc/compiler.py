@@ -14,13 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import onnx
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.printer import Printer
 
 from onnxc.dialects import make_context
+from onnxc.dialects.onnx import BATCH_SYMBOL_ATTR, BATCHED_INPUTS_ATTR, NOT_SEPARABLE_ATTR
+from onnxc.dialects.types import dim_params
 from onnxc.errors import CompileError, OnnxcError
-from onnxc.frontend.importer import import_model
+from onnxc.frontend.importer import MAIN_FUNCTION, import_model
 from onnxc.passes import get_pass
+from onnxc.passes.helpers.batch_separable import separable_batch_symbol
 
 # The passes to each IR level. -O0 runs what correctness needs: types for every value,
 # folding of shape arithmetic (lowering and context-dependent decompositions need static
@@ -132,6 +136,10 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
         return _write_text(output_path, module_text(module))
 
     ctx = make_context()
+    if _has_symbolic_inputs(module):
+        start = time.perf_counter()
+        module = _batch_loop_module(model, module, shapes, ctx)
+        log.record("batch analysis", time.perf_counter() - start)
     for level, passes in stages(opt_level):
         for name in passes:
             start = time.perf_counter()
@@ -153,6 +161,38 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
             module, output_path, target=resolved, opt_level=opt_level, model_name=stem, on_stage=log.record
         )
     return output_path
+
+
+def _main_graph(module: ModuleOp) -> func.FuncOp:
+    return next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == MAIN_FUNCTION)
+
+
+def _has_symbolic_inputs(module: ModuleOp) -> bool:
+    return any(
+        isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape() for t in _main_graph(module).function_type.inputs
+    )
+
+
+def _batch_loop_module(model, module: ModuleOp, shapes, ctx) -> ModuleOp:
+    """A model separable along its one symbolic batch dim is compiled for batch 1,
+    and its entry point loops over the samples (passes/helpers/batch_separable.py);
+    any other model keeps its symbolic dims (and lowering names what needs them pinned)."""
+    for name in ("inline-control-flow", "shape-inference"):
+        get_pass(name)().apply(ctx, module)
+    graph = _main_graph(module)
+    verdict = separable_batch_symbol(graph)
+    if verdict.symbol is None:
+        graph.attributes[NOT_SEPARABLE_ATTR] = StringAttr(verdict.reason)
+        return module
+    batched = [
+        isinstance(arg.type, TensorType) and dim_params(arg.type)[:1] == [verdict.symbol]
+        for arg in graph.body.block.args
+    ]
+    pinned = import_model(model, shapes={**(shapes or {}), verdict.symbol: [1]})
+    pinned_graph = _main_graph(pinned)
+    pinned_graph.attributes[BATCH_SYMBOL_ATTR] = StringAttr(verdict.symbol)
+    pinned_graph.attributes[BATCHED_INPUTS_ATTR] = ArrayAttr([IntegerAttr(int(b), i64) for b in batched])
+    return pinned
 
 
 def module_text(module: ModuleOp) -> str:

@@ -23,6 +23,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.krnl import EntryPointOp
+from onnxc.dialects.onnx import BATCH_SYMBOL_ATTR, BATCHED_INPUTS_ATTR
 from onnxc.errors import InvalidModelError
 from onnxc.passes import onnx_to_krnl  # noqa: F401  (registers the lowerings)
 from onnxc.passes.onnx_to_krnl.common import GRAPH_NAME, GraphLowering
@@ -39,5 +40,13 @@ class ConvertOnnxToKrnlPass(ModulePass):
             raise InvalidModelError(f"no function @{GRAPH_NAME} to lower")
         lowering = GraphLowering(op, graph)
         lowered = lowering.run()
-        entry_point = EntryPointOp(GRAPH_NAME, lowering.input_names, lowering.output_names)
+        batch = graph.attributes.get(BATCH_SYMBOL_ATTR)
+        batched = graph.attributes.get(BATCHED_INPUTS_ATTR)
+        entry_point = EntryPointOp(
+            GRAPH_NAME,
+            lowering.input_names,
+            lowering.output_names,
+            batch_symbol=batch.data if batch is not None else None,
+            batched_inputs=[flag.value.data for flag in batched.data] if batched is not None else (),
+        )
         Rewriter.replace_op(graph, [lowered, entry_point], new_results=[])

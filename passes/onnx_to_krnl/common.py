@@ -29,6 +29,7 @@ from xdsl.rewriter import InsertPoint
 from onnxc import dtypes
 from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp
 from onnxc.dialects.onnx import (
+    NOT_SEPARABLE_ATTR,
     OPSET_ATTR,
     SINCE_VERSION_ATTR,
     OnnxOp,
@@ -72,10 +73,19 @@ class GraphLowering:
 
         described = [(v, f"graph input '{n}'") for v, n in zip(inputs, self.input_names)]
         described += [(v, f"graph output '{n}'") for v, n in zip(self.outputs, self.output_names)]
-        types = [
-            dynamic_memref_type(value) if value in self.dynamic else memref_type_of(value, name=description)
-            for value, description in described
-        ]
+        try:
+            types = [
+                dynamic_memref_type(value) if value in self.dynamic else memref_type_of(value, name=description)
+                for value, description in described
+            ]
+        except ShapeError as exc:
+            reason = graph.attributes.get(NOT_SEPARABLE_ATTR)
+            if reason is not None:
+                exc.message += (
+                    f"; symbolic dims compile only as a batch dim the model is separable along, and here {reason.data}"
+                )
+                exc.args = (exc._format(),)
+            raise
         self.function = func.FuncOp(GRAPH_NAME, (types, []))
         args = self.function.body.block.args
         self.output_args = args[len(inputs) :]
