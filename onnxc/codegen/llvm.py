@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import IntEnum
 
 import numpy as np
 from llvmlite import ir
@@ -38,7 +37,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
 
-from onnxc import dtypes
 from onnxc.codegen import vector_math
 from onnxc.codegen.gemm import RESERVE_SCRATCH, MatmulEmitter, MatmulPlan
 from onnxc.codegen.parallel import PARALLEL_FOR, ParallelLoop, parallel_loop
@@ -48,8 +46,8 @@ from onnxc.dialects.krnl import DynamicOutputOp, EntryPointOp, GlobalOp, MatmulO
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import is_low_precision, numpy_dtype_of, onnx_type_of
 from onnxc.errors import CompileError
+from onnxc.runtime.abi import ABI_VERSION, DTYPE_NAMES, TENSOR_FIELDS, Status, tensor_field
 
-ABI_VERSION = 2
 ARENA_ALIGNMENT = 64
 THREAD_ARENA = "onnxc_thread_arena"
 """Runtime support: the calling thread's arena of at least the given bytes (NULL if it cannot be had),
@@ -58,24 +56,12 @@ DYNAMIC_DATA_OFFSET_ALIGNMENT = 16
 """A dynamic output's data follows its shape in one malloc block, at this alignment (malloc's)."""
 
 
-class Status(IntEnum):
-    """Return codes of run_main_graph (enum onnxc_status in runtime/onnxc.h)."""
-
-    OK = 0
-    ERR_ARITY = 1
-    ERR_NULL = 2
-    ERR_DTYPE = 3
-    ERR_RANK = 4
-    ERR_SHAPE = 5
-    ERR_NOMEM = 6
-
-
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 NULL = ir.Constant(PTR, None)
-# struct onnxc_tensor { void *data; const int64_t *shape; int64_t rank; int32_t dtype, reserved; }
-TENSOR = ir.LiteralStructType([PTR, PTR, I64, I32, I32])
-_DATA, _SHAPE, _RANK, _DTYPE = 0, 1, 2, 3
+_LLVM_OF_C_TYPE = {"void *": PTR, "const int64_t *": PTR, "int64_t": I64, "int32_t": I32}
+TENSOR = ir.LiteralStructType([_LLVM_OF_C_TYPE[c_type] for _, c_type in TENSOR_FIELDS])
+_DATA, _SHAPE, _RANK, _DTYPE = (tensor_field(name) for name in ("data", "shape", "rank", "dtype"))
 
 
 @dataclass
@@ -1085,7 +1071,7 @@ class _TensorSpec:
         return static_shape_of(self.memref)
 
     def signature(self) -> dict:
-        entry = {"name": self.name, "dtype": dtypes.NAME_OF_ONNX[self.dtype], "shape": self.shape}
+        entry = {"name": self.name, "dtype": DTYPE_NAMES[self.dtype], "shape": self.shape}
         return entry | {"dynamic": True} if self.dynamic else entry
 
 
