@@ -3,7 +3,7 @@
 
 "libm" recompiles the same models with math.exp/log/tanh/erf emitted as they
 were before onnxc/codegen/vector_math.py existed (scalar `expf`/`tanhf` calls),
-by emptying llvm.py's table of vector-math ops in this process.
+by emptying emit_arith.py's table of vector-math ops in this process.
 onnxruntime is timed beside them for scale. One thread.
 """
 
@@ -20,7 +20,7 @@ import onnx
 from onnx import TensorProto, helper
 
 import onnxc
-from onnxc.codegen import llvm
+from onnxc.codegen import emit_arith
 from onnxc.runtime import Session
 
 SHAPE = [256, 4096]
@@ -59,8 +59,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         for variant in ("vector_math", "libm"):
             if variant == "libm":
-                llvm._VECTOR_MATH_OPS = {}
-                llvm._register_table_emitters()
+                emit_arith._VECTOR_MATH_OPS = {}
+                emit_arith._register_table_emitters()
             for op_type in ("Exp", "Tanh", "Sigmoid", "Softmax"):
                 library = onnxc.compile(_model(op_type), Path(work) / f"{op_type}-{variant}.so")
                 session = Session(library, threads=1)

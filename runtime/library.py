@@ -30,38 +30,29 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from onnxc.errors import InvalidModelError
+from onnxc.runtime.abi import ABI_VERSION, TENSOR_FIELDS, Status
 
-ABI_VERSION = 2  # ONNXC_ABI_VERSION of the runtime/onnxc.h this runtime implements
+_CTYPE_OF_C_TYPE = {
+    "void *": ctypes.c_void_p,
+    "const int64_t *": ctypes.POINTER(ctypes.c_int64),
+    "int64_t": ctypes.c_int64,
+    "int32_t": ctypes.c_int32,
+}
 
 
 class OnnxcTensor(ctypes.Structure):
     """`onnxc_tensor` of onnxc.h."""
 
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("rank", ctypes.c_int64),
-        ("dtype", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-    ]
-
-
-# enum onnxc_status of onnxc.h: code -> (name, meaning).
-STATUS = {
-    0: ("ONNXC_OK", "success"),
-    1: ("ONNXC_ERR_ARITY", "num_inputs or num_outputs differ from the model's"),
-    2: ("ONNXC_ERR_NULL", "a tensor, its data or its shape pointer is NULL"),
-    3: ("ONNXC_ERR_DTYPE", "a tensor's dtype differs from the signature"),
-    4: ("ONNXC_ERR_RANK", "a tensor's rank differs from the signature"),
-    5: ("ONNXC_ERR_SHAPE", "a dimension differs from the signature"),
-    6: ("ONNXC_ERR_NOMEM", "arena or scratch memory could not be allocated"),
-}
+    _fields_ = [(name, _CTYPE_OF_C_TYPE[c_type]) for name, c_type in TENSOR_FIELDS]
 
 
 def describe_status(status: int) -> str:
     """`5 (ONNXC_ERR_SHAPE: a dimension differs from the signature)`."""
-    name, meaning = STATUS.get(status, ("unknown status", "not defined by onnxc.h"))
-    return f"{status} ({name}: {meaning})"
+    try:
+        known = Status(status)
+    except ValueError:
+        return f"{status} (unknown status: not defined by onnxc.h)"
+    return f"{status} ({known.c_name}: {known.meaning})"
 
 
 # ELF e_machine codes, only to name the machine in error messages.

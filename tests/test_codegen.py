@@ -16,10 +16,12 @@ from xdsl.parser import Parser
 
 from onnxc import dtypes
 from onnxc.codegen import emit_library, emit_llvm_ir, emit_object, resolve_target
-from onnxc.codegen.llvm import Status, plan_arena, round_to_bfloat16
+from onnxc.codegen.arena import plan_arena
+from onnxc.codegen.llvm_types import round_to_bfloat16
 from onnxc.dialects import make_context
 from onnxc.dialects.onnx import WeightStore
 from onnxc.errors import CompileError
+from onnxc.runtime.abi import Status
 from onnxc.runtime.library import OnnxcTensor
 
 assert ctypes.sizeof(OnnxcTensor) == 32

@@ -39,14 +39,19 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from onnxc.codegen.parallel import MIN_PARALLEL_WORK, PARALLEL_FOR
+from onnxc.codegen.llvm_idioms import (
+    Declare,
+    constant_global,
+    internal_function,
+    parallel_for,
+    stack_struct,
+    store_fields,
+    thread_pool_slice,
+)
+from onnxc.codegen.llvm_types import F32, I1, I32, I64, PTR
+from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
 from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, int_values, matmul_scratch_pitch
-
-I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
-F32 = ir.FloatType()
-PTR = ir.PointerType()
-
 
 RESERVE_SCRATCH = "onnxc_reserve_scratch"
 """Runtime support, called by run_main_graph: reserve scratch memory of the module's largest
@@ -198,7 +203,9 @@ class MatmulPlan:
 class MatmulEmitter:
     """Emits one krnl.matmul into the function `builder` is in, with helper functions in `module`."""
 
-    def __init__(self, module: ir.Module, builder: ir.IRBuilder, plan: MatmulPlan, name: str, declare, kernels: dict):
+    def __init__(
+        self, module: ir.Module, builder: ir.IRBuilder, plan: MatmulPlan, name: str, declare: Declare, kernels: dict
+    ):
         self.module = module
         self.b = builder
         self.p = plan
@@ -251,20 +258,16 @@ class MatmulEmitter:
         if self.offsets_table is None:
             offsets = self.p.row_offsets
             table_type = ir.ArrayType(I32, len(offsets))
-            table = ir.GlobalVariable(self.module, table_type, self.module.get_unique_name(f"{self.name}.rows"))
-            table.linkage, table.global_constant = "private", True
+            table = constant_global(self.module, self.module.get_unique_name(f"{self.name}.rows"), table_type)
+            table.linkage = "private"
             table.initializer = ir.Constant(table_type, offsets)
             self.offsets_table = table
         return b.gep(self.offsets_table, [pc], inbounds=True, source_etype=I32)
 
     def function(self, name: str, args: list[ir.Type]) -> tuple[ir.Function, ir.IRBuilder]:
         # Unique: a function may hold several krnl.matmul ops (e.g. a recurrent step's).
-        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), args), self.module.get_unique_name(name))
-        fn.linkage = "internal"
-        fn.attributes.add("nounwind")
-        for arg in fn.args:
-            if arg.type == PTR:
-                arg.add_attribute("noalias")
+        fnty = ir.FunctionType(ir.VoidType(), args)
+        fn = internal_function(self.module, self.module.get_unique_name(name), fnty)
         return fn, ir.IRBuilder(fn.append_basic_block("entry"))
 
     # ------------------------------------------------------------------- driver
@@ -281,35 +284,25 @@ class MatmulEmitter:
             context_type = ir.LiteralStructType([value.type for value in pointers])
             if self.context is None:
                 self.context = self.context_slot(context_type)
-            for index, value in enumerate(pointers):
-                b.store(value, self.field(b, self.context, context_type, index))
-            slice_function = self.slice_function(context_type)
-            parallel_for = self.declare(PARALLEL_FOR, ir.VoidType(), [slice_function.type, PTR, I64, I64])
+            store_fields(b, self.context, context_type, pointers)
             tiles = p.row_tiles if p.split_rows else p.column_tiles
-            b.call(parallel_for, [slice_function, self.context, _const(0), _const(tiles)])
+            parallel_for(b, self.declare, self.slice_function(context_type), self.context, tiles)
 
     def context_slot(self, context_type: ir.LiteralStructType) -> ir.Value:
         """Stack room for the thread pool's context, allocated once in the function's entry block."""
         b, block = self.b, self.b.block
         b.position_at_start(b.function.entry_basic_block)  # through `b`: its insertion point stays right
-        slot = b.alloca(context_type)
+        slot = stack_struct(b, context_type)
         b.position_at_end(block)
-        slot.type = PTR  # an opaque pointer, like every other (llvmlite would print `T*`)
         return slot
-
-    @staticmethod
-    def field(b: ir.IRBuilder, pointer: ir.Value, struct: ir.LiteralStructType, index: int) -> ir.Value:
-        return b.gep(pointer, [ir.Constant(I32, 0), ir.Constant(I32, index)], inbounds=True, source_etype=struct)
 
     def slice_function(self, context_type: ir.LiteralStructType) -> ir.Function:
         """slice(context, begin, end): the tiles [begin, end) of the split dimension, for the thread pool."""
         if self.slice_fn is not None:
             return self.slice_fn
         p = self.p
-        fn, b = self.function(f"{self.name}.gemm.slice", [PTR, I64, I64])
+        fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{self.name}.gemm.slice", context_type)
         self.slice_fn = fn
-        context, begin, end = fn.args
-        pointers = [b.load(self.field(b, context, context_type, i), typ=t) for i, t in enumerate(context_type.elements)]
         if p.split_rows:
             bounds = [_const(0), _const(p.n), begin, end]
         else:

@@ -1,6 +1,6 @@
 """Which loop of a loop nest may run its iterations on several threads.
 
-A nest (one kernel function, see llvm.py) is split over the thread pool of
+A nest (one kernel function, see outlining.py) is split over the thread pool of
 runtime/support/onnxc_parallel.c when its outermost loop with more than one
 iteration — below any single-iteration loops such as a batch of 1 — provably
 has independent iterations and the nest does enough work to repay waking the
@@ -10,7 +10,7 @@ Independence is shown per buffer, without any dependence algebra: every
 buffer the nest stores to must be accessed (loaded and stored) only at
 indices that hold the loop's induction variable itself in one fixed
 dimension. Then iteration i touches only slice i of that buffer, and distinct
-iterations touch disjoint memory (buffers never alias: see llvm.py). Loops
+iterations touch disjoint memory (buffers never alias: see llvm_idioms.internal_function). Loops
 carrying values between iterations (`iter_args`) are never split.
 """
 
@@ -22,7 +22,6 @@ from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-PARALLEL_FOR = "onnxc_parallel_for"
 # Estimated operations (see _work) below which a nest stays on one thread: waking the pool costs a few µs.
 MIN_PARALLEL_WORK = 1 << 18
 # A math function (exp, tanh, ...) costs about this many simple operations (vector_math.py).

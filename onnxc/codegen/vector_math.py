@@ -26,9 +26,7 @@ from collections.abc import Callable
 import numpy as np
 from llvmlite import ir
 
-F32 = ir.FloatType()
-I32 = ir.IntType(32)
-
+from onnxc.codegen.llvm_types import F32, I32
 
 # ------------------------------------------------------------------ coefficients
 

@@ -1,0 +1,213 @@
+"""Emitters of control flow and memory ops: scf, func.return, memref, krnl.global/view/dynamic_output, krnl.matmul."""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import BFloat16Type
+
+from onnxc.codegen.function_translator import FunctionTranslator, emits
+from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
+from onnxc.codegen.llvm_idioms import field_pointer
+from onnxc.codegen.llvm_types import (
+    I1,
+    I8,
+    I32,
+    I64,
+    NULL,
+    PTR,
+    TENSOR,
+    bfloat16_bits,
+    bfloat16_from_bits,
+    element_size,
+    memory_type,
+    static_shape_of,
+    value_type,
+)
+from onnxc.codegen.weights import align_up
+from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, MatmulOp, ViewOp
+from onnxc.dialects.types import is_low_precision
+from onnxc.errors import CompileError
+from onnxc.runtime.abi import Status, tensor_field
+
+DYNAMIC_DATA_OFFSET_ALIGNMENT = 16
+"""A dynamic output's data follows its shape in one malloc block, at this alignment (malloc's)."""
+
+
+# ------------------------------------------------------------------------------ control
+
+
+@emits(MatmulOp)
+def _emit_matmul(t: FunctionTranslator, op: MatmulOp) -> None:
+    plan = MatmulPlan.of(op, t.parent.target)
+    name = t.builder.function.name
+    emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
+    emitter.emit(t.get(op.a), t.get(op.b), t.get(op.c), t.get(op.bias) if op.bias is not None else None)
+
+
+@emits(func.ReturnOp)
+def _emit_return(t: FunctionTranslator, op: func.ReturnOp) -> None:
+    if op.operands:
+        raise CompileError("codegen: func.return must have no operands")
+    t.return_status(ir.Constant(I32, int(Status.OK)))
+
+
+@emits(scf.ForOp)
+def _emit_for(t: FunctionTranslator, op: scf.ForOp) -> None:
+    b = t.builder
+    (lower, upper), step = t.loop_bounds(op), t.get(op.step)
+    before = b.block
+    header = b.append_basic_block("for.header")
+    body = b.append_basic_block("for.body")
+    exit_ = b.append_basic_block("for.exit")
+    b.branch(header)
+
+    b.position_at_end(header)
+    iv = b.phi(lower.type, "iv")
+    iv.add_incoming(lower, before)
+    carried = []
+    for init in op.iter_args:
+        phi = b.phi(value_type(init.type))
+        phi.add_incoming(t.get(init), before)
+        carried.append(phi)
+    b.cbranch(b.icmp_signed("<", iv, upper), body, exit_)
+
+    b.position_at_end(body)
+    iv_arg, *carried_args = op.body.block.args
+    t.set(iv_arg, iv)
+    for arg, phi in zip(carried_args, carried):
+        t.set(arg, phi)
+    yielded = t.translate_block(op.body.block)
+    latch = b.block
+    iv.add_incoming(b.add(iv, step, flags=["nsw"]), latch)
+    for phi, value in zip(carried, yielded):
+        phi.add_incoming(value, latch)
+    b.branch(header)
+
+    b.position_at_end(exit_)
+    for result, phi in zip(op.results, carried):
+        t.set(result, phi)
+
+
+@emits(scf.IfOp)
+def _emit_if(t: FunctionTranslator, op: scf.IfOp) -> None:
+    b = t.builder
+    then_block = b.append_basic_block("if.then")
+    has_else = bool(op.false_region.blocks)
+    else_block = b.append_basic_block("if.else") if has_else else None
+    merge = b.append_basic_block("if.end")
+    b.cbranch(t.get(op.cond), then_block, else_block or merge)
+
+    incoming = []
+    for llvm_block, region in ((then_block, op.true_region), (else_block, op.false_region)):
+        if llvm_block is None:
+            continue
+        b.position_at_end(llvm_block)
+        values = t.translate_block(region.block)
+        incoming.append((values, b.block))
+        b.branch(merge)
+
+    b.position_at_end(merge)
+    for i, result in enumerate(op.results):
+        phi = b.phi(value_type(result.type))
+        for values, pred in incoming:
+            phi.add_incoming(values[i], pred)
+        t.set(result, phi)
+
+
+# ------------------------------------------------------------------------------- memory
+
+
+@emits(memref.AllocOp)
+def _emit_alloc(t: FunctionTranslator, op: memref.AllocOp) -> None:
+    if t.arena is None:  # only zero-sized buffers, never dereferenced
+        t.set(op.memref, NULL)
+        return
+    offset = ir.Constant(I64, t.arena_offsets[op])
+    t.set(op.memref, t.builder.gep(t.arena, [offset], inbounds=True, source_etype=I8))
+
+
+@emits(ViewOp)
+def _emit_view(t: FunctionTranslator, op: ViewOp) -> None:
+    element = op.result.type.element_type
+    if is_low_precision(element):  # several elements to a byte, or an odd bit width
+        raise CompileError(f"codegen: no krnl.view of {element} elements")
+    offset = ir.Constant(I64, op.offset.value.data)
+    t.set(op.result, t.builder.gep(t.get(op.base), [offset], inbounds=True, source_etype=memory_type(element)))
+
+
+@emits(GlobalOp)
+def _emit_global(t: FunctionTranslator, op: GlobalOp) -> None:
+    if not op.result.uses:  # e.g. a Conv's weights once their packed copy replaced them
+        return
+    offset = ir.Constant(I64, t.parent.weight_offset(op))
+    weights = t.parent.weights_symbol()
+    t.set(op.result, t.builder.gep(weights, [offset], inbounds=True, source_etype=I8))
+
+
+@emits(memref.LoadOp)
+def _emit_load(t: FunctionTranslator, op: memref.LoadOp) -> None:
+    b = t.builder
+    element = op.memref.type.element_type
+    pointer = t.element_pointer(op.memref, op.indices)
+    value = b.load(pointer, typ=memory_type(element), align=element_size(element))
+    if isinstance(element, BFloat16Type):
+        value = bfloat16_from_bits(b, value)
+    t.set(op.res, value)
+
+
+@emits(memref.StoreOp)
+def _emit_store(t: FunctionTranslator, op: memref.StoreOp) -> None:
+    b = t.builder
+    element = op.memref.type.element_type
+    value = t.get(op.value)
+    if isinstance(element, BFloat16Type):
+        value = bfloat16_bits(b, value)
+    b.store(value, t.element_pointer(op.memref, op.indices), align=element_size(element))
+
+
+@emits(DynamicOutputOp)
+def _emit_dynamic_output(t: FunctionTranslator, op: DynamicOutputOp) -> None:
+    """Allocate the output tensor's shape and data in one malloc block (shape first,
+    data at the next 16-byte boundary) and copy the source's prefix along `axis`
+    into it; ONNXC_ERR_NOMEM if malloc fails (the wrapper resets the tensor)."""
+    b = t.builder
+    source_shape = static_shape_of(op.source.type)
+    axis, rank = op.axis.value.data, len(source_shape)
+    element = element_size(op.source.type.element_type)
+    outer = int(np.prod(source_shape[:axis], dtype=np.int64))
+    inner_bytes = int(np.prod(source_shape[axis + 1 :], dtype=np.int64)) * element
+    bound = source_shape[axis]
+    extent = t.get(op.extent)
+    extent = b.select(b.icmp_unsigned("<", extent, ir.Constant(I64, bound)), extent, ir.Constant(I64, bound))
+    data_offset = align_up(rank * 8, DYNAMIC_DATA_OFFSET_ALIGNMENT)
+    row_bytes = b.mul(extent, ir.Constant(I64, inner_bytes), flags=["nuw"])
+    data_bytes = b.mul(row_bytes, ir.Constant(I64, outer), flags=["nuw"])
+    block = t.call("malloc", PTR, [b.add(data_bytes, ir.Constant(I64, data_offset), flags=["nuw"])])
+    with b.if_then(b.icmp_unsigned("==", block, NULL), likely=False):
+        t.return_status(ir.Constant(I32, int(Status.ERR_NOMEM)))
+    tensor = t.get(op.output)
+    data = b.gep(block, [ir.Constant(I64, data_offset)], inbounds=True, source_etype=I8)
+    b.store(data, field_pointer(b, tensor, TENSOR, tensor_field("data")))
+    b.store(block, field_pointer(b, tensor, TENSOR, tensor_field("shape")))
+    for position, dim in enumerate(source_shape):
+        dim_pointer = b.gep(block, [ir.Constant(I64, position)], inbounds=True, source_etype=I64)
+        b.store(extent if position == axis else ir.Constant(I64, dim), dim_pointer, align=8)
+    # One memcpy per row of the dims before `axis` (row r: extent * inner elements).
+    source = t.get(op.source)
+    before = b.block
+    header, body, done = (b.append_basic_block(f"dynamic_output.{n}") for n in ("header", "body", "done"))
+    b.branch(header)
+    b.position_at_end(header)
+    row = b.phi(I64, "row")
+    row.add_incoming(ir.Constant(I64, 0), before)
+    b.cbranch(b.icmp_unsigned("<", row, ir.Constant(I64, outer)), body, done)
+    b.position_at_end(body)
+    to = b.gep(data, [b.mul(row_bytes, row, flags=["nuw"])], source_etype=I8)
+    from_offset = b.mul(row, ir.Constant(I64, bound * inner_bytes), flags=["nuw"])
+    from_ = b.gep(source, [from_offset], source_etype=I8)
+    t.call("llvm.memcpy.p0.p0.i64", ir.VoidType(), [to, from_, row_bytes, ir.Constant(I1, 0)])
+    row.add_incoming(b.add(row, ir.Constant(I64, 1), flags=["nuw"]), b.block)
+    b.branch(header)
+    b.position_at_end(done)

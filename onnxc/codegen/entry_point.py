@@ -1,0 +1,207 @@
+"""The library's exported functions (runtime/onnxc.h) around the graph function.
+
+`run_main_graph` checks the counts and every tensor against the signature
+before anything is read, reserves the GEMM scratch, allocates nothing else
+(dynamic outputs aside) and calls the graph function; `onnxc_signature`
+returns the signature JSON; `onnxc_abi_version` and `onnxc_free_tensor`.
+The ABI's numbers come from onnxc.runtime.abi, as the runtime's do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType
+
+from onnxc.codegen.gemm import RESERVE_SCRATCH, MatmulPlan
+from onnxc.codegen.llvm_idioms import constant_global, field_pointer
+from onnxc.codegen.llvm_types import I8, I32, I64, NULL, PTR, TENSOR, static_shape_of
+from onnxc.dialects.krnl import EntryPointOp, MatmulOp
+from onnxc.dialects.types import onnx_type_of
+from onnxc.errors import CompileError
+from onnxc.runtime.abi import ABI_VERSION, DTYPE_NAMES, Status, tensor_field
+
+if TYPE_CHECKING:
+    from onnxc.codegen.llvm import ModuleTranslator
+
+_DATA, _SHAPE, _RANK, _DTYPE = (tensor_field(name) for name in ("data", "shape", "rank", "dtype"))
+
+
+@dataclass
+class TensorSpec:
+    name: str
+    memref: MemRefType
+
+    @property
+    def dtype(self) -> int:
+        return onnx_type_of(self.memref.element_type)
+
+    @property
+    def dynamic(self) -> bool:
+        """An output whose dims (-1 where unknown) are set at run time: the library allocates it."""
+        return any(d < 0 for d in self.memref.get_shape())
+
+    @property
+    def shape(self) -> list[int]:
+        if self.dynamic:  # -1 for a dim known at run time only
+            return [max(d, -1) for d in self.memref.get_shape()]
+        return static_shape_of(self.memref)
+
+    def signature(self) -> dict:
+        entry = {"name": self.name, "dtype": DTYPE_NAMES[self.dtype], "shape": self.shape}
+        return entry | {"dynamic": True} if self.dynamic else entry
+
+
+class EntryPointBuilder:
+    """The exported functions of runtime/onnxc.h around the graph function."""
+
+    def __init__(self, parent: ModuleTranslator, graph: func.FuncOp, entry: EntryPointOp):
+        self.parent = parent
+        self.module = parent.module
+        self.graph = parent.module.globals[graph.sym_name.data]
+        input_names = [n.data for n in entry.input_names.data]
+        output_names = [n.data for n in entry.output_names.data]
+        arg_types = list(graph.function_type.inputs.data)
+        if len(arg_types) != len(input_names) + len(output_names) or not all(
+            isinstance(t, MemRefType) for t in arg_types
+        ):
+            raise CompileError(
+                f"codegen: @{graph.sym_name.data} must take {len(input_names)} input and "
+                f"{len(output_names)} output memrefs"
+            )
+        self.inputs = [TensorSpec(n, t) for n, t in zip(input_names, arg_types)]
+        output_types = arg_types[len(input_names) :]
+        self.outputs = [TensorSpec(n, t) for n, t in zip(output_names, output_types)]
+
+    def build(self) -> None:
+        self.build_run_main_graph()
+        self.build_signature()
+        self.build_abi_version()
+        self.build_free_tensor()
+
+    def exported(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.IRBuilder:
+        fn = ir.Function(self.module, ir.FunctionType(ret, args), name)
+        fn.attributes.add("nounwind")
+        return ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def build_run_main_graph(self) -> None:
+        """Check the counts and every tensor (see onnxc.h), then run the graph function."""
+        b = self.builder = self.exported("run_main_graph", I32, [PTR, I64, PTR, I64])
+        self.failures: dict[Status, ir.Block] = {}
+        inputs, num_inputs, outputs, num_outputs = b.function.args
+        self.fail_unless_equal(num_inputs, len(self.inputs), Status.ERR_ARITY)
+        self.fail_unless_equal(num_outputs, len(self.outputs), Status.ERR_ARITY)
+        arguments = []
+        for array, specs in ((inputs, self.inputs), (outputs, self.outputs)):
+            if specs:
+                self.fail_if(b.icmp_unsigned("==", array, NULL), Status.ERR_NULL)
+            for index, spec in enumerate(specs):
+                arguments.append(None if spec.dynamic else self.check_tensor(array, index, spec))
+        dynamic = [index for index, spec in enumerate(self.outputs) if spec.dynamic]
+        for index in dynamic:  # not checked: the library fills in every field
+            spec = self.outputs[index]
+            tensor = b.gep(outputs, [ir.Constant(I64, index)], inbounds=True, source_etype=TENSOR)
+            fields = [NULL, NULL, ir.Constant(I64, len(spec.shape)), ir.Constant(I32, spec.dtype), ir.Constant(I32, 0)]
+            for number, value in enumerate(fields):
+                b.store(value, field_pointer(b, tensor, TENSOR, number))
+            arguments[len(self.inputs) + index] = tensor
+        self.reserve_scratch()
+        status = b.call(self.graph, arguments)
+        if dynamic:  # on failure, no dynamic output keeps memory: each is reset to NULL
+            with b.if_then(b.icmp_unsigned("!=", status, ir.Constant(I32, int(Status.OK))), likely=False):
+                for index in dynamic:
+                    tensor = b.gep(outputs, [ir.Constant(I64, index)], inbounds=True, source_etype=TENSOR)
+                    self.release(b, tensor)
+        b.ret(status)
+
+        for status, block in self.failures.items():
+            b.position_at_end(block)
+            b.ret(ir.Constant(I32, int(status)))
+
+    def reserve_scratch(self) -> None:
+        """Have the runtime reserve the calling thread's GEMM packing scratch (see gemm.py); ERR_NOMEM if it cannot."""
+        target = self.parent.target
+        plans = (MatmulPlan.of(op, target) for op in self.parent.source.walk() if isinstance(op, MatmulOp))
+        needed = max((plan.scratch_bytes for plan in plans), default=0)
+        if needed:
+            reserve = self.parent.declare(RESERVE_SCRATCH, I32, [I64])
+            status = self.builder.call(reserve, [ir.Constant(I64, needed)])
+            self.fail_if(self.builder.icmp_signed("!=", status, ir.Constant(I32, 0)), Status.ERR_NOMEM)
+
+    def release(self, b: ir.IRBuilder, tensor: ir.Value) -> None:
+        """Free a dynamic output's block (its shape pointer; free(NULL) is harmless) and NULL its pointers."""
+        shape_field = field_pointer(b, tensor, TENSOR, _SHAPE)
+        b.call(self.parent.declare("free", ir.VoidType(), [PTR]), [b.load(shape_field, typ=PTR)])
+        b.store(NULL, shape_field)
+        b.store(NULL, field_pointer(b, tensor, TENSOR, _DATA))
+
+    def build_free_tensor(self) -> None:
+        """void onnxc_free_tensor(onnxc_tensor *): release a dynamic output (NULL or already freed: no-op)."""
+        b = self.exported("onnxc_free_tensor", ir.VoidType(), [PTR])
+        (tensor,) = b.function.args
+        with b.if_then(b.icmp_unsigned("!=", tensor, NULL)):
+            self.release(b, tensor)
+        b.ret_void()
+
+    def fail_if(self, condition: ir.Value, status: Status) -> None:
+        """Return `status` if `condition` holds, else go on in a new block."""
+        b = self.builder
+        if status not in self.failures:
+            self.failures[status] = b.function.append_basic_block(f"fail.{status.name.lower()}")
+        passed = b.function.append_basic_block("checked")
+        b.cbranch(condition, self.failures[status], passed)
+        b.position_at_end(passed)
+
+    def fail_unless_equal(self, actual: ir.Value, expected: int, status: Status) -> None:
+        differs = self.builder.icmp_signed("!=", actual, ir.Constant(actual.type, expected))
+        self.fail_if(differs, status)
+
+    def check_tensor(self, array: ir.Value, index: int, spec: TensorSpec) -> ir.Value:
+        """Compare tensor `array[index]` with `spec`; return its data pointer."""
+        b = self.builder
+
+        def field(number: int, ty: ir.Type, align: int) -> ir.Value:
+            indices = [ir.Constant(I64, index), ir.Constant(I32, number)]
+            address = b.gep(array, indices, inbounds=True, source_etype=TENSOR)
+            return b.load(address, typ=ty, align=align)
+
+        data, shape = field(_DATA, PTR, 8), field(_SHAPE, PTR, 8)
+        self.fail_if(b.icmp_unsigned("==", data, NULL), Status.ERR_NULL)
+        self.fail_if(b.icmp_unsigned("==", shape, NULL), Status.ERR_NULL)
+        self.fail_unless_equal(field(_DTYPE, I32, 4), spec.dtype, Status.ERR_DTYPE)
+        self.fail_unless_equal(field(_RANK, I64, 8), len(spec.shape), Status.ERR_RANK)
+        for axis, dim in enumerate(spec.shape):
+            pointer = b.gep(shape, [ir.Constant(I64, axis)], inbounds=True, source_etype=I64)
+            self.fail_unless_equal(b.load(pointer, typ=I64, align=8), dim, Status.ERR_SHAPE)
+        return data
+
+    def build_signature(self) -> None:
+        document = (
+            json.dumps(
+                {
+                    "abi_version": ABI_VERSION,
+                    "model": self.parent.model_name,
+                    "target": self.parent.target.triple,
+                    "byte_order": self.parent.target.byte_order,
+                    "inputs": [spec.signature() for spec in self.inputs],
+                    "outputs": [spec.signature() for spec in self.outputs],
+                }
+            ).encode()
+            + b"\0"
+        )
+        text_type = ir.ArrayType(I8, len(document))
+        text = constant_global(self.module, "onnxc_signature_json", text_type)
+        text.initializer = ir.Constant(text_type, bytearray(document))
+        text.linkage = "private"
+        text.unnamed_addr = True
+        b = self.exported("onnxc_signature", PTR, [])
+        b.ret(text)
+
+    def build_abi_version(self) -> None:
+        b = self.exported("onnxc_abi_version", I32, [])
+        b.ret(ir.Constant(I32, ABI_VERSION))

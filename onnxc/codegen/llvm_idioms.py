@@ -1,0 +1,89 @@
+"""LLVM idioms shared by the loop emitter and the GEMM emitter (gemm.py).
+
+- Every function we make is internal with `noalias` pointer arguments.
+- Every pointer is an opaque `ptr`: llvmlite types allocas and globals as
+  `T*`, so those are retyped on creation.
+- Work goes to the thread pool (runtime/support/onnxc_parallel.c) as a
+  trampoline `slice(ptr context, i64 begin, i64 end)` and a context struct
+  on the caller's stack holding the values the work needs; the trampoline
+  loads them and calls the function doing the work, which thus keeps its
+  `noalias` pointer arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from llvmlite import ir
+
+from onnxc.codegen.llvm_types import I32, I64, PTR
+
+PARALLEL_FOR = "onnxc_parallel_for"
+"""Runtime support: `void onnxc_parallel_for(slice, ptr context, i64 begin, i64 end)` runs
+slice(context, b, e) over [begin, end) in contiguous ranges, one per thread of the pool."""
+
+Declare = Callable[[str, ir.Type, Sequence[ir.Type]], ir.Function]
+"""The module's function `name`, declared on first use (llvm._ModuleTranslator.declare)."""
+
+
+def internal_function(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    """An internal function whose pointer arguments are `noalias`.
+
+    That holds for every function we make: the ABI forbids outputs overlapping
+    each other or inputs, the arena's live buffers are disjoint, and weights
+    are never written.
+    """
+    function = ir.Function(module, fnty, name)
+    function.linkage = "internal"
+    function.attributes.add("nounwind")
+    for arg in function.args:
+        if arg.type == PTR:
+            arg.add_attribute("noalias")
+    return function
+
+
+def opaque(pointer: ir.Value) -> ir.Value:
+    """`pointer` typed as an opaque `ptr`, like every other pointer (llvmlite would print `T*`)."""
+    pointer.type = PTR
+    return pointer
+
+
+def constant_global(module: ir.Module, name: str, value_type: ir.Type) -> ir.GlobalVariable:
+    """A constant global, referred to through an opaque `ptr`."""
+    variable = ir.GlobalVariable(module, value_type, name)
+    variable.global_constant = True
+    return opaque(variable)
+
+
+def field_pointer(b: ir.IRBuilder, pointer: ir.Value, struct: ir.LiteralStructType, index: int) -> ir.Value:
+    """The address of field `index` of the `struct` at `pointer`."""
+    indices = [ir.Constant(I32, 0), ir.Constant(I32, index)]
+    return b.gep(pointer, indices, inbounds=True, source_etype=struct)
+
+
+def stack_struct(b: ir.IRBuilder, struct: ir.LiteralStructType) -> ir.Value:
+    """Room for one `struct` on the stack, here."""
+    return opaque(b.alloca(struct))
+
+
+def store_fields(b: ir.IRBuilder, pointer: ir.Value, struct: ir.LiteralStructType, values: Sequence[ir.Value]) -> None:
+    for index, value in enumerate(values):
+        b.store(value, field_pointer(b, pointer, struct, index))
+
+
+def thread_pool_slice(
+    module: ir.Module, name: str, context: ir.LiteralStructType
+) -> tuple[ir.Function, ir.IRBuilder, list[ir.Value], ir.Value, ir.Value]:
+    """A new trampoline `void name(ptr context, i64 begin, i64 end)` for `parallel_for`: the
+    function, its builder (to go on with the work), the context's fields loaded, begin and end."""
+    function = internal_function(module, module.get_unique_name(name), ir.FunctionType(ir.VoidType(), [PTR, I64, I64]))
+    pointer, begin, end = function.args
+    b = ir.IRBuilder(function.append_basic_block("entry"))
+    fields = [b.load(field_pointer(b, pointer, context, i), typ=t) for i, t in enumerate(context.elements)]
+    return function, b, fields, begin, end
+
+
+def parallel_for(b: ir.IRBuilder, declare: Declare, slice_: ir.Function, context: ir.Value, iterations: int) -> None:
+    """Run `slice_(context, begin, end)` over the iterations [0, iterations) on the thread pool."""
+    run = declare(PARALLEL_FOR, ir.VoidType(), [slice_.type, PTR, I64, I64])
+    b.call(run, [slice_, context, ir.Constant(I64, 0), ir.Constant(I64, iterations)])

@@ -1,0 +1,135 @@
+"""The graph function, and its loop nests outlined into kernel functions.
+
+Each top-level loop nest of a graph function becomes a separate `noinline`
+function (a kernel): LLVM's loop passes slow down with the size of the
+function holding the loops, so one function per nest compiles several times
+faster than one function holding the whole graph. A nest that parallel.py
+finds splittable runs on the thread pool through a trampoline (llvm_idioms).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+from xdsl.dialects import arith, func, memref
+from xdsl.ir import Block, Operation, SSAValue
+
+from onnxc.codegen.arena import THREAD_ARENA, plan_arena
+from onnxc.codegen.function_translator import FunctionTranslator
+from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_struct, store_fields, thread_pool_slice
+from onnxc.codegen.llvm_types import I32, I64, NULL, PTR, value_type
+from onnxc.codegen.parallel import ParallelLoop, parallel_loop
+from onnxc.dialects.krnl import GlobalOp, MatmulOp
+from onnxc.errors import CompileError
+from onnxc.runtime.abi import Status
+
+if TYPE_CHECKING:
+    from onnxc.codegen.llvm import ModuleTranslator
+
+
+class GraphFunctionTranslator(FunctionTranslator):
+    """A func.func as an internal `i32 @name(ptr...)` returning a Status; it owns the arena of its allocs."""
+
+    def __init__(self, parent: ModuleTranslator, function: func.FuncOp):
+        if function.function_type.outputs.data:
+            raise CompileError(f"codegen: @{function.sym_name.data} must return no results")
+        self.name = function.sym_name.data
+        self.body = function.body.block
+        arg_types = [value_type(t) for t in function.function_type.inputs.data]
+        llvm_function = internal_function(parent.module, self.name, ir.FunctionType(I32, arg_types))
+        super().__init__(parent, llvm_function, dict(zip(self.body.args, llvm_function.args)))
+        self.arena_offsets, self.arena_size = plan_arena(function)
+
+    def translate(self) -> None:
+        if self.arena_size:
+            self.allocate_arena()
+        for position, op in enumerate(self.body.ops):
+            if _is_loop_nest(op):
+                self.call_kernel(op, f"{self.name}.nest{position}")
+            else:
+                self.emit(op)
+
+    def allocate_arena(self) -> None:
+        """The calling thread's arena, kept by the runtime across runs (runtime/support/onnxc_parallel.c)."""
+        b = self.builder
+        arena_of_thread = self.parent.declare(THREAD_ARENA, PTR, [I64])
+        arena_of_thread.return_value.add_attribute("noalias")  # no other pointer reaches it during the run
+        self.arena = b.call(arena_of_thread, [ir.Constant(I64, self.arena_size)])
+        failed = b.icmp_unsigned("==", self.arena, NULL)
+        with b.if_then(failed, likely=False):
+            b.ret(ir.Constant(I32, int(Status.ERR_NOMEM)))
+
+    def return_status(self, status: ir.Value) -> None:
+        self.builder.ret(status)
+
+    def call_kernel(self, nest: Operation, name: str) -> None:
+        """Emit `nest` as the function `name` and call it here, or have the thread pool call it.
+
+        Values the nest uses from outside are passed as arguments, except
+        constants and weights, which are re-emitted inside so that LLVM still
+        sees constant trip counts and the weights' alignment.
+        """
+        outside = _values_from_outside(nest)
+        rematerialized = [v for v in outside if isinstance(v.owner, arith.ConstantOp | GlobalOp)]
+        passed = [v for v in outside if v not in rematerialized]
+        parallel = parallel_loop(nest)
+        kernel = self.kernel(nest, name, passed, rematerialized, parallel)
+        if parallel is None:
+            self.builder.call(kernel, [self.get(v) for v in passed])
+        else:
+            self.call_on_thread_pool(kernel, name, passed, parallel.trip_count)
+
+    def kernel(
+        self,
+        nest: Operation,
+        name: str,
+        passed: list[SSAValue],
+        rematerialized: list[SSAValue],
+        parallel: ParallelLoop | None,
+    ) -> ir.Function:
+        """`nest` as the function `name(passed...)`, or for a `parallel` nest
+        `name(passed..., i64 begin, i64 end)` running iterations [begin, end) of its loop."""
+        arg_types = [value_type(v.type) for v in passed] + ([I64, I64] if parallel is not None else [])
+        function = internal_function(self.parent.module, name, ir.FunctionType(ir.VoidType(), arg_types))
+        function.attributes.add("noinline")
+        kernel = FunctionTranslator(self.parent, function, dict(zip(passed, function.args)))
+        for value in rematerialized:
+            kernel.emit(value.owner)
+        if parallel is not None:
+            begin, end = function.args[len(passed) :]
+            kernel.split_loop = (parallel.loop, begin, end)
+        kernel.emit(nest)
+        kernel.builder.ret_void()
+        return function
+
+    def call_on_thread_pool(self, kernel: ir.Function, name: str, passed: list[SSAValue], iterations: int) -> None:
+        """Have the thread pool call `kernel` through the trampoline `name.slice(ptr context, i64 begin,
+        i64 end)`, the context holding `passed`: the kernel keeps its `noalias` pointer arguments."""
+        context_type = ir.LiteralStructType([value_type(v.type) for v in passed])
+        slice_function, b, fields, begin, end = thread_pool_slice(self.parent.module, f"{name}.slice", context_type)
+        b.call(kernel, [*fields, begin, end])
+        b.ret_void()
+        context = stack_struct(self.builder, context_type)
+        store_fields(self.builder, context, context_type, [self.get(v) for v in passed])
+        parallel_for(self.builder, self.parent.declare, slice_function, context, iterations)
+
+
+def _is_loop_nest(op: Operation) -> bool:
+    """A top-level op worth a function of its own: a kernel, or an op with
+    regions, no results and no allocs."""
+    return isinstance(op, MatmulOp) or (
+        bool(op.regions) and not op.results and not any(isinstance(inner, memref.AllocOp) for inner in op.walk())
+    )
+
+
+def _values_from_outside(op: Operation) -> list[SSAValue]:
+    """The values `op`'s nested ops use but that are defined outside `op`, in first-use order."""
+    found: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        for operand in inner.operands:
+            owner = operand.owner
+            defining_op = owner.parent_op() if isinstance(owner, Block) else owner
+            if defining_op is None or not op.is_ancestor(defining_op):
+                found.setdefault(operand)
+    return list(found)

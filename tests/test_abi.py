@@ -1,0 +1,57 @@
+"""runtime/onnxc.h (the contract for C users) states what onnxc.runtime.abi (the contract for
+the runtime and the code generator) does: struct layout, status codes, dtype codes, version."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from onnxc import dtypes
+from onnxc.runtime import abi
+
+HEADER = Path(abi.__file__).parent / "onnxc.h"
+
+
+@pytest.fixture(scope="module")
+def header() -> str:
+    """The header without its comments."""
+    text = HEADER.read_text()
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+def _braced(header: str, opening: str) -> str:
+    match = re.search(re.escape(opening) + r"\s*\{(.*?)\}", header, flags=re.S)
+    assert match, f"onnxc.h has no `{opening} {{...}}`"
+    return match.group(1)
+
+
+def _enumerators(header: str, enum: str) -> dict[str, int]:
+    items = [item.split("=") for item in _braced(header, f"enum {enum}").split(",") if item.strip()]
+    return {name.strip(): int(value) for name, value in items}
+
+
+def test_abi_version(header):
+    (version,) = re.findall(r"#define\s+ONNXC_ABI_VERSION\s+(\d+)", header)
+    assert int(version) == abi.ABI_VERSION
+    assert f"(ABI version {abi.ABI_VERSION})" in HEADER.read_text()
+
+
+def test_tensor_struct(header):
+    fields = [line.strip().rstrip(";") for line in _braced(header, "typedef struct onnxc_tensor").split(";")]
+    parsed = []
+    for field in filter(None, fields):
+        match = re.fullmatch(r"(.*?[\s*])(\w+)", field)
+        c_type = re.sub(r"\s*\*", " *", match.group(1).strip())
+        parsed.append((match.group(2), c_type))
+    assert tuple(parsed) == abi.TENSOR_FIELDS
+
+
+def test_status_enum(header):
+    assert _enumerators(header, "onnxc_status") == {status.c_name: int(status) for status in abi.Status}
+
+
+def test_dtype_enum(header):
+    enumerators = _enumerators(header, "onnxc_dtype")
+    assert {int(v) for v in enumerators.values()} == set(abi.DTYPE_NAMES)
+    for name, code in enumerators.items():
+        assert getattr(dtypes, name.removeprefix("ONNXC_DTYPE_")) == code, name
