@@ -14,7 +14,7 @@ from enum import IntEnum
 
 from onnxc import dtypes
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 """ONNXC_ABI_VERSION: a runtime refuses libraries of any other version."""
 
 TENSOR_FIELDS: tuple[tuple[str, str], ...] = (

@@ -1,4 +1,4 @@
-/* onnxc.h: the C ABI of a library compiled by onnxc (ABI version 2).
+/* onnxc.h: the C ABI of a library compiled by onnxc (ABI version 3).
  *
  * A library exports the functions below. Any number of threads may call
  * run_main_graph at once (each call allocates its own scratch memory and
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define ONNXC_ABI_VERSION 2
+#define ONNXC_ABI_VERSION 3
 
 /* One tensor: contiguous, row-major, in the target's byte order. */
 typedef struct onnxc_tensor {
@@ -69,7 +69,13 @@ enum onnxc_status {
   ONNXC_ERR_NOMEM = 6    /* arena, scratch or output memory could not be allocated */
 };
 
-/* Run the model. Inputs are read. A static output (the signature gives all
+/* Symbolic dims (ABI version 3): a dim given as -1 with a name in "dims" is
+ * the caller's choice (the batch size N). Every tensor with that name in its
+ * "dims" must have the same size there, outputs included: the caller
+ * allocates an output of, say, [-1, 1000] with dims ["N", ""] as N x 1000
+ * for the N of its inputs (ONNXC_ERR_SHAPE otherwise). N may be 0.
+ *
+ * Run the model. Inputs are read. A static output (the signature gives all
  * its dims) must point at a caller-allocated buffer of its shape and dtype,
  * which is written; every such tensor is checked against the signature
  * before anything is read.
@@ -89,9 +95,10 @@ int32_t run_main_graph(const onnxc_tensor *inputs, int64_t num_inputs,
 void onnxc_free_tensor(onnxc_tensor *tensor);
 
 /* The model's signature as a NUL-terminated JSON document (static storage):
- * {"abi_version": 2, "model": "...", "target": "<llvm triple>",
+ * {"abi_version": 3, "model": "...", "target": "<llvm triple>",
  *  "byte_order": "little" | "big",
- *  "inputs":  [{"name": "...", "dtype": "float32", "shape": [1, 3, 224, 224]}, ...],
+ *  "inputs":  [{"name": "...", "dtype": "float32", "shape": [-1, 3, 224, 224],
+ *               "dims": ["N", "", "", ""]}, ...],
  *  "outputs": [{"name": "...", "dtype": "float32", "shape": [1, 1000]},
  *              {"name": "...", "dtype": "int64", "shape": [2, -1], "dynamic": true}, ...]} */
 const char *onnxc_signature(void);

@@ -53,7 +53,10 @@ class NodeArg:
     """A graph input or output, like onnxruntime's NodeArg (`shape` is a tuple)."""
 
     name: str
-    shape: tuple[int | None, ...]  # None: a dim known only once the model has run (a dynamic output)
+    shape: tuple[int | str | None, ...]
+    """Static dims; a symbol's name (str) for a dim the caller chooses, as onnxruntime
+    shows symbolic dims (tensors sharing a symbol must agree on it); None for a dim
+    known only once the model has run (a dynamic output)."""
     element_type: str  # as in the signature: "float32", "int64", "bfloat16", "float8_e4m3fn", ...
     dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16, ml_dtypes' for float8...)
 
@@ -84,12 +87,15 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
         if code is None or not dtypes.has_numpy_dtype(code):
             raise ValueError(f"{entry['name']!r} has element type {element_type!r}, which numpy cannot hold")
         shape = tuple(entry["shape"])
+        symbols = entry.get("dims", [""] * len(shape))
         dynamic = entry.get("dynamic") is True
-        if not all(isinstance(dim, int) and (dim >= 0 or dynamic and dim == -1) for dim in shape):
+        if len(symbols) != len(shape) or not all(isinstance(name, str) for name in symbols):
+            raise ValueError(f"{entry['name']!r} has dims {symbols!r}, not one name per dim")
+        if not all(isinstance(dim, int) and (dim >= 0 or dim == -1 and (dynamic or name)) for dim, name in zip(shape, symbols)):
             raise ValueError(f"{entry['name']!r} has shape {list(shape)}, not a list of static dims")
-        if dynamic != (-1 in shape):
+        if dynamic != any(dim == -1 and not name for dim, name in zip(shape, symbols)):
             raise ValueError(f"{entry['name']!r}: 'dynamic' disagrees with shape {list(shape)}")
-        shape = tuple(None if dim == -1 else dim for dim in shape)
+        shape = tuple(name or None if dim == -1 else dim for dim, name in zip(shape, symbols))
         args.append(NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code)))
     return tuple(args)
 
@@ -121,8 +127,8 @@ class _Descriptors:
     fills in the data pointers (building the structs field by field cost ~4 µs a tensor)."""
 
     def __init__(self, args: Sequence[NodeArg]):
-        self._signature = [(arg.shape, arg.onnx_type) for arg in args]
-        self._shapes = [_shape_buffer(arg.shape) for arg in args]  # the template points into these
+        self._signature = [(arg.shape, arg.onnx_type) for arg in args]  # a symbolic dim never matches
+        self._shapes = [_shape_buffer(tuple(d if isinstance(d, int) else 0 for d in arg.shape)) for arg in args]
         structs = (OnnxcTensor * len(args))()
         for struct, arg, shape in zip(structs, args, self._shapes):
             struct.shape, struct.rank, struct.dtype = shape, len(arg.shape), arg.onnx_type
@@ -202,14 +208,17 @@ class Session:
     def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, object]) -> list[np.ndarray]:
         """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`."""
         selected = self._output_positions(output_names)
-        inputs = self._conform_inputs(input_feed)
+        inputs, symbols = self._conform_inputs(input_feed)
         try:
             outputs = [
-                DynamicOutput(arg.dtype, len(arg.shape)) if arg.dynamic else np.empty(arg.shape, arg.dtype)
+                DynamicOutput(arg.dtype, len(arg.shape))
+                if arg.dynamic
+                else np.empty(tuple(symbols[d][0] if isinstance(d, str) else d for d in arg.shape), arg.dtype)
                 for arg in self._outputs
             ]
-        except MemoryError as error:
-            raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
+        except (MemoryError, ValueError) as error:
+            sizes = ", ".join(f"{name} = {size} (from input {source!r})" for name, (size, source) in symbols.items())
+            raise RuntimeFailure(f"cannot allocate the outputs for {sizes or 'these inputs'}: {error}", model=self.path) from None
         self._invoke(
             [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
             [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
@@ -227,8 +236,9 @@ class Session:
                 raise InputError(f"unknown output {name!r}; the model's outputs are {known}", model=self.path)
         return [self._output_index[name] for name in output_names]
 
-    def _conform_inputs(self, input_feed: Mapping[str, object]) -> list[np.ndarray]:
-        """The arrays to hand to native code, in signature order, or an InputError."""
+    def _conform_inputs(self, input_feed: Mapping[str, object]) -> tuple[list[np.ndarray], dict[str, tuple[int, str]]]:
+        """The arrays to hand to native code, in signature order, and each symbolic dim's
+        size with the input that set it; or an InputError."""
         if not isinstance(input_feed, Mapping):
             got = type(input_feed).__name__
             raise InputError(f"input_feed must be a dict of name -> array, got {got}", model=self.path)
@@ -237,12 +247,23 @@ class Session:
                 known = _names(self._inputs)
                 raise InputError(f"unknown input {name!r}; the model's inputs are {known}", model=self.path)
         arrays = []
+        symbols: dict[str, tuple[int, str]] = {}
         for arg in self._inputs:
             if arg.name not in input_feed:
                 expected = f"{arg.element_type}{list(arg.shape)}"
                 raise InputError(f"missing input {arg.name!r} ({expected})", model=self.path)
-            arrays.append(self._conform(arg, input_feed[arg.name]))
-        return arrays
+            array = self._conform(arg, input_feed[arg.name])
+            for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
+                if not isinstance(dim, str):
+                    continue
+                known = symbols.setdefault(dim, (size, arg.name))
+                if known[0] != size:
+                    raise InputError(
+                        f"input {arg.name!r}: dim {axis} ({dim}) is {size}, but input {known[1]!r} has {dim} = {known[0]}",
+                        model=self.path,
+                    )
+            arrays.append(array)
+        return arrays, symbols
 
     def _conform(self, arg: NodeArg, value: object) -> np.ndarray:
         try:
@@ -257,7 +278,9 @@ class Session:
                 f"(no implicit casting: convert with .astype({module}.{arg.dtype.name}))",
                 model=self.path,
             )
-        if array.shape != arg.shape:
+        if len(array.shape) != len(arg.shape) or any(
+            size != dim for size, dim in zip(array.shape, arg.shape) if not isinstance(dim, str)
+        ):
             raise InputError(f"input {arg.name!r}: {_shape_mismatch(arg.shape, array.shape)}", model=self.path)
         flags = array.flags
         if flags.c_contiguous and flags.aligned and array.dtype == arg.dtype:  # as it is (np.require costs ~2 µs)
@@ -350,6 +373,8 @@ def _dtype_text(arg: NodeArg) -> str:
 def _shape_mismatch(expected: tuple[int, ...], got: tuple[int, ...]) -> str:
     if len(expected) != len(got):
         return f"expected rank {len(expected)} (shape {list(expected)}), got rank {len(got)} (shape {list(got)})"
-    axis = next(axis for axis, (want, have) in enumerate(zip(expected, got)) if want != have)
+    axis = next(
+        axis for axis, (want, have) in enumerate(zip(expected, got)) if not isinstance(want, str) and want != have
+    )
     shapes = f"expected shape {list(expected)}, got {list(got)}"
     return f"dim {axis} is {got[axis]}, expected {expected[axis]} ({shapes})"

@@ -175,9 +175,9 @@ def test_float_model_numbers(float_model):
 
 
 def test_signature_and_abi_version(float_model):
-    assert float_model.lib.onnxc_abi_version() == 2
+    assert float_model.lib.onnxc_abi_version() == 3
     assert float_model.signature == {
-        "abi_version": 2,
+        "abi_version": 3,
         "model": "model",
         "target": resolve_target().triple,
         "byte_order": "little",

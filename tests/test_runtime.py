@@ -198,7 +198,7 @@ def test_node_args_match_onnxruntime(mixed_library):
 
 def test_signature_and_repr(add_session, add_library):
     signature = add_session.signature
-    assert signature["abi_version"] == 2
+    assert signature["abi_version"] == 3
     assert signature["byte_order"] == sys.byteorder
     assert [entry["name"] for entry in signature["inputs"]] == ["a", "b"]
     assert signature["outputs"] == [{"name": "sum", "dtype": "float32", "shape": list(SHAPE)}]
@@ -366,7 +366,7 @@ def _fake_onnxc_library(directory: Path, abi_version: int, signature: dict) -> P
 
 def _host_signature(**changes) -> dict:
     signature = {
-        "abi_version": 2,
+        "abi_version": 3,
         "model": "fake",
         "target": f"{platform.machine()}-unknown-linux-gnu",
         "byte_order": sys.byteorder,

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import MemRefType
 
 from onnxc.codegen.gemm import RESERVE_SCRATCH, MatmulPlan
 from onnxc.codegen.llvm_idioms import constant_global, field_pointer
-from onnxc.codegen.llvm_types import I8, I32, I64, NULL, PTR, TENSOR, static_shape_of
+from onnxc.codegen.llvm_types import I8, I32, I64, NULL, PTR, TENSOR, memref_nbytes, static_shape_of
 from onnxc.dialects.krnl import EntryPointOp, MatmulOp
 from onnxc.dialects.types import onnx_type_of
 from onnxc.errors import CompileError
@@ -36,6 +36,8 @@ _DATA, _SHAPE, _RANK, _DTYPE = (tensor_field(name) for name in ("data", "shape",
 class TensorSpec:
     name: str
     memref: MemRefType
+    batch: str | None = None
+    """The batch symbol of a batch loop's batched tensor (its leading dim, 1 in `memref`)."""
 
     @property
     def dtype(self) -> int:
@@ -48,12 +50,21 @@ class TensorSpec:
 
     @property
     def shape(self) -> list[int]:
-        if self.dynamic:  # -1 for a dim known at run time only
+        """The signature's dims: -1 for a dim known at run time only, or the batch."""
+        if self.dynamic:
             return [max(d, -1) for d in self.memref.get_shape()]
-        return static_shape_of(self.memref)
+        shape = static_shape_of(self.memref)
+        return [-1, *shape[1:]] if self.batch else shape
+
+    @property
+    def sample_bytes(self) -> int:
+        """Bytes of one sample of a batched tensor (the memref holds one)."""
+        return memref_nbytes(self.memref)
 
     def signature(self) -> dict:
         entry = {"name": self.name, "dtype": DTYPE_NAMES[self.dtype], "shape": self.shape}
+        if self.batch:
+            entry["dims"] = [self.batch] + [""] * (len(self.shape) - 1)
         return entry | {"dynamic": True} if self.dynamic else entry
 
 
@@ -74,9 +85,16 @@ class EntryPointBuilder:
                 f"codegen: @{graph.sym_name.data} must take {len(input_names)} input and "
                 f"{len(output_names)} output memrefs"
             )
-        self.inputs = [TensorSpec(n, t) for n, t in zip(input_names, arg_types)]
+        symbol = entry.batch_symbol.data if entry.batch_symbol is not None else None
+        batched = [flag.value.data for flag in entry.batched_inputs.data] if entry.batched_inputs else []
+        self.inputs = [
+            TensorSpec(n, t, symbol if batched and batched[k] else None)
+            for k, (n, t) in enumerate(zip(input_names, arg_types))
+        ]
         output_types = arg_types[len(input_names) :]
-        self.outputs = [TensorSpec(n, t) for n, t in zip(output_names, output_types)]
+        self.outputs = [TensorSpec(n, t, symbol) for n, t in zip(output_names, output_types)]
+        if symbol and any(spec.dynamic for spec in self.outputs):
+            raise CompileError("codegen: a batch loop cannot return outputs of value-dependent shape")
 
     def build(self) -> None:
         self.build_run_main_graph()
@@ -97,6 +115,7 @@ class EntryPointBuilder:
         self.fail_unless_equal(num_inputs, len(self.inputs), Status.ERR_ARITY)
         self.fail_unless_equal(num_outputs, len(self.outputs), Status.ERR_ARITY)
         arguments = []
+        self.batch_size: ir.Value | None = None
         for array, specs in ((inputs, self.inputs), (outputs, self.outputs)):
             if specs:
                 self.fail_if(b.icmp_unsigned("==", array, NULL), Status.ERR_NULL)
@@ -111,17 +130,45 @@ class EntryPointBuilder:
                 b.store(value, field_pointer(b, tensor, TENSOR, number))
             arguments[len(self.inputs) + index] = tensor
         self.reserve_scratch()
-        status = b.call(self.graph, arguments)
-        if dynamic:  # on failure, no dynamic output keeps memory: each is reset to NULL
-            with b.if_then(b.icmp_unsigned("!=", status, ir.Constant(I32, int(Status.OK))), likely=False):
-                for index in dynamic:
-                    tensor = b.gep(outputs, [ir.Constant(I64, index)], inbounds=True, source_etype=TENSOR)
-                    self.release(b, tensor)
-        b.ret(status)
+        if self.batch_size is not None:
+            b.ret(self.call_per_sample(arguments))
+        else:
+            status = b.call(self.graph, arguments)
+            if dynamic:  # on failure, no dynamic output keeps memory: each is reset to NULL
+                with b.if_then(b.icmp_unsigned("!=", status, ir.Constant(I32, int(Status.OK))), likely=False):
+                    for index in dynamic:
+                        tensor = b.gep(outputs, [ir.Constant(I64, index)], inbounds=True, source_etype=TENSOR)
+                        self.release(b, tensor)
+            b.ret(status)
 
         for status, block in self.failures.items():
             b.position_at_end(block)
             b.ret(ir.Constant(I32, int(status)))
+
+    def call_per_sample(self, data: list[ir.Value]) -> ir.Value:
+        """A batch loop: call the graph function once per sample, each batched tensor's
+        data advanced by one sample per call; stop at the first failing sample."""
+        b = self.builder
+        specs = [*self.inputs, *self.outputs]
+        head, loop, done = b.block, b.append_basic_block("sample"), b.append_basic_block("samples.done")
+        b.cbranch(b.icmp_signed(">", self.batch_size, ir.Constant(I64, 0)), loop, done)
+        b.position_at_end(loop)
+        sample = b.phi(I64, "sample.index")
+        sample.add_incoming(ir.Constant(I64, 0), head)
+        arguments = [
+            b.gep(pointer, [b.mul(sample, ir.Constant(I64, spec.sample_bytes), flags=["nsw"])], source_etype=I8)
+            if spec.batch
+            else pointer
+            for pointer, spec in zip(data, specs)
+        ]
+        status = b.call(self.graph, arguments)
+        with b.if_then(b.icmp_unsigned("!=", status, ir.Constant(I32, int(Status.OK))), likely=False):
+            b.ret(status)
+        next_sample = b.add(sample, ir.Constant(I64, 1), flags=["nsw"])
+        sample.add_incoming(next_sample, b.block)
+        b.cbranch(b.icmp_signed("<", next_sample, self.batch_size), loop, done)
+        b.position_at_end(done)
+        return ir.Constant(I32, int(Status.OK))
 
     def reserve_scratch(self) -> None:
         """Have the runtime reserve the calling thread's GEMM packing scratch (see gemm.py); ERR_NOMEM if it cannot."""
@@ -177,8 +224,21 @@ class EntryPointBuilder:
         self.fail_unless_equal(field(_RANK, I64, 8), len(spec.shape), Status.ERR_RANK)
         for axis, dim in enumerate(spec.shape):
             pointer = b.gep(shape, [ir.Constant(I64, axis)], inbounds=True, source_etype=I64)
-            self.fail_unless_equal(b.load(pointer, typ=I64, align=8), dim, Status.ERR_SHAPE)
+            actual = b.load(pointer, typ=I64, align=8)
+            if spec.batch and axis == 0:
+                self.check_batch_size(actual)
+            else:
+                self.fail_unless_equal(actual, dim, Status.ERR_SHAPE)
         return data
+
+    def check_batch_size(self, size: ir.Value) -> None:
+        """The first batched tensor sets the batch size; every other must agree (ERR_SHAPE)."""
+        b = self.builder
+        if self.batch_size is None:
+            self.fail_if(b.icmp_signed("<", size, ir.Constant(I64, 0)), Status.ERR_SHAPE)
+            self.batch_size = size
+        else:
+            self.fail_if(b.icmp_signed("!=", size, self.batch_size), Status.ERR_SHAPE)
 
     def build_signature(self) -> None:
         document = (
