@@ -285,10 +285,10 @@ def unify_symbols(equalities: list[tuple[Dim, Dim]]) -> dict[str, Dim]:
             continue
         symbol_a = a.constant is None and len(a.terms) == 1 and a.split_coefficient()[0] == 1 and len(a.atoms()) == 1
         symbol_b = b.constant is None and len(b.terms) == 1 and b.split_coefficient()[0] == 1 and len(b.atoms()) == 1
-        if symbol_a and (b.constant is not None or symbol_b):
-            parent[str(a)] = b
-        elif symbol_b and a.constant is not None:
+        if symbol_b and (a.constant is not None or symbol_a):  # the second becomes the first
             parent[str(b)] = a
+        elif symbol_a and b.constant is not None:
+            parent[str(a)] = b
     return {name: find(Dim.parse(name)) for name in parent}
 
 

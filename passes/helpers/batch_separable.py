@@ -40,12 +40,13 @@ SHAPE_CONSUMERS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1}
 """Op -> the operand that may be a shape derived from N (the result must then carry N as dim 0)."""
 
 MIXING_OPS = frozenset(
-    {"BatchNormalization", "Einsum", "NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"}
+    {"Einsum", "NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"}
     | {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
     | {"If", "Loop", "Scan", "CumSum", "ReverseSequence", "SequenceInsert", "SplitToSequence"}
     | {"RNN", "LSTM", "GRU", "TopK", "Pad", "MaxUnpool", "RoiAlign", "StringNormalizer"}
 )
-"""Ops whose samples can interact, or whose batch semantics these rules do not check."""
+"""Ops whose samples can interact, or whose batch semantics these rules do not check
+(BatchNormalization mixes samples only in training mode, checked apart)."""
 
 ALL_AXES_BY_DEFAULT = frozenset(
     {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2"}
@@ -130,6 +131,10 @@ class _Checker:
             return ""
         if op.OP_TYPE in MIXING_OPS:
             return "its samples may interact"
+        if op.OP_TYPE == "BatchNormalization" and (
+            ("training_mode" in op.ATTR_TYPES and op.attr("training_mode", 0)) or len(results) > 1
+        ):
+            return "training-mode statistics are taken over the batch"
         if not all(self.batched(r) for r in results):
             return f"a result does not keep {self.symbol} as its leading dim"
         return self.axis_reason(op, batched_in)
