@@ -1,23 +1,24 @@
-"""fold-affine: per-channel constant Mul/Add/Sub folded into the op before them.
+"""fold-affine: per-channel affine steps folded into the op before them.
 
 Exporters (Caffe2's inception_v2 and densenet121) write a scale and a shift per
 channel as `Mul(x, m[C,1,1])`, `Add(x, a[C,1,1])` after a Conv or a
-BatchNormalization. Each is a full pass over memory, and it stands between
-the Conv and the Relu its GEMM epilogue could clamp. A chain of such steps
-(Mul, Add or Sub by a constant), each the only user of the value before it
-(so no intermediate is lost and none is a graph output), computes
-`x·m + a`; composed in float64 and cast back, it is rewritten:
+BatchNormalization, and most networks put a BatchNormalization after a Conv. Each is a full pass over
+memory, and it stands between the Conv and the Relu its GEMM epilogue could
+clamp. A chain of such steps (Mul, Add or Sub by a constant, or an inference
+BatchNormalization with constant parameters: `batch_norm_affine`), each the only
+user of the value before it (so no intermediate is lost and none is a graph
+output), computes `x·m + a`; composed in float64 and cast back, it is rewritten:
 
 - after a Conv with constant W (and B): `W' = W·m[c]`, `B' = B·m + a`;
-- after an inference BatchNormalization with constant parameters:
-  `scale' = scale·m`, `bias' = bias·m + a` (its mean and variance stay);
+- after an inference BatchNormalization with constant parameters, when not
+  itself folded into an op before it: `scale' = scale·m`, `bias' = bias·m + a`
+  (its mean and variance stay);
 - otherwise, when it has more ops than needed: one Mul and one Add (either
   dropped when it is the identity, both when the whole chain is).
 
 A step's constant must broadcast over the channel axis (1) only: shape
-[C,1,1], [1,C,1,1], a scalar... and never widen its input. Only float32 and
-float16 are folded, and only when the new constants are finite. A
-BatchNormalization after a Conv is simplify's (and the Conv lowering's) job.
+[C,1,1], [1,C,1,1], a scalar... and never widen its input. Only float16, float32
+and float64 are folded, and only when the new constants are finite.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.graph import (
     constant_array,
     infer_new_ops,
@@ -44,7 +46,7 @@ from onnxc.passes.helpers.graph import (
     static_shape,
 )
 
-FOLDABLE_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+FOLDABLE_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class FoldAffinePass(ModulePass):
 
 
 STEP_OPS = ("Mul", "Add", "Sub")
+"""Binary steps (a BatchNormalization is a step too, but only its own rewrite starts at one)."""
 
 
 @dataclass
@@ -105,12 +108,18 @@ def channel_vector(constant: np.ndarray, shape: tuple[int, ...]) -> np.ndarray |
 
 def affine_step(op: Operation, x: SSAValue) -> tuple[np.ndarray, np.ndarray] | None:
     """(scale, shift) per channel if `op` is `x·c`, `x + c`, `x − c` or `c − x` with
-    a per-channel constant c, leaving x's shape and type as they are."""
-    if not isinstance(op, OnnxOp) or op.OP_TYPE not in STEP_OPS or len(op.operands) != 2:
+    a per-channel constant c, or an inference BatchNormalization of x with constant
+    parameters, leaving x's shape and type as they are."""
+    if not isinstance(op, OnnxOp) or op.OP_TYPE not in (*STEP_OPS, "BatchNormalization"):
         return None
     position = [index for index, value in enumerate(op.operands) if value is x]
     shape = static_shape(x)
     if len(position) != 1 or shape is None or op.results[0].type != x.type or result_dtype(x) not in FOLDABLE_DTYPES:
+        return None
+    if op.OP_TYPE == "BatchNormalization":
+        affine = batch_norm_affine(op) if position == [0] and len(shape) >= 2 else None
+        return affine if affine is not None and affine[0].shape == shape[1:2] else None
+    if len(op.operands) != 2:
         return None
     constant = constant_array(op.operands[1 - position[0]])
     if constant is None or constant.dtype != result_dtype(x):
@@ -144,13 +153,10 @@ def fold_into_conv(conv: OnnxOp, opset: int) -> None:
 
 
 def fold_into_batch_norm(norm: OnnxOp, opset: int) -> None:
-    if norm.attr("training_mode", 0) or norm.attr("spatial", 1) == 0 or any(r.uses for r in norm.results[1:]):
-        return
     chain = Chain.empty(norm.results[0]).grow()
-    params = [constant_array(norm.input(k)) for k in range(1, 5)]
-    if not chain.ops or any(p is None or p.shape != chain.scale.shape or p.dtype.kind != "f" for p in params):
+    if not chain.ops or affine_step(norm, norm.input(0)) is None:
         return
-    scale, bias = params[:2]
+    scale, bias = constant_array(norm.input(1)), constant_array(norm.input(2))
     rebuild(
         norm,
         chain,

@@ -131,6 +131,22 @@ def test_batch_norm_mul_add_merges_into_batch_norm(tmp_path):
     assert_matches_reference(model, tmp_path)
 
 
+def test_conv_batch_norm_folds_alike_in_the_graph_and_in_the_kernel(tmp_path):
+    """fold-affine (-O1) and the Conv kernel's epilogue (-O0) fold with one function,
+    in float64 rounded once: the same float32 weights, the same results bit for bit."""
+    node, params = batch_norm("c")
+    params = {name: np.resize(value, CHANNELS) for name, value in params.items()}
+    model = build([conv(), node, helper.make_node("Identity", ["n"], ["y"])], params)
+    assert op_counts(model) == {"Conv": 1}
+    x = np.random.default_rng(2).standard_normal(X_SHAPE).astype(np.float32)
+    results = [
+        onnxc.Session(onnxc.compile(model, tmp_path / f"model{level}.so", opt_level=level)).run(None, {"x": x})[0]
+        for level in (0, 1)
+    ]
+    np.testing.assert_array_equal(results[0], results[1])
+    assert_matches_reference(model, tmp_path)
+
+
 def test_chain_on_an_input_becomes_one_mul_and_one_add(tmp_path):
     nodes = [step("Mul", "x", "m", "s1"), step("Add", "s1", "a", "s2"), step("Mul", "k", "s2", "s3"),
              step("Add", "s3", "a", "y")]  # fmt: skip
