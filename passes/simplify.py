@@ -2,16 +2,14 @@
 
 - `Identity`, and `Dropout` in inference mode (its mask, if used, is all true
   and left alone), are replaced by their input.
-- `BatchNormalization` in inference mode after a `Conv` whose result it alone
-  uses, with constant weights and statistics, is folded into the Conv:
-  `W' = W·s`, `B' = (B − mean)·s + bias` with `s = scale / sqrt(var + eps)`.
 - `Cast` to the type its input already has is removed; a chain of reshapes
   (`Reshape`/`Flatten`/`Squeeze`/`Unsqueeze` of one) becomes one `Reshape` of
   the first input to the final static shape, or nothing if shapes match.
 - `Transpose(Transpose(x, p1), p2)` becomes one Transpose with perm
   `p1[p2[d]]`, or `x` itself when that is the identity.
 
-Reshapes of constants are constprop's job (it evaluates any all-constant op).
+Reshapes of constants are constprop's job (it evaluates any all-constant op);
+a BatchNormalization after a Conv, Gemm or MatMul is fold-affine's.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ from onnxc.passes.helpers.graph import (
     python_attribute,
     replace_results,
     rewrite_ops,
-    single_use,
     static_shape,
 )
 
@@ -87,33 +84,6 @@ def collapse_reshapes(op: OnnxOp, opset: int) -> None:
         replace_results(op, [reshape.results[0]])
 
 
-def fold_batchnorm_into_conv(op: OnnxOp, opset: int) -> None:
-    if op.attr("training_mode", 0) or any(r.first_use is not None for r in op.results[1:]):
-        return
-    conv = op.input(0).owner
-    if not (isinstance(conv, OnnxOp) and conv.OP_TYPE == "Conv" and single_use(op.input(0))):
-        return
-    stats = [constant_array(op.input(i)) for i in range(1, 5)]
-    weight = constant_array(conv.input(1))
-    if weight is None or weight.dtype.kind != "f":
-        return
-    bias = constant_array(conv.input(2)) if conv.input(2) is not None else np.zeros(weight.shape[:1], np.float32)
-    if bias is None or any(s is None for s in stats):
-        return
-    scale, shift, mean, var = stats
-    if not all(s.shape == weight.shape[:1] for s in stats):
-        return
-    factor = scale / np.sqrt(var + np.float32(op.attr("epsilon", 1e-5)))
-    new_weight = make_constant(conv, (weight * factor.reshape(-1, *[1] * (weight.ndim - 1))).astype(weight.dtype),
-                               f"{conv.node_name}.weight_bn")  # fmt: skip
-    new_bias = make_constant(conv, ((bias - mean) * factor + shift).astype(weight.dtype), f"{conv.node_name}.bias_bn")
-    attributes = {name: attr for name, attr in conv.attributes.items() if name in conv.ATTR_TYPES}
-    fused = make_op("Conv", [conv.input(0), new_weight.results[0], new_bias.results[0]], attributes, conv.node_name)
-    insert_before(op, [new_weight, new_bias, fused])
-    infer_new_ops([fused], opset)
-    replace_results(op, [fused.results[0]] + [None] * (len(op.results) - 1))
-
-
 def compose_transposes(op: OnnxOp, opset: int) -> None:
     inner = op.input(0).owner
     if not (isinstance(inner, OnnxOp) and inner.OP_TYPE == "Transpose"):
@@ -140,6 +110,5 @@ _REWRITES = {
     "Cast": remove_noop_cast,
     **{op_type: collapse_reshapes for op_type in RESHAPES},
     "Dropout": remove_dropout,
-    "BatchNormalization": fold_batchnorm_into_conv,
     "Transpose": compose_transposes,
 }

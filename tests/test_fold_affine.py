@@ -131,6 +131,56 @@ def test_batch_norm_mul_add_merges_into_batch_norm(tmp_path):
     assert_matches_reference(model, tmp_path)
 
 
+def dense(op_type: str, **attributes) -> tuple[list[onnx.NodeProto], dict[str, np.ndarray]]:
+    """x flattened to [2, 108], times a constant B to 5 columns: Gemm (B^T [5, 108], C [5]) or MatMul."""
+    rng = np.random.default_rng(13)
+    if op_type == "Gemm":
+        node = helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["g"], name="fc", transB=1, **attributes)
+        constants = {"fc_w": rng.standard_normal((5, 108)) * 0.1, "fc_b": rng.standard_normal(5)}
+    else:
+        node = helper.make_node("MatMul", ["f", "fc_w"], ["g"], name="fc")
+        constants = {"fc_w": rng.standard_normal((108, 5)) * 0.1}
+    return [helper.make_node("Flatten", ["x"], ["f"]), node], constants
+
+
+def test_gemm_batch_norm_folds_into_gemm(tmp_path):
+    """ArcFace's embedding: Gemm → BatchNorm1d; C's beta and the statistics end up in B and C."""
+    nodes, constants = dense("Gemm", beta=0.5)
+    node, params = batch_norm("g")
+    params = {name: np.resize(value, 5) for name, value in params.items()}
+    model = build([*nodes, node, helper.make_node("Identity", ["n"], ["y"])], {**constants, **params})
+    assert op_counts(model) == {"Flatten": 1, "Gemm": 1}
+    assert_matches_reference(model, tmp_path)
+
+
+@pytest.mark.parametrize("shift", [True, False])
+def test_matmul_mul_add_folds_into_matmul_or_gemm(tmp_path, shift):
+    """A MatMul with constant B absorbs a per-column scale; with a shift too it becomes a Gemm."""
+    nodes, constants = dense("MatMul")
+    nodes.append(step("Mul", "g", "m", "gm" if shift else "y"))
+    if shift:
+        nodes.append(step("Add", "a", "gm", "y"))
+    model = build(nodes, {**constants, "m": per_channel(5, 14, (5,)), "a": per_channel(5, 15, (1, 5))})
+    assert op_counts(model) == {"Flatten": 1, "Gemm" if shift else "MatMul": 1}
+    assert_matches_reference(model, tmp_path)
+
+
+def test_conv_batch_norm_folds_alike_in_the_graph_and_in_the_kernel(tmp_path):
+    """fold-affine (-O1) and the Conv kernel's epilogue (-O0) fold with one function,
+    in float64 rounded once: the same float32 weights, the same results bit for bit."""
+    node, params = batch_norm("c")
+    params = {name: np.resize(value, CHANNELS) for name, value in params.items()}
+    model = build([conv(), node, helper.make_node("Identity", ["n"], ["y"])], params)
+    assert op_counts(model) == {"Conv": 1}
+    x = np.random.default_rng(2).standard_normal(X_SHAPE).astype(np.float32)
+    results = [
+        onnxc.Session(onnxc.compile(model, tmp_path / f"model{level}.so", opt_level=level)).run(None, {"x": x})[0]
+        for level in (0, 1)
+    ]
+    np.testing.assert_array_equal(results[0], results[1])
+    assert_matches_reference(model, tmp_path)
+
+
 def test_chain_on_an_input_becomes_one_mul_and_one_add(tmp_path):
     nodes = [step("Mul", "x", "m", "s1"), step("Add", "s1", "a", "s2"), step("Mul", "k", "s2", "s3"),
              step("Add", "s3", "a", "y")]  # fmt: skip

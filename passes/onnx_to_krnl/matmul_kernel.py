@@ -37,6 +37,7 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.krnl import MATMUL_B_PANEL, MAX_WINDOW_OFFSET, MatmulOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
+from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
@@ -60,19 +61,6 @@ def _single_user(value: SSAValue) -> OnnxOp | None:
     if len(uses) == 1 and isinstance(uses[0].operation, OnnxOp):
         return uses[0].operation
     return None
-
-
-def _fold_batch_norm(g: GraphLowering, norm: OnnxOp) -> tuple[np.ndarray, np.ndarray] | None:
-    """(scale, shift) per channel of an inference BatchNormalization with constant
-    statistics: y = x * scale + shift. None when it cannot be folded."""
-    if norm.attr("training_mode", 0) or norm.attr("spatial", 1) == 0 or any(r.uses for r in norm.results[1:]):
-        return None
-    params = [constant_array(norm.input(k)) for k in range(1, 5)]
-    if any(p is None or p.ndim != 1 for p in params):
-        return None
-    gamma, beta, mean, var = (p.astype(np.float64) for p in params)
-    scale = gamma / np.sqrt(var + norm.attr("epsilon", 1e-5))
-    return scale, beta - mean * scale
 
 
 def _clip_bounds(g: GraphLowering, op: OnnxOp) -> tuple[float, float] | None:
@@ -162,7 +150,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     last, fused = op, []
     user = _single_user(op.results[0])
     if user is not None and user.OP_TYPE == "BatchNormalization" and user.input(0) is op.results[0]:
-        folded = _fold_batch_norm(g, user)
+        folded = batch_norm_affine(user)
         if folded is not None and folded[0].shape == (out_channels,):
             scale, offset = folded
             matrix, shift = matrix * scale[:, None], shift * scale + offset

@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.passes.helpers.affine import batch_norm_factor
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -51,11 +52,11 @@ def batch_normalization(g: GraphLowering, op: OnnxOp) -> ScalarOp:
 
 def _batch_norm_factor(g: GraphLowering, op: OnnxOp, element: Attribute) -> SSAValue:
     """scale / sqrt(var + epsilon) per channel: folded at compile time for constant
-    float32/float64 statistics (numpy rounds each step as the nest would), else a nest."""
-    epsilon = op.attr("epsilon", 1e-5)
+    float32/float64 statistics (in float64, rounded once: see `batch_norm_affine`), else a nest."""
+    epsilon = op.attr("epsilon")
     scale, var = constant_array(op.input(1)), constant_array(op.input(4))
     if scale is not None and var is not None and scale.dtype == var.dtype and scale.dtype in (np.float32, np.float64):
-        factor = scale / np.sqrt(var + scale.dtype.type(epsilon))
+        factor = batch_norm_factor(scale, var, epsilon).astype(scale.dtype)
         return weight_buffer(g, op, factor, element, f"{op.node_name or 'batch_norm'}_factor")
     scale, var = g.input(op, 1), g.input(op, 4)
     factor = g.top.alloc(MemRefType(element, shape_of(var)))

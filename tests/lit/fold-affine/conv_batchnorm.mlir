@@ -1,4 +1,4 @@
-// RUN: onnxc-opt %s -p shape-inference,simplify --print-debuginfo | filecheck %s
+// RUN: onnxc-opt %s -p shape-inference,fold-affine --print-debuginfo | filecheck %s
 
 // BatchNormalization after a Conv with constant weights is folded into the Conv;
 // not when the Conv result has a second use, nor when its weights are a run-time input.
@@ -18,8 +18,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
     func.return %n, %n2, %y2, %n3 : tensor<*xnone>, tensor<*xnone>, tensor<*xnone>, tensor<*xnone>
   }
 }
-// CHECK:     %[[W:.*]] = "onnx.Constant"() {value = #onnx.weight<"conv.weight_bn", tensor<2x1x1x1xf32>>}
-// CHECK:     %[[B:.*]] = "onnx.Constant"() {value = #onnx.weight<"conv.bias_bn", tensor<2xf32>>}
+// CHECK:     %[[W:.*]] = "onnx.Constant"() {value = #onnx.weight<"conv.weight_affine", tensor<2x1x1x1xf32>>}
+// CHECK:     %[[B:.*]] = "onnx.Constant"() {value = #onnx.weight<"conv.bias_affine", tensor<2xf32>>}
 // CHECK:     %[[C:.*]] = "onnx.Conv"(%x, %[[W]], %[[B]]) {{.*}} -> tensor<1x2x3x3xf32> loc("conv")
 // CHECK-NOT: loc("bn")
 // CHECK:     "onnx.Conv"(%x, %w) {{.*}} loc("conv_shared")
