@@ -273,7 +273,7 @@ def test_inspect_table_symbolic_dims_unsupported_ops_and_external_data(tmp_path)
     table = _run_cli(["inspect", str(path)])
     assert "x: float32 [N, 3, 8, 8]" in table
     assert "probs: float32 [N, 5]" in table
-    assert "RandomUniformLike " in table and "no lowering in convert-onnx-to-krnl" in table
+    assert "RandomUniformLike " in table and "no lowering and no function body" in table
     assert "com.example.Gelu2" in table and "operator domain 'com.example' is not supported" in table
     assert "pin symbolic dims with --shape" in table
     assert "m.weights: 9 tensors, 3.5 KB" in table
@@ -304,7 +304,9 @@ def test_node_flops_rules():
 def test_op_support():
     conv = "passes/onnx_to_krnl/conv.py"
     assert op_support("Conv", "", 13) == Support(True, f"lowered by {conv}", conv)
-    assert not op_support("RandomUniformLike", "", 13).supported
+    assert op_support("RandomUniformLike", "", 13) == Support(False, "no lowering and no function body")
+    folded = "compiled only where constprop folds it (inputs all constant)"
+    assert op_support("MelWeightMatrix", "", 17).reason == f"no lowering and no function body: {folded}"
     assert op_support("Gelu", "", 13).reason == "not an operator of ai.onnx opset 13"
     assert not op_support("Conv", "com.microsoft", 1).supported
 

@@ -12,8 +12,11 @@ first that applies of:
   defined where its scalar function is, e.g. onnx_to_krnl/elementwise.py);
 - the decompose pass inlines its function body, and every op of that body is
   supported in turn. Bodies built from the node (context-dependent functions,
-  the training optimizers) are built here for default attributes and inputs of
-  rank 1 to 4, of float32 where the op allows it.
+  the training optimizers) are built here for default attributes and static
+  inputs of rank 1 to 4, of float32 where the op allows it.
+
+Any other op compiles only where constprop folds it (its inputs all constant;
+random ops never are).
 
 Element types and attribute values are checked when the op is lowered, so a
 supported op can still be refused for a particular node, always at compile time.
@@ -27,7 +30,7 @@ from pathlib import Path
 
 import onnx
 import onnx.defs
-from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block
 
 import onnxc
@@ -36,9 +39,12 @@ from onnxc.dialects.types import element_type_of_onnx
 from onnxc.frontend.importer import DEPRECATED_REPLACEMENTS, ONNX_DOMAINS
 from onnxc.frontend import sequences
 
-# Variadic inputs get this many tensors: whole groups for the training optimizers (3 or 4 per group).
-VARIADIC_INPUTS = 12
+# The inputs bodies are built for: each required input of rank 1 to 4, every dim 2 (some bodies
+# need static dims, e.g. a kernel size); a variadic one 12 times, whole groups for the training
+# optimizers (3 or 4 tensors per group).
 BODY_RANKS = (1, 2, 3, 4)
+BODY_DIM = 2
+VARIADIC_INPUTS = 12
 
 
 @dataclass(frozen=True)
@@ -92,11 +98,13 @@ def _support(op_type: str, domain: str, opset: int, seen: frozenset[str]) -> Sup
 
 def _decomposed(op_type: str, domain: str, opset: int, seen: frozenset[str]) -> Support:
     """Support through the function body decompose inlines, checked op by op."""
+    from onnxc.passes.constprop import NOT_FOLDABLE
     from onnxc.passes.decompose import decompose
 
     bodies = _bodies(op_type, domain, opset)
     if not bodies:
-        return Support(False, "no lowering in convert-onnx-to-krnl, and no function body to decompose it into")
+        folded = "" if op_type in NOT_FOLDABLE else ": compiled only where constprop folds it (inputs all constant)"
+        return Support(False, f"no lowering and no function body{folded}")
     body_ops = sorted({node.op_type for body in bodies for node in body.node})
     reason = f"decomposed into {', '.join(body_ops)}"
     for body in bodies:
@@ -129,7 +137,7 @@ def _bodies(op_type: str, domain: str, opset: int) -> list[onnx.FunctionProto]:
         return []
     bodies = []
     for rank in BODY_RANKS:
-        block = Block(arg_types=[TensorType(element, [DYNAMIC_INDEX] * rank) for element in elements])
+        block = Block(arg_types=[TensorType(element, [BODY_DIM] * rank) for element in elements])
         body = function_body(make_op(op_type, list(block.args), opset=opset), opset)
         if body is not None:
             bodies.append(body)
