@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import json
 import shutil
 import struct
 import subprocess
@@ -11,95 +10,17 @@ import threading
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
+from helpers import Model, compile_model, make_tensor, parse, tensor_array
 
 from onnxc import dtypes
 from onnxc.codegen import emit_library, emit_llvm_ir, emit_object, resolve_target
 from onnxc.codegen.arena import plan_arena
 from onnxc.codegen.llvm_types import round_to_bfloat16
-from onnxc.dialects import make_context
-from onnxc.dialects.onnx import WeightStore
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import Status
 from onnxc.runtime.library import OnnxcTensor
 
 assert ctypes.sizeof(OnnxcTensor) == 32
-
-_ONNX_OF_NUMPY = {dt: code for code, dt in dtypes.NUMPY_OF_ONNX.items() if code != dtypes.BFLOAT16}
-
-
-class Model:
-    """A compiled library and a way to call it."""
-
-    def __init__(self, path):
-        self.lib = ctypes.CDLL(str(path))
-        self.lib.run_main_graph.restype = ctypes.c_int32
-        tensors = ctypes.POINTER(OnnxcTensor)
-        self.lib.run_main_graph.argtypes = [tensors, ctypes.c_int64, tensors, ctypes.c_int64]
-        self.lib.onnxc_signature.restype = ctypes.c_char_p
-        self.lib.onnxc_abi_version.restype = ctypes.c_int32
-
-    @property
-    def signature(self) -> dict:
-        return json.loads(self.lib.onnxc_signature().decode())
-
-    def call(self, inputs, outputs, *, num_inputs=None, num_outputs=None) -> int:
-        """run_main_graph on numpy arrays, or (array, onnx dtype code) pairs, or ready tensors."""
-        tensors_in, keep_in = tensor_array(inputs)
-        tensors_out, keep_out = tensor_array(outputs)
-        return self.lib.run_main_graph(
-            tensors_in, len(inputs) if num_inputs is None else num_inputs,
-            tensors_out, len(outputs) if num_outputs is None else num_outputs,
-        )  # fmt: skip
-
-    def run(self, *inputs: np.ndarray) -> list[np.ndarray]:
-        """Allocate outputs as the signature says, run, check the status."""
-        outputs = [
-            np.zeros(o["shape"], dtypes.NUMPY_OF_ONNX[dtypes.ONNX_OF_NAME[o["dtype"]]])
-            for o in self.signature["outputs"]
-        ]
-        codes = [dtypes.ONNX_OF_NAME[o["dtype"]] for o in self.signature["outputs"]]
-        assert self.call(list(inputs), list(zip(outputs, codes))) == Status.OK
-        return outputs
-
-
-def make_tensor(array: np.ndarray, dtype: int | None = None) -> tuple[OnnxcTensor, np.ndarray]:
-    shape = np.array(array.shape, np.int64)
-    code = _ONNX_OF_NUMPY[array.dtype] if dtype is None else dtype
-    tensor = OnnxcTensor(
-        array.ctypes.data, shape.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), array.ndim, code, 0
-    )
-    return tensor, shape
-
-
-def tensor_array(items) -> tuple[ctypes.Array, list]:
-    tensors, keep = [], []
-    for item in items:
-        if isinstance(item, OnnxcTensor):
-            tensors.append(item)
-            continue
-        array, code = item if isinstance(item, tuple) else (item, None)
-        tensor, shape = make_tensor(array, code)
-        tensors.append(tensor)
-        keep += [array, shape]
-    return (OnnxcTensor * max(len(tensors), 1))(*tensors), keep
-
-
-def parse(text: str, **weights: np.ndarray) -> ModuleOp:
-    """Loop-level IR from text; `weights` fill the store behind `#onnx.weight<"name", ...>`."""
-    module = Parser(make_context(), text).parse_module()
-    module.verify()
-    store = WeightStore.of(module)
-    for name, array in weights.items():
-        store.arrays[name] = array
-    return module
-
-
-def compile_model(module: ModuleOp, path, **options) -> Model:
-    emit_library(module, path, **options)
-    return Model(path)
-
 
 CONSTANTS = """
     %c0 = arith.constant 0 : index

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from test_codegen import compile_model, parse
+from helpers import compile_model, parse
 
 from onnxc.codegen import emit_object, resolve_target
 

@@ -4,6 +4,7 @@ The full suite is slow-marked (it runs in CI); the default suite runs a fixed
 sample of it, so a regression in a common op shows up locally within seconds.
 """
 
+import re
 import sys
 
 import pytest
@@ -28,6 +29,15 @@ def test_expectation_file_lists_every_case():
 def test_conformance_sample():
     names = sorted(conformance.read_expectations())[::SAMPLE_STRIDE]
     _check(names)
+
+
+def test_supported_ops_doc_is_generated_from_the_expectation_file():
+    """`python -m onnxc.tools.conformance --docs` regenerates it; every file it links to exists."""
+    text = conformance.supported_ops_markdown(conformance.read_expectations(), conformance.all_cases())
+    assert conformance.SUPPORTED_OPS_DOC.read_text() == text
+    links = set(re.findall(r"\]\((\.\./[^)]+)\)", text))
+    assert {"../passes/decompose.py", "../tests/lit/convert-onnx-to-krnl/conv.mlir"} <= links
+    assert all((conformance.SUPPORTED_OPS_DOC.parent / link).is_file() for link in links)
 
 
 @pytest.mark.slow

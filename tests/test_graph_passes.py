@@ -258,7 +258,8 @@ def test_resnet50_numerics_unchanged_by_optimizer(tmp_path):
 
 
 def test_resnet50_graph_passes_are_fast():
-    """README: the -O3 graph passes on ResNet50 take well under 1 s (CPU time, so a busy machine does not fail it; the bound is loose)."""
+    """docs/performance.md: the -O3 graph passes on ResNet50 take well under 1 s (CPU time,
+    so a busy machine does not fail it; the bound is loose)."""
     module = import_model(light_model_path("resnet50"))
     (_, passes), *_ = stages(3)
     start = time.process_time()

@@ -9,11 +9,12 @@ plus an absolute 1e-5 of the output's largest magnitude for sums that cancel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import onnx
 import pytest
+from helpers import (
+    Case, assert_matches, compile_and_run, ints, make_model, rand, run_case, value_info, with_output_types
+)
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
@@ -24,99 +25,6 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.frontend.importer import import_model
 from onnxc.passes import get_pass
-
-RTOL = 1e-5
-# Cases are built at import, in a fixed order, so their data is the same every run.
-_RNG = np.random.default_rng(0)
-
-
-def rand(*shape: int, dtype=np.float32, low: float | None = None, high: float | None = None) -> np.ndarray:
-    """Test data: standard normal, or uniform in [low, high)."""
-    if low is None:
-        return _RNG.standard_normal(shape).astype(dtype)
-    return _RNG.uniform(low, high, shape).astype(dtype)
-
-
-def ints(*shape: int, dtype=np.int64, low: int = -20, high: int = 20) -> np.ndarray:
-    return _RNG.integers(low, high, shape).astype(dtype)
-
-
-@dataclass
-class Case:
-    """One node (or a few), its graph inputs, and constant inputs turned into initializers."""
-
-    op_type: str
-    inputs: dict[str, np.ndarray]
-    attrs: dict = field(default_factory=dict)
-    initializers: dict[str, np.ndarray] = field(default_factory=dict)
-    opset: int = 17
-    outputs: int = 1
-    node_inputs: list[str] | None = None  # defaults to inputs then initializers; "" = absent
-    reference: str = "onnx"  # or "onnxruntime"
-
-    def model(self) -> onnx.ModelProto:
-        names = self.node_inputs if self.node_inputs is not None else [*self.inputs, *self.initializers]
-        output_names = [f"y{k}" for k in range(self.outputs)]
-        node = helper.make_node(self.op_type, names, output_names, name="node0", **self.attrs)
-        graph = helper.make_graph(
-            [node],
-            "case",
-            [value_info(n, a.dtype, a.shape) for n, a in self.inputs.items()],
-            [helper.make_empty_tensor_value_info(n) for n in output_names],
-            [numpy_helper.from_array(a, n) for n, a in self.initializers.items()],
-        )
-        return make_model(graph, self.opset)
-
-
-def value_info(name: str, dtype, shape) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
-
-
-def make_model(graph: onnx.GraphProto, opset: int = 17) -> onnx.ModelProto:
-    # IR version 8: onnxruntime, the second reference, rejects the newest ones.
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
-
-
-def expected_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray], reference: str) -> list[np.ndarray]:
-    if reference == "onnxruntime":
-        import onnxruntime
-
-        session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-        return session.run(None, feeds)
-    return ReferenceEvaluator(model).run(None, feeds)
-
-
-def with_output_types(model: onnx.ModelProto, outputs: list[np.ndarray]) -> onnx.ModelProto:
-    """The model with its graph outputs' types declared (as exporters do)."""
-    del model.graph.output[:]
-    for k, array in enumerate(outputs):
-        model.graph.output.append(value_info(f"y{k}", array.dtype, array.shape))
-    return model
-
-
-def compile_and_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray], tmp_path) -> list[np.ndarray]:
-    library = onnxc.compile(model, tmp_path / "model.so")
-    return onnxc.Session(library).run(None, feeds)
-
-
-def assert_matches(actual: list[np.ndarray], expected: list[np.ndarray]) -> None:
-    assert len(actual) == len(expected)
-    for got, want in zip(actual, expected):
-        want = np.asarray(want)
-        assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-        if np.issubdtype(want.dtype, np.floating):
-            scale = float(np.max(np.abs(want))) if want.size else 0.0
-            np.testing.assert_allclose(got, want, rtol=RTOL, atol=RTOL * scale)
-        else:
-            np.testing.assert_array_equal(got, want)
-
-
-def run_case(case: Case, tmp_path) -> None:
-    model = case.model()
-    expected = expected_outputs(model, case.inputs, case.reference)
-    actual = compile_and_run(with_output_types(model, expected), case.inputs, tmp_path)
-    assert_matches(actual, expected)
-
 
 X4 = rand(2, 3, 7, 8)
 W3 = rand(4, 3, 3, 3)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import Case, ints, make_model, rand, run_case, value_info
 from onnx import TensorProto, helper
-from test_lowering_numeric import Case, ints, make_model, rand, run_case, value_info
 
 import onnxc
 from onnxc.errors import OnnxcError

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_lowering_numeric import Case, ints, rand, run_case, with_output_types
+from helpers import Case, ints, rand, run_case, with_output_types
 
 import onnxc
 from onnxc.errors import ShapeError, UnsupportedOpError

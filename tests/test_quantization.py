@@ -9,8 +9,8 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
+from helpers import Case, compile_and_run, ints, make_model, rand, run_case, value_info, with_output_types
 from onnx import TensorProto, helper, numpy_helper
-from test_lowering_numeric import Case, compile_and_run, ints, make_model, rand, run_case, value_info, with_output_types
 
 # Quotients that are ties (x.5) of both parities, beyond the int8 and uint8 range.
 TIES = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 126.5, 127.5, -128.5, 1e6, -1e6, 0.0], np.float32)

@@ -16,7 +16,7 @@ from onnxc.examples.light import load_light_model
 from onnxc.examples.mnist import build_mnist_cnn
 from onnxc.tools.flops import node_flops
 from onnxc.tools.reference import run_reference, topological_nodes
-from onnxc.tools.support import op_support
+from onnxc.tools.support import Support, op_support
 from onnxc.tools.verification import compare, verify
 
 
@@ -273,7 +273,7 @@ def test_inspect_table_symbolic_dims_unsupported_ops_and_external_data(tmp_path)
     table = _run_cli(["inspect", str(path)])
     assert "x: float32 [N, 3, 8, 8]" in table
     assert "probs: float32 [N, 5]" in table
-    assert "RandomUniformLike " in table and "no lowering registered in convert-onnx-to-krnl" in table
+    assert "RandomUniformLike " in table and "no lowering and no function body" in table
     assert "com.example.Gelu2" in table and "operator domain 'com.example' is not supported" in table
     assert "pin symbolic dims with --shape" in table
     assert "m.weights: 9 tensors, 3.5 KB" in table
@@ -302,11 +302,38 @@ def test_node_flops_rules():
 
 
 def test_op_support():
-    assert op_support("Conv", "", 13).supported
-    assert op_support("Conv", "", 13).reason == "lowered by onnx_to_krnl/conv.py"
-    assert not op_support("RandomUniformLike", "", 13).supported
+    conv = "passes/onnx_to_krnl/conv.py"
+    assert op_support("Conv", "", 13) == Support(True, f"lowered by {conv}", conv)
+    assert op_support("RandomUniformLike", "", 13) == Support(False, "no lowering and no function body")
+    folded = "compiled only where constprop folds it (inputs all constant)"
+    assert op_support("MelWeightMatrix", "", 17).reason == f"no lowering and no function body: {folded}"
     assert op_support("Gelu", "", 13).reason == "not an operator of ai.onnx opset 13"
     assert not op_support("Conv", "com.microsoft", 1).supported
+
+
+def test_op_support_names_the_file_defining_an_elementwise_op():
+    """Element-wise ops all lower through fusion.py's nest; the file named is their definition's."""
+    for op_type, source in [("Add", "elementwise.py"), ("Relu", "elementwise.py"), ("Where", "logic.py")]:
+        assert op_support(op_type, "", 16).reason == f"lowered by passes/onnx_to_krnl/{source}"
+
+
+def test_op_support_of_decomposed_ops():
+    attention = op_support("Attention", "", 23)
+    assert attention.supported and attention.source == "passes/decompose.py"
+    assert attention.reason.startswith("decomposed into ") and "MatMul, Mod, Mul, Not, ReduceMax" in attention.reason
+    # A body op that is itself decomposed (NegativeLogLikelihoodLoss), and the training optimizers' written bodies.
+    assert op_support("SoftmaxCrossEntropyLoss", "", 13).supported
+    assert op_support("Adam", "ai.onnx.preview.training", 1).reason.startswith("decomposed into Add, Cast")
+    bernoulli = op_support("Bernoulli", "", 22)  # its body draws with RandomUniformLike, which has no way through
+    assert not bernoulli.supported
+    assert bernoulli.reason.startswith("decomposed into Cast, Greater, RandomUniformLike, but RandomUniformLike: ")
+
+
+def test_op_support_of_ops_resolved_before_lowering():
+    assert op_support("Loop", "", 16).source == "passes/inline_control_flow.py"
+    assert op_support("SplitToSequence", "", 24).source == "onnxc/frontend/sequences.py"
+    assert op_support("Upsample", "", 9).reason == "imported as Resize-13, lowered by passes/onnx_to_krnl/resize.py"
+    assert not op_support("Upsample", "", 10).supported  # deprecated from opset 10
 
 
 # ------------------------------------------------------------------------------------------------ progress

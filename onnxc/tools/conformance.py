@@ -15,7 +15,8 @@ UNSUPPORTED (a typed compile-time refusal), WRONG (ran, gave other numbers),
 ERROR (any other exception), CRASH or TIMEOUT. `--check` fails when a case's
 status differs from the file in either direction (a regression, or a fix not
 yet recorded); `--update` rewrites the file; `--docs` regenerates
-docs/supported-ops.md from the file.
+docs/supported-ops.md from the file: after the run with `--check`, `--update`
+or `-k`, alone from the recorded results without running any case.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = ROOT / "tests" / "conformance" / "expected.txt"
 SUPPORTED_OPS_DOC = ROOT / "docs" / "supported-ops.md"
+LOWERING_LIT_TESTS = ROOT / "tests" / "lit" / "convert-onnx-to-krnl"
 DEFAULT_TIMEOUT = 180.0
 PASS = "PASS"
 STATUSES = (PASS, "UNSUPPORTED", "WRONG", "ERROR", "CRASH", "TIMEOUT")
@@ -261,14 +263,14 @@ def differences(results: dict[str, Result], expected: dict[str, Result]) -> list
 # -------------------------------------------------------------------------------- docs
 
 
-def _op_of_case(case, cases: dict) -> str:
-    """The op a case tests: its single node's op, or for an `_expanded` case (the
-    op's function body) the op of the case it expands."""
+def _op_of_case(case, cases: dict) -> tuple[str, str]:
+    """The op a case tests, (op type, domain): its single node's op, or for an
+    `_expanded` case (the op's function body) the op of the case it expands."""
     base = re.sub(r"_expanded(_ver\d+)?$", "", case.name)
     if base != case.name and base in cases:
         return _op_of_case(cases[base], cases)
-    counts = Counter(n.op_type for n in case.model.graph.node if n.op_type != "Constant")
-    return counts.most_common(1)[0][0] if counts else "Constant"
+    counts = Counter((n.op_type, n.domain) for n in case.model.graph.node if n.op_type != "Constant")
+    return counts.most_common(1)[0][0] if counts else ("Constant", "")
 
 
 def _dtypes_of_case(case) -> set[str]:
@@ -281,17 +283,24 @@ def _dtypes_of_case(case) -> set[str]:
     return names
 
 
-def _opset_of_case(case) -> int:
-    return next((o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx")), 0)
+def _opset_of_case(case, domain: str) -> int:
+    """The case's opset of `domain` (ai.onnx for "")."""
+    names = {domain, "ai.onnx"} if domain in ("", "ai.onnx") else {domain}
+    return next((o.version for o in case.model.opset_import if (o.domain or "") in names), 0)
 
 
 def supported_ops_markdown(expected: dict[str, Result], cases: dict) -> str:
-    """docs/supported-ops.md: per op, passing tests, opsets and dtypes seen passing, limitations."""
-    by_op: dict[str, list] = defaultdict(list)
+    """docs/supported-ops.md: per op, passing tests, opsets and dtypes seen passing,
+    limitations, the file that compiles it and the lit test of its lowering."""
+    from onnxc.tools.support import op_support
+
+    by_op: dict[tuple[str, str], list] = defaultdict(list)
     for name, case in cases.items():
         by_op[_op_of_case(case, cases)].append(case)
     total = sum(1 for n in cases if n in expected)
     passed = sum(1 for n in cases if n in expected and expected[n].status == PASS)
+    lit_tests = {path: path.read_text() for path in sorted(LOWERING_LIT_TESTS.glob("*.mlir"))}
+    lit_texts = {path: text for path, text in lit_tests.items() if "RUN: not " not in text}  # not refusals
     lines = [
         "# Supported ONNX operators",
         "",
@@ -300,25 +309,48 @@ def supported_ops_markdown(expected: dict[str, Result], cases: dict) -> str:
         "`python -m onnxc.tools.conformance --docs` from `tests/conformance/expected.txt`.",
         "",
         "An op listed with 0 passing tests is not supported: compiling it fails with an error naming "
-        "the node, op and opset. Opsets and dtypes are those of the passing tests.",
+        "the node, op and opset. Opsets and dtypes are those of the passing tests. *Compiled by* is the "
+        "file that lowers the op to krnl, or that decomposes, inlines or rewrites it into ops that are "
+        "lowered (`onnxc.tools.support.op_support` says which); *lit test* is the "
+        "`convert-onnx-to-krnl` test of its lowering.",
         "",
-        "| op | tests passing | opsets | dtypes | limitations (why other tests fail) |",
-        "| --- | --- | --- | --- | --- |",
+        "| op | tests passing | opsets | dtypes | limitations (why other tests fail) | compiled by | lit test |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for op in sorted(by_op):
-        op_cases = by_op[op]
+    for op, domain in sorted(by_op):
+        op_cases = by_op[(op, domain)]
         good = [c for c in op_cases if expected.get(c.name, Result(c.name, "")).status == PASS]
-        opsets = sorted({_opset_of_case(c) for c in good})
+        opsets = sorted({_opset_of_case(c, domain) for c in good})
         types = sorted(set().union(*(_dtypes_of_case(c) for c in good))) if good else []
         reasons = Counter(
             _plain_reason(expected[c.name]) for c in op_cases if c.name in expected and expected[c.name].status != PASS
         )
         limits = "; ".join(f"{reason} ({count})" for reason, count in reasons.most_common(3))
+        source = op_support(op, domain, max(_opset_of_case(c, domain) for c in op_cases) or None).source
+        lit_test = _lit_test(op, source, lit_texts) if source else None
         lines.append(
             f"| {op} | {len(good)}/{len(op_cases)} | {', '.join(map(str, opsets))} | "
-            f"{', '.join(types)} | {limits.replace('|', '/')} |"
+            f"{', '.join(types)} | {limits.replace('|', '/')} | {_doc_link(source and ROOT / source)} | "
+            f"{_doc_link(lit_test)} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _lit_test(op: str, source: str, texts: dict[Path, str]) -> Path | None:
+    """The lit test that lowers `op`: of those naming it, the one named after its lowering
+    file (elementwise.py: elementwise.mlir), else the one naming it most often."""
+    mentions = {path: text.count(f'"onnx.{op}"') for path, text in texts.items()}
+    named_after = Path(source).stem.replace("_", "-")
+    ranked = sorted(
+        (path for path, count in mentions.items() if count),
+        key=lambda path: (path.stem != named_after, -mentions[path], path.name),
+    )
+    return ranked[0] if ranked else None
+
+
+def _doc_link(path: Path | None) -> str:
+    """A link from docs/ to a file of the repository, or "—"."""
+    return f"[{path.name}]({Path('..', path.relative_to(ROOT)).as_posix()})" if path else "—"
 
 
 def _plain_reason(result: Result) -> str:
@@ -345,7 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="fail if results differ from the expectation file")
     mode.add_argument("--update", action="store_true", help="record the results in the expectation file")
-    parser.add_argument("--docs", action="store_true", help="regenerate docs/supported-ops.md from the file")
+    parser.add_argument(
+        "--docs",
+        action="store_true",
+        help="regenerate docs/supported-ops.md from the expectation file (alone: without running any case)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -354,9 +390,8 @@ def main(argv: list[str] | None = None) -> int:
 
     cases = all_cases()
     names = [n for n in cases if not args.filter or re.search(args.filter, n)]
-    status = 0
-    if names and not (args.docs and not (args.check or args.update or args.filter)):
-        status = _run_and_report(names, args)
+    run = args.check or args.update or args.filter or not args.docs
+    status = _run_and_report(names, args) if run and names else 0
     if args.docs:
         SUPPORTED_OPS_DOC.write_text(supported_ops_markdown(read_expectations(), cases))
         print(f"wrote {SUPPORTED_OPS_DOC}")
