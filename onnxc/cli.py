@@ -1,6 +1,6 @@
 """The `onnxc` command.
 
-    onnxc MODEL.onnx -o OUT.so [-O0..-O3] [--emit KIND] [--target T] [--shape NAME=DIMS] [-v]
+    onnxc MODEL.onnx [-o OUT.so] [-O0..-O3] [--emit KIND] [--target T] [--shape NAME=DIMS] [-v]
     onnxc run OUT.so [--input NAME=FILE.npy ...] [--output-dir DIR] [--repeat N]
     onnxc verify MODEL.onnx [--input NAME=FILE.npy ...] [--rtol R --atol A] [--shape NAME=DIMS]
     onnxc inspect MODEL.onnx [--json] [--shape NAME=DIMS]

@@ -54,7 +54,24 @@ def stages(opt_level: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
     )
 
 
-EMIT_KINDS = ("onnx-basic", "onnx", "krnl", "loops", "llvm", "obj", "lib")
+# What `emit` writes -> the suffix of its default output file, which replaces the model's `.onnx`.
+EMIT_SUFFIXES = {
+    "onnx-basic": ".onnx-basic.mlir",
+    "onnx": ".onnx.mlir",
+    "krnl": ".krnl.mlir",
+    "loops": ".loops.mlir",
+    "llvm": ".ll",
+    "obj": ".o",
+    "lib": ".so",
+}
+EMIT_KINDS = tuple(EMIT_SUFFIXES)
+
+
+def default_output_path(model: str | os.PathLike, emit: str = "lib") -> Path:
+    """Where `onnxc MODEL` writes without `-o`: beside the model, `model.onnx` -> `model.so`
+    (`model.o`, `model.ll`, `model.<level>.mlir` with --emit)."""
+    model = Path(model)
+    return model.with_name(_stem(model.name) + EMIT_SUFFIXES[emit])
 
 
 @dataclass

@@ -355,6 +355,22 @@ def test_verbose_stages_and_time_passes(tmp_path, capsys):
     assert sum(share for name, share in rows.items() if name != "total") <= 100.1
 
 
+@pytest.mark.parametrize("emit, written", [(None, "relu.so"), ("onnx", "relu.onnx.mlir"), ("llvm", "relu.ll")])
+def test_output_defaults_to_beside_the_model(tmp_path, monkeypatch, emit, written):
+    """Without -o, like onnx-mlir: `onnxc models/relu.onnx` writes models/relu.so and says so."""
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path)
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "models/relu.onnx")
+    out = _run_cli(["models/relu.onnx"] + (["--emit", emit] if emit else []))
+    assert out == f"wrote models/{written}\n"
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == sorted(["relu.onnx", written])
+
+
 def _run_cli(argv: list[str]) -> str:
     import contextlib
     import io

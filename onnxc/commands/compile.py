@@ -1,4 +1,4 @@
-"""`onnxc MODEL.onnx -o OUT.so ...`: compile a model."""
+"""`onnxc MODEL.onnx [-o OUT.so] ...`: compile a model."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def add_shape_option(parser: argparse.ArgumentParser, help_text: str) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    from onnxc.compiler import EMIT_KINDS, pipeline
+    from onnxc.compiler import EMIT_SUFFIXES, pipeline
 
     parser = argparse.ArgumentParser(
         prog="onnxc",
@@ -36,7 +36,13 @@ def parser() -> argparse.ArgumentParser:
         epilog=f"passes at -O0: {', '.join(pipeline(0))}; at -O1..-O3: {', '.join(pipeline(3))}",
     )
     parser.add_argument("model", help="the .onnx model file")
-    parser.add_argument("-o", "--output", required=True, help="output file (.so, or IR text with --emit)")
+    by_kind = ", ".join(f"{kind}: MODEL{suffix}" for kind, suffix in EMIT_SUFFIXES.items() if kind != "lib")
+    parser.add_argument(
+        "-o",
+        "--output",
+        help="output file; '-' writes IR text to standard output (default: beside MODEL.onnx, MODEL.so; "
+        f"with --emit, {by_kind})",
+    )
     for level in range(4):
         parser.add_argument(
             f"-O{level}",
@@ -48,7 +54,7 @@ def parser() -> argparse.ArgumentParser:
             else f"graph optimizations, LLVM -O{level}" + (" (default)" if level == 3 else ""),
         )
     parser.set_defaults(opt_level=3)
-    parser.add_argument("--emit", choices=EMIT_KINDS, default="lib", help="what to write (default: lib)")
+    parser.add_argument("--emit", choices=tuple(EMIT_SUFFIXES), default="lib", help="what to write (default: lib)")
     parser.add_argument("--target", help="x86_64 (default: host), ppc64le, s390x, or an LLVM triple")
     parser.add_argument(
         "--mcpu", help="LLVM CPU name (default: the host's for native builds, pwr9 for ppc64le, z14 for s390x)"
@@ -71,7 +77,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    from onnxc.compiler import CompileLog, compile, pipeline
+    from onnxc.compiler import CompileLog, compile, default_output_path, pipeline
 
     if args.print_pipeline:
         print(",".join(pipeline(args.opt_level)))
@@ -79,7 +85,7 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     out = compile(
         args.model,
-        args.output,
+        args.output or default_output_path(args.model, args.emit),
         target=args.target,
         cpu=args.mcpu,
         opt_level=args.opt_level,

@@ -62,8 +62,11 @@ ONNX_DOMAINS = ("", "ai.onnx")
 # Result type of a node output the model declares nothing about: shape inference fills it in.
 UNKNOWN_TYPE = UnrankedTensorType(NoneType())
 MAIN_FUNCTION = "main_graph"
-# Operands of a node evaluated at import to decide control flow are at most this big.
+# Nodes evaluated at import to decide control flow (`known_value`) take and give tensors of at
+# most this many elements each, and at most MAX_IMPORT_EVALUATIONS of them run per model (about
+# 0.1 ms each: under a second in all); any value beyond is left unknown, for the graph passes.
 MAX_IMPORT_FOLD_ELEMENTS = 64
+MAX_IMPORT_EVALUATIONS = 4096
 # Attributes that became inputs under another name.
 RENAMED_INPUTS = {("Pad", "value"): "constant_value", ("TopK", "k"): "K"}
 
@@ -123,6 +126,10 @@ class _GraphImporter:
         self.values: ChainMap[str, SSAValue] = ChainMap()
         # Node, its opset and output names of each imported op, for `known_value`.
         self.sources: dict[OnnxOp, tuple[onnx.NodeProto, int, list[str]]] = {}
+        # The known arrays of each op's results (None: unknown) once asked for; ops are never
+        # changed during import, so an entry stays right. `evaluations` counts nodes run.
+        self.known: dict[OnnxOp, list[np.ndarray] | None] = {}
+        self.evaluations = 0
         self.declared_types: dict[str, onnx.TypeProto] = {}
         self._declare(self.graph)
 
@@ -424,25 +431,58 @@ class _GraphImporter:
     def known_value(self, value) -> np.ndarray | None:
         """The array of a value known at import: an initializer or Constant node, or the
         result of a small region-free node on known values (`Not(OptionalHasElement(x))`
-        deciding an If over sequences), evaluated by onnx.reference; else None."""
-        owner = value.owner if isinstance(value, SSAValue) else None
-        if not isinstance(owner, OnnxOp):
+        deciding an If over sequences), evaluated by onnx.reference; else None.
+
+        Each op is evaluated at most once per import (`self.known`), its producers first,
+        without recursion: shared shape arithmetic costs time linear in the graph."""
+        if not isinstance(value, SSAValue) or not isinstance(value.owner, OnnxOp):
             return None
-        if owner.OP_TYPE == "Constant":
-            return self.store.get(owner.attributes["value"])
-        if owner.regions or owner not in self.sources:
+        pending = [value.owner]
+        while pending:
+            op = pending[-1]
+            if op in self.known:
+                pending.pop()
+                continue
+            unknown_producers = [
+                operand.owner
+                for operand in op.operands
+                if isinstance(operand.owner, OnnxOp) and operand.owner not in self.known
+            ]
+            if unknown_producers and self._evaluable(op):
+                pending.extend(unknown_producers)
+                continue
+            pending.pop()
+            self.known[op] = self._evaluate(op)
+        results = self.known[value.owner]
+        return None if results is None else results[value.index]
+
+    def _evaluable(self, op: OnnxOp) -> bool:
+        return op.OP_TYPE == "Constant" or (not op.regions and op in self.sources)
+
+    def _evaluate(self, op: OnnxOp) -> list[np.ndarray] | None:
+        """The arrays of `op`'s results from its producers' known results, if all are known
+        and small, and the import-time budget is not spent; else None."""
+        if op.OP_TYPE == "Constant":
+            return [self.store.get(op.attributes["value"])]
+        if not self._evaluable(op) or self.evaluations >= MAX_IMPORT_EVALUATIONS:
             return None
-        node, opset, result_names = self.sources[owner]
-        arguments = [self.known_value(operand) for operand in owner.operands]
+        arguments = [
+            None if not isinstance(operand.owner, OnnxOp) or self.known[operand.owner] is None
+            else self.known[operand.owner][operand.index]
+            for operand in op.operands
+        ]
         if any(a is None or a.size > MAX_IMPORT_FOLD_ELEMENTS for a in arguments):
             return None
+        node, opset, result_names = self.sources[op]
         feeds = dict(zip([name for name in node.input if name], arguments))
+        if not _small_results(node, opset, feeds, result_names):
+            return None
+        self.evaluations += 1
         try:
-            evaluator = ReferenceEvaluator(node, opsets={"": opset})
-            (result,) = evaluator.run([result_names[owner.results.index(value)]], feeds)
+            results = ReferenceEvaluator(node, opsets={"": opset}).run(result_names, feeds)
         except Exception:  # noqa: BLE001  a node the reference cannot run: left unknown
             return None
-        return np.asarray(result)
+        return [np.asarray(result) for result in results]
 
     def _replace_deprecated(self, block: Block, node: onnx.NodeProto) -> tuple[onnx.NodeProto, int | None]:
         """A node of an operator later deprecated (the dialect has no op for it),
@@ -643,6 +683,32 @@ def _output_tensors(name: str, value) -> list[tuple[str, SSAValue]]:
     if isinstance(value, TensorSequence):
         return [(sequence_item_name(name, i), item) for i, item in enumerate(value.items)]
     return [(name, value)]
+
+
+def _small_results(node: onnx.NodeProto, opset: int, feeds: dict[str, np.ndarray], names: list[str]) -> bool:
+    """Whether ONNX shape inference, given the values of `node`'s inputs, gives each of
+    its outputs `names` a static shape of at most MAX_IMPORT_FOLD_ELEMENTS elements, so
+    that evaluating it cannot build a big tensor (ConstantOfShape, Range, Expand, ...)."""
+    domain = "" if node.domain in ONNX_DOMAINS else node.domain
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, domain)
+        types = {
+            name: onnx.helper.make_tensor_type_proto(onnx.helper.np_dtype_to_tensor_dtype(array.dtype), array.shape)
+            for name, array in feeds.items()
+        }
+        data = {name: onnx.numpy_helper.from_array(array, name) for name, array in feeds.items()}
+        opsets = [onnx.helper.make_opsetid(domain, opset)]
+        outputs = onnx.shape_inference.infer_node_outputs(schema, node, types, data, opset_imports=opsets)
+    except Exception:  # noqa: BLE001  a node shape inference refuses is left unknown
+        return False
+    tensor_types = [outputs[name].tensor_type if name in outputs else None for name in names]
+    return all(
+        tensor_type is not None
+        and tensor_type.HasField("shape")
+        and all(d.HasField("dim_value") for d in tensor_type.shape.dim)
+        and np.prod([d.dim_value for d in tensor_type.shape.dim]) <= MAX_IMPORT_FOLD_ELEMENTS
+        for tensor_type in tensor_types
+    )
 
 
 def _graph_attribute(node: onnx.NodeProto, name: str) -> onnx.GraphProto | None:
