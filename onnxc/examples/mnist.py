@@ -1,10 +1,10 @@
-"""An MNIST-style CNN (opset 13), built in code with deterministic weights.
+"""An MNIST-style CNN (opset 13), built in code with seeded random weights, for tests and benchmarks.
 
 Architecture of the classic ONNX model-zoo MNIST net: Conv 5x5 (8) → Relu →
 MaxPool 2 → Conv 5x5 (16) → Relu → MaxPool 3 → Reshape → MatMul → Add.
-`python -m onnxc.examples.mnist OUT.onnx` writes it;
-`python -m onnxc.examples.mnist --predict LIB.so` runs a compiled copy on a
-drawn digit and prints the prediction next to onnx.reference's.
+`digit_image` draws a digit to feed it. `python -m onnxc.examples.mnist OUT.onnx`
+writes it. Its outputs mean nothing; the quick-start model with trained
+weights is `onnxc.examples.digits`.
 """
 
 from __future__ import annotations
@@ -71,24 +71,10 @@ def digit_image(digit: int = 7) -> np.ndarray:
     return image
 
 
-def predict(library: str) -> None:
-    from onnx.reference import ReferenceEvaluator
-
-    from onnxc.runtime import Session
-
-    image = digit_image(7)
-    logits = Session(library).run(None, {"input": image})[0]
-    expected = ReferenceEvaluator(build_mnist_cnn()).run(None, {"input": image})[0]
-    error = float(np.max(np.abs(logits - expected)) / np.max(np.abs(expected)))
-    print(f"logits: {np.array2string(logits[0], precision=4)}")
-    print(f"predicted class: {int(np.argmax(logits))} (onnx.reference: {int(np.argmax(expected))}, "
-          f"max relative difference {error:.1e})")
-
-
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--predict":
-        predict(sys.argv[2])
-    else:
-        out = sys.argv[1] if len(sys.argv) > 1 else "mnist.onnx"
-        onnx.save(build_mnist_cnn(), out)
-        print(f"wrote {out}")
+    if len(sys.argv) > 2:
+        sys.exit("usage: python -m onnxc.examples.mnist [OUT.onnx] (random weights: the model with trained weights "
+                 "and --predict is onnxc.examples.digits)")
+    out = sys.argv[1] if len(sys.argv) > 1 else "mnist.onnx"
+    onnx.save(build_mnist_cnn(), out)
+    print(f"wrote {out}")
