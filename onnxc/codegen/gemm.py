@@ -51,7 +51,15 @@ from onnxc.codegen.llvm_idioms import (
 from onnxc.codegen.llvm_types import F32, I1, I32, I64, PTR
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl import MATMUL_B_PANEL, MatmulOp, int_values, matmul_scratch_pitch
+from onnxc.dialects.krnl import (
+    MATMUL_B_PANEL,
+    ConvGeometryAttr,
+    MatmulALayout,
+    MatmulBAccess,
+    MatmulOp,
+    int_values,
+    matmul_scratch_pitch,
+)
 
 RESERVE_SCRATCH = "onnxc_reserve_scratch"
 """Runtime support, called by run_main_graph: reserve scratch memory of the module's largest
@@ -116,7 +124,7 @@ class MatmulPlan:
     im2col: bool
     b_panels: bool
     ldb: int
-    conv: list[int]
+    conv: ConvGeometryAttr | None
     ldc: int
     batch: list[tuple[int, int, int]]
     accumulate: bool
@@ -128,7 +136,9 @@ class MatmulPlan:
     @property
     def row_offsets(self) -> list[int]:
         """Window access: the offset of B's row k = (c, ky, kx) in the image."""
-        channels, height, width, kernel_h, kernel_w, dilation_h, dilation_w = self.conv
+        conv = self.conv
+        channels, height, width = conv.channels.data, conv.height.data, conv.width.data
+        (kernel_h, kernel_w), (dilation_h, dilation_w) = conv.kernel, conv.dilation
         return [
             c * height * width + ky * dilation_h * width + kx * dilation_w
             for c in range(channels)
@@ -184,19 +194,19 @@ class MatmulPlan:
             nc,
             vw,
             nv,
-            a_panels=op.a_layout.data == "panels",
+            a_panels=op.a_layout.data == MatmulALayout.PANELS,
             a_strides=tuple(int_values(op.a_strides)),
-            im2col=op.b_access.data == "im2col",
-            b_panels=op.b_access.data == "panels",
+            im2col=op.b_access.data == MatmulBAccess.IM2COL,
+            b_panels=op.b_access.data == MatmulBAccess.PANELS,
             ldb=op.ldb.value.data,
-            conv=int_values(op.conv),
+            conv=op.conv,
             ldc=op.ldc.value.data,
             batch=[tuple(offsets[i : i + 3]) for i in range(0, len(offsets), 3)],
-            accumulate=bool(op.accumulate.value.data),
+            accumulate=op.accumulate is not None,
             clip=op.clip_bounds,
             has_bias=op.bias is not None,
-            packed=bool(op.pack.value.data),
-            window=op.b_access.data == "window",
+            packed=op.pack is not None,
+            window=op.b_access.data == MatmulBAccess.WINDOW,
         )
 
 
@@ -612,7 +622,9 @@ class MatmulEmitter:
 
     def pack_im2col_row(self, b, image, destination, row, jc, block_end) -> None:
         """One row k = (c, ky, kx) of the im2col block: columns n = (oy, ox) in [jc, block_end)."""
-        _, height, width, _, out_w, kh, kw, sh, sw, dh, dw, ph, pw = self.p.conv
+        conv = self.p.conv
+        height, width, out_w = conv.height.data, conv.width.data, conv.output_w.data
+        (kh, kw), (sh, sw), (dh, dw), (ph, pw) = conv.kernel, conv.stride, conv.dilation, conv.padding
 
         def smax(x, y):
             return b.select(b.icmp_signed(">", x, y), x, y)

@@ -34,7 +34,15 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import MATMUL_B_PANEL, MAX_WINDOW_OFFSET, MatmulOp, ViewOp
+from onnxc.dialects.krnl import (
+    MATMUL_B_PANEL,
+    MAX_WINDOW_OFFSET,
+    ConvGeometryAttr,
+    MatmulALayout,
+    MatmulBAccess,
+    MatmulOp,
+    ViewOp,
+)
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.helpers.affine import batch_norm_affine
@@ -194,18 +202,35 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x])
     if shifted is not None and group_channels * shifted.height * shifted.width > MAX_WINDOW_OFFSET:
         shifted = None  # its row offsets would not fit the kernel's i32 table
+    output, kernel = (window_y.output_size, window_x.output_size), (kernel_h, kernel_w)
+    dilation = (window_y.dilation, window_x.dilation)
     if in_place:
-        image, b_access, ldb, conv = g.buffers[x_value], "rows", height * width, []
+        image, b_access, ldb, conv = g.buffers[x_value], MatmulBAccess.ROWS, height * width, None
         plane, product_columns = height * width, columns
-    elif shifted is not None:
-        image, b_access, ldb = shifted.planes(g, g.buffers[x_value]), "window", 0
-        conv = [group_channels, shifted.height, shifted.width, kernel_h, kernel_w, window_y.dilation, window_x.dilation]
+    elif shifted is not None:  # the padded image, read at stride 1
+        image, b_access, ldb = shifted.planes(g, g.buffers[x_value]), MatmulBAccess.WINDOW, 0
+        conv = ConvGeometryAttr(
+            channels=group_channels,
+            height=shifted.height,
+            width=shifted.width,
+            output=output,
+            kernel=kernel,
+            dilation=dilation,
+        )
         plane, product_columns = shifted.height * shifted.width, shifted.columns
     else:
-        image, b_access, ldb, plane, product_columns = g.buffers[x_value], "im2col", 0, height * width, columns
-        conv = [group_channels, height, width, window_y.output_size, window_x.output_size, kernel_h, kernel_w]
-        conv += [window_y.stride, window_x.stride, window_y.dilation, window_x.dilation]
-        conv += [window_y.pad_begin, window_x.pad_begin]
+        image, b_access, ldb = g.buffers[x_value], MatmulBAccess.IM2COL, 0
+        plane, product_columns = height * width, columns
+        conv = ConvGeometryAttr(
+            channels=group_channels,
+            height=height,
+            width=width,
+            output=output,
+            kernel=kernel,
+            stride=(window_y.stride, window_x.stride),
+            dilation=dilation,
+            padding=(window_y.pad_begin, window_x.pad_begin),
+        )
     # Shifted rows are computed as wide as the padded image: into a wide buffer, compacted after.
     wide = out if product_columns == columns else g.top.alloc(MemRefType(f32, [batch, out_channels, product_columns]))
     image_size, result = channels * plane, out_channels * product_columns
@@ -218,7 +243,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
                 wide,
                 sizes=[group_rows, product_columns, reduction],
                 tile=[TILE_ROWS, block, COLUMN_BLOCK],
-                a_layout="panels",
+                a_layout=MatmulALayout.PANELS,
                 b_access=b_access,
                 ldb=ldb,
                 conv=conv,
@@ -306,9 +331,9 @@ def emit_matrix_product(
             out,
             sizes=sizes,
             tile=[TILE_ROWS, block, COLUMN_BLOCK],
-            a_layout="strided",
+            a_layout=MatmulALayout.STRIDED,
             a_strides=a_strides,
-            b_access="rows" if b_constant is None else "panels",
+            b_access=MatmulBAccess.ROWS if b_constant is None else MatmulBAccess.PANELS,
             ldb=n if ldb is None else ldb,
             ldc=n if ldc is None else ldc,
             batch=batch,

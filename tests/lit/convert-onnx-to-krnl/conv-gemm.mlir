@@ -6,7 +6,8 @@
 // folded in) is a compile-time weight too; the Relu is the clamp [0, inf] of
 // the kernel's store. No nest is left for BN or Relu. Stride 1: the kernel
 // reads the zero-padded image (10x10, zeroed, then x copied in) in place
-// ("window"), computing rows of its width: N = 7*10 + 8 = 78 columns, of
+// (`b_access window`, a `conv` geometry of stride 1 and no padding left to
+// do), computing rows of its width: N = 7*10 + 8 = 78 columns, of
 // which a last nest keeps the first 8 of each row in %y.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
@@ -33,10 +34,10 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:           memref.store %[[X]], %[[PADDED]]
 // CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x4x78xf32>
 // CHECK-NEXT:    krnl.matmul %[[A]], %[[PADDED]] into %[[WIDE]] bias %[[BIAS]]
-// CHECK-SAME:      sizes = [4 : i64, 78 : i64, 27 : i64], tile = [12 : i64, 27 : i64, 512 : i64], a_layout = "panels"
-// CHECK-SAME:      b_access = "window"
-// CHECK-SAME:      conv = [3 : i64, 10 : i64, 10 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64], ldc = 78 : i64
-// CHECK-SAME:      clip = [0.000000e+00 : f64, 0x7ff0000000000000 : f64], pack = 0 : i64
+// CHECK-SAME:      sizes = [4 : i64, 78 : i64, 27 : i64], tile = [12 : i64, 27 : i64, 512 : i64], a_layout = #krnl<a_layout panels>
+// CHECK-SAME:      b_access = #krnl<b_access window>
+// CHECK-SAME:      conv = #krnl.conv<channels = 3, height = 10, width = 10, output = [8, 8], kernel = [3, 3], stride = [1, 1], dilation = [1, 1], padding = [0, 0]>, ldc = 78 : i64
+// CHECK-SAME:      clip = [0.000000e+00 : f64, 0x7ff0000000000000 : f64]} :
 // CHECK:         krnl.iterate
 // CHECK:           %[[KEPT:.+]] = memref.load %[[WIDE]]
 // CHECK-NEXT:      memref.store %[[KEPT]], %y
@@ -46,7 +47,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // -----
 
 // 1x1, stride 1, no padding: B is the image itself as a [C, H*W] matrix
-// ("rows", ldb = H*W), packed block by block at run time (pack = 1). A
+// (`b_access rows`, ldb = H*W, no geometry), packed block by block at run time
+// (`pack`). A
 // following Clip with constant bounds is the kernel's clamp; no bias input
 // means a zero bias.
 builtin.module attributes {onnx.opset = 17 : i64} {
@@ -63,9 +65,9 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         krnl.matmul
 // CHECK-SAME:      sizes = [2 : i64, 20 : i64, 3 : i64]
-// CHECK-SAME:      b_access = "rows", ldb = 20 : i64, conv = [], ldc = 20 : i64
+// CHECK-SAME:      b_access = #krnl<b_access rows>, ldb = 20 : i64, ldc = 20 : i64
 // CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64, 0 : i64, 60 : i64, 40 : i64]
-// CHECK-SAME:      clip = [-1.000000e+00 : f64, 6.000000e+00 : f64], pack = 1 : i64
+// CHECK-SAME:      clip = [-1.000000e+00 : f64, 6.000000e+00 : f64], pack} :
 // CHECK-NOT:     krnl.iterate
 // CHECK:         func.return
 
@@ -108,8 +110,29 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    %[[B1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias1", tensor<8xf32>>}
 // CHECK:         krnl.matmul %[[A0]], %[[PADDED:.+]] into %[[WIDE:.+]] bias %[[B0]]
 // CHECK-SAME:      sizes = [8 : i64, 46 : i64, 18 : i64]
-// CHECK-SAME:      conv = [2 : i64, 8 : i64, 8 : i64, 3 : i64, 3 : i64, 1 : i64, 1 : i64]
+// CHECK-SAME:      conv = #krnl.conv<channels = 2, height = 8, width = 8, output = [6, 6], kernel = [3, 3], stride = [1, 1], dilation = [1, 1], padding = [0, 0]>
 // CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64]
 // CHECK-NEXT:    krnl.matmul %[[A1]], %[[PADDED]] into %[[WIDE]] bias %[[B1]]
 // CHECK-SAME:      batch = [0 : i64, 128 : i64, 368 : i64]
+// CHECK:         func.return
+
+// -----
+
+// Stride 2: no window access; B is the im2col matrix of the image itself,
+// packed at run time, its geometry named (padding 1 before the first row
+// and column): N = 3*3 output positions, K = 2*3*3.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x5x5xf32>) -> tensor<1x4x3x3xf32> {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<4x2x3x3xf32>} : () -> tensor<4x2x3x3xf32>
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x3x3xf32>
+    func.return %y : tensor<1x4x3x3xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x2x5x5xf32>, %y: memref<1x4x3x3xf32>) {
+// CHECK:         krnl.matmul %{{.+}}, %x into %y bias %{{.+}} {sizes = [4 : i64, 9 : i64, 18 : i64]
+// CHECK-SAME:      b_access = #krnl<b_access im2col>, ldb = 0 : i64
+// CHECK-SAME:      conv = #krnl.conv<channels = 2, height = 5, width = 5, output = [3, 3], kernel = [3, 3], stride = [2, 2], dilation = [1, 1], padding = [1, 1]>
+// CHECK-SAME:      pack} :
+// CHECK-NOT:     krnl.iterate
 // CHECK:         func.return

@@ -12,14 +12,14 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(%a: memref<3x1x2x6xf32>, %b: memref<2x6x5xf32>, %y: memref<3x2x2x5xf32>) {
-// CHECK-NEXT:    krnl.matmul %a, %b into %y {sizes = [2 : i64, 5 : i64, 6 : i64], tile = [12 : i64, 6 : i64, 512 : i64], a_layout = "strided", a_strides = [6 : i64, 1 : i64], b_access = "rows", ldb = 5 : i64, conv = [], ldc = 5 : i64,
-// CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64, 0 : i64, 30 : i64, 10 : i64, 12 : i64, 0 : i64, 20 : i64, 12 : i64, 30 : i64, 30 : i64, 24 : i64, 0 : i64, 40 : i64, 24 : i64, 30 : i64, 50 : i64], accumulate = 0 : i64
+// CHECK-NEXT:    krnl.matmul %a, %b into %y {sizes = [2 : i64, 5 : i64, 6 : i64], tile = [12 : i64, 6 : i64, 512 : i64], a_layout = #krnl<a_layout strided>, a_strides = [6 : i64, 1 : i64], b_access = #krnl<b_access rows>, ldb = 5 : i64, ldc = 5 : i64,
+// CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64, 0 : i64, 30 : i64, 10 : i64, 12 : i64, 0 : i64, 20 : i64, 12 : i64, 30 : i64, 30 : i64, 24 : i64, 0 : i64, 40 : i64, 24 : i64, 30 : i64, 50 : i64], clip = [0xfff0000000000000 : f64, 0x7ff0000000000000 : f64]} :
 // CHECK-NEXT:    func.return
 
 // -----
 
 // Gemm with transA and a constant B^T scaled by alpha: Y starts as beta * C,
-// then the kernel accumulates (accumulate = 1); B^T * alpha, [K, N], is packed
+// then the kernel accumulates (`accumulate`); B^T * alpha, [K, N], is packed
 // at compile time into column panels [ceil(N/16), K, 16] (a new weight), so
 // nothing is packed at run time (no scratch). A^T is read with strides [1, M].
 builtin.module attributes {onnx.opset = 17 : i64} {
@@ -34,8 +34,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         krnl.iterate
 // CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}_b_panels", tensor<1x3x16xf32>>} : memref<1x3x16xf32>
 // CHECK-NEXT:    krnl.matmul %a, %[[B]] into %y {sizes = [20 : i64, 4 : i64, 3 : i64],
-// CHECK-SAME:      a_layout = "strided", a_strides = [1 : i64, 20 : i64], b_access = "panels"
-// CHECK-SAME:      accumulate = 1 : i64
+// CHECK-SAME:      a_layout = #krnl<a_layout strided>, a_strides = [1 : i64, 20 : i64], b_access = #krnl<b_access panels>
+// CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64], accumulate, clip
 
 // -----
 
@@ -53,4 +53,4 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}_b_panels", tensor<3x300x16xf32>>} : memref<3x300x16xf32>
 // CHECK-NEXT:    krnl.matmul %a, %[[B]] into %y {sizes = [1 : i64, 40 : i64, 300 : i64], tile = [12 : i64, 300 : i64, 512 : i64]
-// CHECK-SAME:      b_access = "panels"
+// CHECK-SAME:      b_access = #krnl<b_access panels>

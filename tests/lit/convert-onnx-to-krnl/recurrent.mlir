@@ -29,7 +29,7 @@ builtin.module attributes {onnx.opset = 14 : i64} {
 // CHECK:         %[[H:.+]] = memref.alloc() : memref<1x1x4xf32>
 // CHECK:         %[[ACC:.+]] = memref.alloc() : memref<1x4xf32>
 // CHECK:         %[[WT:.+]] = memref.alloc() : memref<1x2x4xf32>
-// CHECK:         krnl.matmul %x, %[[WT]] into %[[PROJ]] {sizes = [2 : i64, 4 : i64, 2 : i64], {{.*}} a_strides = [2 : i64, 1 : i64], b_access = "rows", ldb = 4 : i64, {{.*}} accumulate = 0 : i64
+// CHECK:         krnl.matmul %x, %[[WT]] into %[[PROJ]] {sizes = [2 : i64, 4 : i64, 2 : i64], {{.*}} a_strides = [2 : i64, 1 : i64], b_access = #krnl<b_access rows>, ldb = 4 : i64, {{.*}} batch = [0 : i64, 0 : i64, 0 : i64], clip
 // CHECK-NEXT:    scf.for %[[T:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
 // CHECK-NEXT:      %[[LEN32:.+]] = memref.load %len[%{{.+}}] : memref<1xi32>
 // CHECK-NEXT:      %[[LENI:.+]] = arith.index_cast %[[LEN32]] : i32 to index
@@ -41,7 +41,7 @@ builtin.module attributes {onnx.opset = 14 : i64} {
 // CHECK-NEXT:          %[[PB:.+]] = memref.load %[[GB]][%{{.+}}, %[[C]]] : memref<1x4xf32>
 // CHECK-NEXT:          %[[PS:.+]] = arith.addf %[[P]], %[[PB]] : f32
 // CHECK-NEXT:          memref.store %[[PS]], %[[ACC]][%{{.+}}, %[[C]]] : memref<1x4xf32>
-// CHECK:           krnl.matmul %[[H]], %[[RT]] into %[[ACC]] {sizes = [1 : i64, 4 : i64, 4 : i64], {{.*}} ldb = 4 : i64, {{.*}} ldc = 4 : i64, batch = [0 : i64, 0 : i64, 0 : i64], accumulate = 1 : i64
+// CHECK:           krnl.matmul %[[H]], %[[RT]] into %[[ACC]] {sizes = [1 : i64, 4 : i64, 4 : i64], {{.*}} ldb = 4 : i64, ldc = 4 : i64, batch = [0 : i64, 0 : i64, 0 : i64], accumulate, clip
 // CHECK:           scf.if
 // CHECK-NEXT:        scf.for %[[G:.+]] = {{.*}} {
 // CHECK-NEXT:          %[[PRE:.+]] = memref.load %[[ACC]][%{{.+}}, %[[G]]] : memref<1x4xf32>

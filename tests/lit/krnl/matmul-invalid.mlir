@@ -1,0 +1,28 @@
+// RUN: onnxc-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// The verifier checks the conv geometry against the access mode and B's shape.
+
+// A window reads an image padded already, at stride 1.
+func.func @main_graph(%a: memref<1x18x12xf32>, %b: memref<1x2x64xf32>, %c: memref<1x4x46xf32>) {
+  krnl.matmul %a, %b into %c {sizes = [4 : i64, 46 : i64, 18 : i64], tile = [12 : i64, 18 : i64, 512 : i64], a_layout = #krnl<a_layout panels>, a_strides = [0 : i64, 0 : i64], b_access = #krnl<b_access window>, ldb = 0 : i64, conv = #krnl.conv<channels = 2, height = 8, width = 8, output = [6, 6], kernel = [3, 3], stride = [1, 1], dilation = [1, 1], padding = [1, 1]>, ldc = 46 : i64, batch = [0 : i64, 0 : i64, 0 : i64], clip = [0.0 : f64, 6.0 : f64]} : memref<1x18x12xf32>, memref<1x2x64xf32>, memref<1x4x46xf32>
+  func.return
+}
+// CHECK: krnl.matmul: window access needs stride 1 and an image padded already
+
+// -----
+
+// K = C*KH*KW (2*3*3 = 18, not 16).
+func.func @main_graph(%a: memref<1x16x12xf32>, %b: memref<1x2x64xf32>, %c: memref<1x4x46xf32>) {
+  krnl.matmul %a, %b into %c {sizes = [4 : i64, 46 : i64, 16 : i64], tile = [12 : i64, 16 : i64, 512 : i64], a_layout = #krnl<a_layout panels>, a_strides = [0 : i64, 0 : i64], b_access = #krnl<b_access window>, ldb = 0 : i64, conv = #krnl.conv<channels = 2, height = 8, width = 8, output = [6, 6], kernel = [3, 3], stride = [1, 1], dilation = [1, 1], padding = [0, 0]>, ldc = 46 : i64, batch = [0 : i64, 0 : i64, 0 : i64], clip = [0.0 : f64, 6.0 : f64]} : memref<1x16x12xf32>, memref<1x2x64xf32>, memref<1x4x46xf32>
+  func.return
+}
+// CHECK: krnl.matmul: K must be the conv's channels * kernel_h * kernel_w
+
+// -----
+
+// im2col needs its image's geometry.
+func.func @main_graph(%a: memref<1x18x12xf32>, %b: memref<1x2x25xf32>, %c: memref<1x4x9xf32>) {
+  krnl.matmul %a, %b into %c {sizes = [4 : i64, 9 : i64, 18 : i64], tile = [12 : i64, 18 : i64, 512 : i64], a_layout = #krnl<a_layout panels>, a_strides = [0 : i64, 0 : i64], b_access = #krnl<b_access im2col>, ldb = 0 : i64, ldc = 9 : i64, batch = [0 : i64, 0 : i64, 0 : i64], clip = [0.0 : f64, 6.0 : f64], pack} : memref<1x18x12xf32>, memref<1x2x25xf32>, memref<1x4x9xf32>
+  func.return
+}
+// CHECK: krnl.matmul: im2col and window access, and only they, need a conv geometry
