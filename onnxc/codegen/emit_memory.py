@@ -8,7 +8,8 @@ from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import BFloat16Type
 
 from onnxc.codegen.function_translator import FunctionTranslator, emits
-from onnxc.codegen.gemm import MatmulEmitter, MatmulPlan
+from onnxc.codegen.gemm import MatmulEmitter
+from onnxc.codegen.gemm_plan import MatmulPlan
 from onnxc.codegen.llvm_idioms import field_pointer
 from onnxc.codegen.llvm_types import (
     I1,

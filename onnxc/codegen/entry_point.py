@@ -18,7 +18,7 @@ from llvmlite import ir
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
-from onnxc.codegen.gemm import RESERVE_SCRATCH, MatmulPlan
+from onnxc.codegen.gemm_plan import RESERVE_SCRATCH, MatmulPlan
 from onnxc.codegen.llvm_idioms import constant_global, field_pointer
 from onnxc.codegen.llvm_types import I8, I32, I64, NULL, PTR, TENSOR, memref_nbytes, static_shape_of
 from onnxc.dialects.krnl import EntryPointOp, MatmulOp

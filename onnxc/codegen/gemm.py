@@ -35,10 +35,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from llvmlite import ir
 
+from onnxc.codegen.gemm_plan import MatmulPlan
 from onnxc.codegen.llvm_idioms import (
     Declare,
     constant_global,
@@ -49,39 +49,13 @@ from onnxc.codegen.llvm_idioms import (
     thread_pool_slice,
 )
 from onnxc.codegen.llvm_types import F32, I1, I32, I64, PTR
-from onnxc.codegen.parallel import MIN_PARALLEL_WORK
-from onnxc.codegen.target import Target
-from onnxc.dialects.krnl import (
-    MATMUL_B_PANEL,
-    ConvGeometryAttr,
-    MatmulALayout,
-    MatmulBAccess,
-    MatmulOp,
-    int_values,
-    matmul_scratch_pitch,
-)
+from onnxc.dialects.krnl import MATMUL_B_PANEL
 
-RESERVE_SCRATCH = "onnxc_reserve_scratch"
-"""Runtime support, called by run_main_graph: reserve scratch memory of the module's largest
-`MatmulPlan.scratch_bytes` for the calling thread (and the pool's workers, as they join)."""
 THREAD_SCRATCH = "onnxc_thread_scratch"
 """Runtime support: the calling thread's scratch memory, as reserved."""
 
 PREFETCH_STEPS = 24
 """Reduction steps ahead of the current one at which a micro-kernel prefetches A."""
-
-
-def vector_shape(target: Target) -> tuple[int, int]:
-    """(floats per vector, vectors per tile row) for the target's SIMD unit.
-
-    With mr = 12 tile rows: AVX-512 12 x 2 zmm = 24 of 32 registers, AVX2
-    12 x 1 ymm = 12 of 16, VSX 12 x 4 = 48 of 64, z14 12 x 2 = 24 of 32.
-    """
-    if target.arch == "x86_64":
-        return (16, 2) if "+avx512f" in target.features else (8, 1)
-    if target.arch == "ppc64le":
-        return 4, 4
-    return 4, 2
 
 
 @contextmanager
@@ -105,109 +79,6 @@ def counted_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int, na
 
 def _const(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
-
-
-@dataclass
-class MatmulPlan:
-    """The op's static parameters, resolved for one target."""
-
-    m: int
-    n: int
-    k: int
-    mr: int
-    kc: int
-    nc: int
-    vw: int
-    nv: int
-    a_panels: bool
-    a_strides: tuple[int, int]
-    im2col: bool
-    b_panels: bool
-    ldb: int
-    conv: ConvGeometryAttr | None
-    ldc: int
-    batch: list[tuple[int, int, int]]
-    accumulate: bool
-    clip: tuple[float, float]
-    has_bias: bool
-    packed: bool
-    window: bool
-
-    @property
-    def row_offsets(self) -> list[int]:
-        """Window access: the offset of B's row k = (c, ky, kx) in the image."""
-        conv = self.conv
-        channels, height, width = conv.channels.data, conv.height.data, conv.width.data
-        (kernel_h, kernel_w), (dilation_h, dilation_w) = conv.kernel, conv.dilation
-        return [
-            c * height * width + ky * dilation_h * width + kx * dilation_w
-            for c in range(channels)
-            for ky in range(kernel_h)
-            for kx in range(kernel_w)
-        ]
-
-    @property
-    def pitch(self) -> int:
-        return matmul_scratch_pitch(self.n, self.nc)
-
-    @property
-    def nr(self) -> int:
-        return self.vw * self.nv
-
-    @property
-    def row_tiles(self) -> int:
-        return -(-self.m // self.mr)
-
-    @property
-    def column_tiles(self) -> int:
-        return -(-self.n // self.nr)
-
-    @property
-    def scratch_bytes(self) -> int:
-        """Scratch memory a thread packs one B block into (0 if B is not packed)."""
-        return 4 * self.kc * self.pitch if self.packed else 0
-
-    @property
-    def split_rows(self) -> bool:
-        """Threads take ranges of row tiles (each packs and reads all of B), or
-        else of column tiles (each reads all of A): whichever has more tiles."""
-        return self.row_tiles >= self.column_tiles
-
-    @property
-    def parallel(self) -> bool:
-        """Whether a product goes to the thread pool: enough work to repay waking it."""
-        tiles = self.row_tiles if self.split_rows else self.column_tiles
-        return tiles > 1 and 2 * self.m * self.k * self.n >= MIN_PARALLEL_WORK
-
-    @staticmethod
-    def of(op: MatmulOp, target: Target) -> MatmulPlan:
-        m, n, k = int_values(op.sizes)
-        mr, kc, nc = int_values(op.tile)
-        vw, nv = vector_shape(target)
-        offsets = int_values(op.batch)
-        return MatmulPlan(
-            m,
-            n,
-            k,
-            mr,
-            min(kc, k),
-            nc,
-            vw,
-            nv,
-            a_panels=op.a_layout.data == MatmulALayout.PANELS,
-            a_strides=tuple(int_values(op.a_strides)),
-            im2col=op.b_access.data == MatmulBAccess.IM2COL,
-            b_panels=op.b_access.data == MatmulBAccess.PANELS,
-            ldb=op.ldb.value.data,
-            conv=op.conv,
-            ldc=op.ldc.value.data,
-            batch=[tuple(offsets[i : i + 3]) for i in range(0, len(offsets), 3)],
-            accumulate=op.accumulate is not None,
-            clip=op.clip_bounds,
-            has_bias=op.bias is not None,
-            packed=op.pack is not None,
-            window=op.b_access.data == MatmulBAccess.WINDOW,
-        )
 
 
 class MatmulEmitter:
