@@ -214,6 +214,9 @@ class OnnxOp(IRDLOperation):
     # GRAPH attributes held as regions (If's branches, Loop's and Scan's body), in schema order.
     GRAPHS: ClassVar[tuple[str, ...]]
     ATTR_DEFAULTS: ClassVar[dict[str, Any]]
+    # Attributes whose schema default changed over the versions (Softmax's axis: 1, then -1
+    # since opset 13): (since_version, default) per version that has one, newest first.
+    VERSIONED_DEFAULTS: ClassVar[dict[str, tuple[tuple[int, Any], ...]]]
 
     @property
     def node_name(self) -> str:
@@ -221,12 +224,27 @@ class OnnxOp(IRDLOperation):
         location = self.location
         return location.desc.data if isinstance(location, NameLoc) else ""
 
+    @property
+    def opset(self) -> int:
+        """The ai.onnx opset whose semantics the op follows (see `op_opset`)."""
+        module = self.get_toplevel_object()
+        return op_opset(self, module_opset(module) if isinstance(module, ModuleOp) else onnx.defs.onnx_opset_version())
+
     def attr(self, name: str, default: Any = None) -> Any:
-        """An attribute as a Python value (int, float, str, list, ndarray), or its default."""
+        """An attribute as a Python value (int, float, str, list, ndarray); when absent,
+        the default of the schema the op follows (`opset`), or of the newest schema that
+        has one where that version gives none (Clip-1's bounds, Split-1's axis), else
+        `default` (for values no schema has: a size read from the weights)."""
         value = self.attributes.get(name)
-        if value is None:
-            return self.ATTR_DEFAULTS.get(name, default)
-        return attribute_to_python(self, value)
+        if value is not None:
+            return attribute_to_python(self, value)
+        versions = self.VERSIONED_DEFAULTS.get(name)
+        if versions is not None:
+            opset = self.opset
+            for since, versioned in versions:
+                if since <= opset:
+                    return versioned
+        return self.ATTR_DEFAULTS.get(name, default)
 
     def input(self, index: int) -> SSAValue | None:
         """The index-th ONNX input, or None where an optional input is absent."""
@@ -236,6 +254,19 @@ class OnnxOp(IRDLOperation):
     def graph(self, name: str) -> Region:
         """The region holding the sub-graph of GRAPH attribute `name`."""
         return self.regions[self.GRAPHS.index(name)]
+
+
+def module_opset(module: ModuleOp) -> int:
+    """The module's ai.onnx opset (`onnx.opset`); hand-written IR without it means the newest."""
+    attr = module.attributes.get(OPSET_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else onnx.defs.onnx_opset_version()
+
+
+def op_opset(op: Operation, opset: int) -> int:
+    """The opset whose semantics `op` follows in a module of `opset`: newer after an importer
+    upgrade or a decomposition (`onnx.since_version`)."""
+    since = op.attributes.get(SINCE_VERSION_ATTR)
+    return max(opset, since.value.data) if isinstance(since, IntegerAttr) else opset
 
 
 def attribute_of_proto(
@@ -298,7 +329,7 @@ def onnx_outputs(op: OnnxOp) -> list[SSAValue | None]:
     return result
 
 
-_RESERVED = set(dir(IRDLOperation)) | {"name", "attr", "input", "node_name"}
+_RESERVED = set(dir(IRDLOperation)) | {"name", "attr", "input", "node_name", "opset"}
 
 
 def _field_name(name: str, taken: set[str]) -> str:
@@ -384,15 +415,18 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
     attr_types: dict[str, int] = {}
     defaults: dict[str, Any] = {}
+    versioned: dict[str, list[tuple[int, Any]]] = {}
     graphs: list[str] = []
-    for version in _schema_versions(schema.name, schema.domain):
+    for version in _schema_versions(schema.name, schema.domain):  # newest first
         for attr_name, attr in version.attributes.items():
+            default = _python_default(attr)
+            if default is not None:
+                versioned.setdefault(attr_name, []).append((version.since_version, default))
             if attr_name in attr_types:
                 continue
             attr_types[attr_name] = int(attr.type)
             if attr.type == onnx.AttributeProto.GRAPH and attr.required:
                 graphs.append(attr_name)
-            default = _python_default(attr)
             if default is not None:
                 defaults[attr_name] = default
     for attr_name in attr_types:
@@ -406,6 +440,9 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
     cls.DOMAIN = schema.domain
     cls.INPUTS, cls.OUTPUTS = inputs, outputs
     cls.ATTR_TYPES, cls.ATTR_DEFAULTS = attr_types, defaults
+    cls.VERSIONED_DEFAULTS = {
+        name: tuple(pairs) for name, pairs in versioned.items() if any(d != pairs[0][1] for _, d in pairs)
+    }
     cls.GRAPHS = tuple(graphs)
     return cls
 

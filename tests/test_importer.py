@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxc import cli
-from onnxc.dialects.onnx import OnnxOp, WeightStore
+from onnxc.dialects.onnx import OPS, OnnxOp, WeightStore
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend import importer
 from onnxc.frontend.importer import import_model
@@ -138,6 +138,24 @@ def test_nodes_out_of_order_are_sorted():
     ])
     ops = [op.OP_TYPE for op in import_model(model).walk() if isinstance(op, OnnxOp)]
     assert ops == ["Neg", "Relu"]
+
+
+@pytest.mark.parametrize(
+    "op_type, opset, attribute, default",
+    [("Softmax", 11, "axis", 1), ("Softmax", 13, "axis", -1), ("LogSoftmax", 12, "axis", 1),
+     ("Selu", 5, "alpha", np.float32(1.6732)), ("Selu", 6, "alpha", np.float32(1.67326319217681884765625)),
+     ("Clip", 5, "min", np.finfo(np.float32).min), ("Clip", 5, "max", np.finfo(np.float32).max)],
+)  # fmt: skip
+def test_attribute_defaults_follow_the_model_opset(op_type, opset, attribute, default):
+    """op.attr gives the default of the schema the op follows; a schema version without one
+    (Clip-1's bounds) falls back to the newest that has one (Clip-6's float32 extremes)."""
+    model = _model([helper.make_node(op_type, ["x"], ["y"], name="n")], opset=opset)
+    (op,) = [op for op in import_model(model).walk() if isinstance(op, OnnxOp)]
+    assert op.attr(attribute) == default
+
+
+def test_op_in_no_module_follows_the_newest_opset():
+    assert OPS["Softmax"].create().attr("axis") == -1
 
 
 @pytest.mark.parametrize(
