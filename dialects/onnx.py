@@ -462,6 +462,34 @@ OPS: dict[str, type[OnnxOp]] = _generate_ops()
 INPUT_FORM_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "Split": 13, "ReduceSum": 13}
 
 
+def is_variadic(definition: Any) -> bool:
+    """Whether an operand or result definition takes any number of values (a variadic
+    ONNX input/output; an optional one takes zero or one)."""
+    return isinstance(definition, VarOperandDef | VarResultDef) and not isinstance(
+        definition, OptOperandDef | OptResultDef
+    )
+
+
+def segments(definitions: Sequence[tuple[str, Any]], items: Sequence[Any]) -> list:
+    """ONNX inputs or outputs in schema order (None: absent) grouped as the op class's
+    operand or result definitions (`get_irdl_definition().operands` / `.results`) take
+    them, which `operandSegmentSizes`/`resultSegmentSizes` record: an item for a
+    single one (None where absent: the caller decides), a list of zero or one for an
+    optional one, the present rest for the variadic last one. Items past the
+    definitions are the caller's to refuse."""
+    groups: list = []
+    for position, (_, definition) in enumerate(definitions):
+        item = items[position] if position < len(items) else None
+        if is_variadic(definition):
+            groups.append([v for v in items[position:] if v is not None])
+            break
+        if isinstance(definition, OptOperandDef | OptResultDef):
+            groups.append([] if item is None else [item])
+        else:
+            groups.append(item)
+    return groups
+
+
 def build_op(
     op_type: str,
     inputs: Sequence[SSAValue | None],
@@ -471,26 +499,18 @@ def build_op(
     opset: int | None = None,
 ) -> OnnxOp:
     """An onnx op from inputs in schema order (None: absent optional); `outputs` says
-    which results exist, each typed `result_type` (shape inference refines it). Given
-    the model's `opset`, an op built in a newer input form is marked as such."""
+    which results exist, each typed `result_type` (shape inference refines it), the
+    required ones always. Given the model's `opset`, an op built in a newer input form
+    is marked as such."""
     op_class = OPS[op_type]
     definition = op_class.get_irdl_definition()
-    operands: list = []
-    for position, (_, param) in enumerate(definition.operands):
-        if isinstance(param, VarOperandDef) and not isinstance(param, OptOperandDef):
-            operands.append([v for v in inputs[position:] if v is not None])
-            break
-        value = inputs[position] if position < len(inputs) else None
-        operands.append(([value] if value is not None else []) if isinstance(param, OptOperandDef) else value)
     present = [True] * outputs if isinstance(outputs, int) else list(outputs)
-    result_types: list = []
-    for position, (_, param) in enumerate(definition.results):
-        if isinstance(param, VarResultDef) and not isinstance(param, OptResultDef):
-            result_types.append([result_type] * sum(present[position:]))
-            break
-        exists = position < len(present) and present[position]
-        result_types.append(([result_type] if exists else []) if isinstance(param, OptResultDef) else result_type)
-    op = op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    result_types = segments(definition.results, [result_type if exists else None for exists in present])
+    op = op_class(
+        operands=segments(definition.operands, inputs),
+        result_types=[result_type if group is None else group for group in result_types],
+        attributes=dict(attributes or {}),
+    )
     since = INPUT_FORM_SINCE.get(op_type, 0)
     if opset is not None and opset < since:
         op.attributes[SINCE_VERSION_ATTR] = IntegerAttr(since, i64)

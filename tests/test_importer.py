@@ -176,6 +176,8 @@ def test_op_in_no_module_follows_the_newest_opset():
         ([helper.make_node("LeakyRelu", ["x"], ["y"], name="l", alpha=1)], InvalidModelError,
          "attribute 'alpha' has type INT, expected FLOAT"),
         ([helper.make_node("Add", ["x"], ["y"], name="a")], InvalidModelError, "required input #1"),
+        ([helper.make_node("Dropout", ["x"], ["y", "m", "z"], name="d")], InvalidModelError,
+         "3 outputs given, the operator has at most 2"),
     ],
 )
 def test_malformed_graphs_name_the_node(nodes, error, message):
