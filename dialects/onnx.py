@@ -67,7 +67,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator
+from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 
 from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
@@ -432,6 +432,12 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
     for attr_name in attr_types:
         field = _field_name(attr_name, taken)
         body[field] = region_def() if attr_name in graphs else opt_attr_def(AnyAttr(), attr_name=attr_name)
+    # Pure (no side effects, same results for the same operands: xDSL's CSE and DCE may
+    # merge and erase it) unless it draws random numbers, which every op with a `seed`
+    # attribute does (Random*, Bernoulli, Multinomial, Dropout in training); an op with
+    # sub-graphs has their effects.
+    if "seed" not in attr_types:
+        body["traits"] = traits_def(RecursiveMemoryEffect() if graphs else Pure())
 
     cls = type(schema.name, (OnnxOp,), body)
     cls.__doc__ = f"ONNX {schema.name} (latest schema: opset {schema.since_version})."
@@ -523,7 +529,7 @@ class YieldOp(IRDLOperation):
 
     name = "onnx.yield"
     values = var_operand_def(AnyAttr())
-    traits = traits_def(IsTerminator())
+    traits = traits_def(IsTerminator(), Pure())
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, *values: SSAValue):
