@@ -67,7 +67,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import IsTerminator
+from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 
 from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
@@ -214,6 +214,9 @@ class OnnxOp(IRDLOperation):
     # GRAPH attributes held as regions (If's branches, Loop's and Scan's body), in schema order.
     GRAPHS: ClassVar[tuple[str, ...]]
     ATTR_DEFAULTS: ClassVar[dict[str, Any]]
+    # Attributes whose schema default changed over the versions (Softmax's axis: 1, then -1
+    # since opset 13): (since_version, default) per version that has one, newest first.
+    VERSIONED_DEFAULTS: ClassVar[dict[str, tuple[tuple[int, Any], ...]]]
 
     @property
     def node_name(self) -> str:
@@ -221,12 +224,27 @@ class OnnxOp(IRDLOperation):
         location = self.location
         return location.desc.data if isinstance(location, NameLoc) else ""
 
+    @property
+    def opset(self) -> int:
+        """The ai.onnx opset whose semantics the op follows (see `op_opset`)."""
+        module = self.get_toplevel_object()
+        return op_opset(self, module_opset(module) if isinstance(module, ModuleOp) else onnx.defs.onnx_opset_version())
+
     def attr(self, name: str, default: Any = None) -> Any:
-        """An attribute as a Python value (int, float, str, list, ndarray), or its default."""
+        """An attribute as a Python value (int, float, str, list, ndarray); when absent,
+        the default of the schema the op follows (`opset`), or of the newest schema that
+        has one where that version gives none (Clip-1's bounds, Split-1's axis), else
+        `default` (for values no schema has: a size read from the weights)."""
         value = self.attributes.get(name)
-        if value is None:
-            return self.ATTR_DEFAULTS.get(name, default)
-        return attribute_to_python(self, value)
+        if value is not None:
+            return attribute_to_python(self, value)
+        versions = self.VERSIONED_DEFAULTS.get(name)
+        if versions is not None:
+            opset = self.opset
+            for since, versioned in versions:
+                if since <= opset:
+                    return versioned
+        return self.ATTR_DEFAULTS.get(name, default)
 
     def input(self, index: int) -> SSAValue | None:
         """The index-th ONNX input, or None where an optional input is absent."""
@@ -236,6 +254,19 @@ class OnnxOp(IRDLOperation):
     def graph(self, name: str) -> Region:
         """The region holding the sub-graph of GRAPH attribute `name`."""
         return self.regions[self.GRAPHS.index(name)]
+
+
+def module_opset(module: ModuleOp) -> int:
+    """The module's ai.onnx opset (`onnx.opset`); hand-written IR without it means the newest."""
+    attr = module.attributes.get(OPSET_ATTR)
+    return attr.value.data if isinstance(attr, IntegerAttr) else onnx.defs.onnx_opset_version()
+
+
+def op_opset(op: Operation, opset: int) -> int:
+    """The opset whose semantics `op` follows in a module of `opset`: newer after an importer
+    upgrade or a decomposition (`onnx.since_version`)."""
+    since = op.attributes.get(SINCE_VERSION_ATTR)
+    return max(opset, since.value.data) if isinstance(since, IntegerAttr) else opset
 
 
 def attribute_of_proto(
@@ -298,7 +329,7 @@ def onnx_outputs(op: OnnxOp) -> list[SSAValue | None]:
     return result
 
 
-_RESERVED = set(dir(IRDLOperation)) | {"name", "attr", "input", "node_name"}
+_RESERVED = set(dir(IRDLOperation)) | {"name", "attr", "input", "node_name", "opset"}
 
 
 def _field_name(name: str, taken: set[str]) -> str:
@@ -384,20 +415,29 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
     attr_types: dict[str, int] = {}
     defaults: dict[str, Any] = {}
+    versioned: dict[str, list[tuple[int, Any]]] = {}
     graphs: list[str] = []
-    for version in _schema_versions(schema.name, schema.domain):
+    for version in _schema_versions(schema.name, schema.domain):  # newest first
         for attr_name, attr in version.attributes.items():
+            default = _python_default(attr)
+            if default is not None:
+                versioned.setdefault(attr_name, []).append((version.since_version, default))
             if attr_name in attr_types:
                 continue
             attr_types[attr_name] = int(attr.type)
             if attr.type == onnx.AttributeProto.GRAPH and attr.required:
                 graphs.append(attr_name)
-            default = _python_default(attr)
             if default is not None:
                 defaults[attr_name] = default
     for attr_name in attr_types:
         field = _field_name(attr_name, taken)
         body[field] = region_def() if attr_name in graphs else opt_attr_def(AnyAttr(), attr_name=attr_name)
+    # Pure (no side effects, same results for the same operands: xDSL's CSE and DCE may
+    # merge and erase it) unless it draws random numbers, which every op with a `seed`
+    # attribute does (Random*, Bernoulli, Multinomial, Dropout in training); an op with
+    # sub-graphs has their effects.
+    if "seed" not in attr_types:
+        body["traits"] = traits_def(RecursiveMemoryEffect() if graphs else Pure())
 
     cls = type(schema.name, (OnnxOp,), body)
     cls.__doc__ = f"ONNX {schema.name} (latest schema: opset {schema.since_version})."
@@ -406,6 +446,9 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
     cls.DOMAIN = schema.domain
     cls.INPUTS, cls.OUTPUTS = inputs, outputs
     cls.ATTR_TYPES, cls.ATTR_DEFAULTS = attr_types, defaults
+    cls.VERSIONED_DEFAULTS = {
+        name: tuple(pairs) for name, pairs in versioned.items() if any(d != pairs[0][1] for _, d in pairs)
+    }
     cls.GRAPHS = tuple(graphs)
     return cls
 
@@ -425,6 +468,34 @@ OPS: dict[str, type[OnnxOp]] = _generate_ops()
 INPUT_FORM_SINCE = {"Squeeze": 13, "Unsqueeze": 13, "Split": 13, "ReduceSum": 13}
 
 
+def is_variadic(definition: Any) -> bool:
+    """Whether an operand or result definition takes any number of values (a variadic
+    ONNX input/output; an optional one takes zero or one)."""
+    return isinstance(definition, VarOperandDef | VarResultDef) and not isinstance(
+        definition, OptOperandDef | OptResultDef
+    )
+
+
+def segments(definitions: Sequence[tuple[str, Any]], items: Sequence[Any]) -> list:
+    """ONNX inputs or outputs in schema order (None: absent) grouped as the op class's
+    operand or result definitions (`get_irdl_definition().operands` / `.results`) take
+    them, which `operandSegmentSizes`/`resultSegmentSizes` record: an item for a
+    single one (None where absent: the caller decides), a list of zero or one for an
+    optional one, the present rest for the variadic last one. Items past the
+    definitions are the caller's to refuse."""
+    groups: list = []
+    for position, (_, definition) in enumerate(definitions):
+        item = items[position] if position < len(items) else None
+        if is_variadic(definition):
+            groups.append([v for v in items[position:] if v is not None])
+            break
+        if isinstance(definition, OptOperandDef | OptResultDef):
+            groups.append([] if item is None else [item])
+        else:
+            groups.append(item)
+    return groups
+
+
 def build_op(
     op_type: str,
     inputs: Sequence[SSAValue | None],
@@ -434,26 +505,18 @@ def build_op(
     opset: int | None = None,
 ) -> OnnxOp:
     """An onnx op from inputs in schema order (None: absent optional); `outputs` says
-    which results exist, each typed `result_type` (shape inference refines it). Given
-    the model's `opset`, an op built in a newer input form is marked as such."""
+    which results exist, each typed `result_type` (shape inference refines it), the
+    required ones always. Given the model's `opset`, an op built in a newer input form
+    is marked as such."""
     op_class = OPS[op_type]
     definition = op_class.get_irdl_definition()
-    operands: list = []
-    for position, (_, param) in enumerate(definition.operands):
-        if isinstance(param, VarOperandDef) and not isinstance(param, OptOperandDef):
-            operands.append([v for v in inputs[position:] if v is not None])
-            break
-        value = inputs[position] if position < len(inputs) else None
-        operands.append(([value] if value is not None else []) if isinstance(param, OptOperandDef) else value)
     present = [True] * outputs if isinstance(outputs, int) else list(outputs)
-    result_types: list = []
-    for position, (_, param) in enumerate(definition.results):
-        if isinstance(param, VarResultDef) and not isinstance(param, OptResultDef):
-            result_types.append([result_type] * sum(present[position:]))
-            break
-        exists = position < len(present) and present[position]
-        result_types.append(([result_type] if exists else []) if isinstance(param, OptResultDef) else result_type)
-    op = op_class(operands=operands, result_types=result_types, attributes=dict(attributes or {}))
+    result_types = segments(definition.results, [result_type if exists else None for exists in present])
+    op = op_class(
+        operands=segments(definition.operands, inputs),
+        result_types=[result_type if group is None else group for group in result_types],
+        attributes=dict(attributes or {}),
+    )
     since = INPUT_FORM_SINCE.get(op_type, 0)
     if opset is not None and opset < since:
         op.attributes[SINCE_VERSION_ATTR] = IntegerAttr(since, i64)
@@ -466,7 +529,7 @@ class YieldOp(IRDLOperation):
 
     name = "onnx.yield"
     values = var_operand_def(AnyAttr())
-    traits = traits_def(IsTerminator())
+    traits = traits_def(IsTerminator(), Pure())
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, *values: SSAValue):

@@ -147,7 +147,7 @@ class Folder:
         if op.OP_TYPE == "Size":
             return np.array(math.prod(shape), dtype=np.int64)
         rank = len(shape)
-        start, end = op.attr("start", 0), op.attr("end")
+        start, end = op.attr("start"), op.attr("end")
         start = min(max(start + rank if start < 0 else start, 0), rank)
         end = rank if end is None else min(max(end + rank if end < 0 else end, 0), rank)
         return np.array(shape[start:end], dtype=np.int64)
@@ -230,7 +230,7 @@ def _constant_of_shape(op: OnnxOp, args, shape, dtype) -> np.ndarray:
 
 def _gather(op: OnnxOp, args, shape, dtype) -> np.ndarray:
     data, indices = args
-    axis = op.attr("axis", 0)
+    axis = op.attr("axis")
     return np.take(data, np.where(indices < 0, indices + data.shape[axis], indices), axis=axis)
 
 
@@ -243,9 +243,7 @@ _NUMPY_FOLDERS = {
     "Sub": lambda op, args, shape, dtype: args[0] - args[1],
     "Mul": lambda op, args, shape, dtype: args[0] * args[1],
     "Concat": lambda op, args, shape, dtype: np.concatenate(args, axis=op.attr("axis")),
-    "Cast": lambda op, args, shape, dtype: cast_to(
-        args[0], op.attr("to"), op.attr("saturate", 1), op.attr("round_mode", "up")
-    ),
+    "Cast": lambda op, args, shape, dtype: cast_to(args[0], op.attr("to"), op.attr("saturate"), op.attr("round_mode")),
     "Reshape": lambda op, args, shape, dtype: args[0],
     "Flatten": lambda op, args, shape, dtype: args[0],
     "Squeeze": lambda op, args, shape, dtype: args[0],

@@ -2,6 +2,10 @@
 
 Weights no op refers to any more (inputs of folded constants, pre-fusion Conv
 weights) are dropped from the module's WeightStore, freeing their memory.
+
+Not xDSL's dead-code elimination: that keeps every op not known free of effects,
+and the random ops are not `Pure` (so that no CSE merges two draws), yet an
+unused draw changes nothing and goes too.
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def _gemm_with_bias(gemm: OnnxOp, addend) -> list[OnnxOp]:
         attributes["beta"] = python_attribute(1.0)
         return [make_op("Gemm", [gemm.input(0), gemm.input(1), addend], attributes, gemm.node_name)]
     c_value, addend_value = constant_array(c), constant_array(addend)
-    if c_value is None or addend_value is None or gemm.attr("beta", 1.0) != 1.0:
+    if c_value is None or addend_value is None or gemm.attr("beta") != 1.0:
         return []
     bias = make_constant(gemm, np.asarray(c_value + addend_value, dtype=c_value.dtype), f"{gemm.node_name}.bias")
     return [bias, make_op("Gemm", [gemm.input(0), gemm.input(1), bias.results[0]], attributes, gemm.node_name)]

@@ -336,7 +336,7 @@ def range_values(op: OnnxOp, start: np.ndarray, limit: np.ndarray, delta: np.nda
     start, limit, delta = (_real(v, element).reshape(-1)[0] for v in (start, limit, delta))
     compute = dtype
     if dtype in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)) and "stash_type" in op.ATTR_TYPES:
-        compute = np.dtype(numpy_dtype(op.attr("stash_type", 1)))
+        compute = np.dtype(numpy_dtype(op.attr("stash_type")))
     start, limit, delta = (np.asarray(v).astype(compute) for v in (start, limit, delta))
     count = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
     values = (start + np.arange(count, dtype=compute) * delta).astype(dtype)

@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxc import cli
-from onnxc.dialects.onnx import OnnxOp, WeightStore
+from onnxc.dialects.onnx import OPS, OnnxOp, WeightStore
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend import importer
 from onnxc.frontend.importer import import_model
@@ -141,6 +141,24 @@ def test_nodes_out_of_order_are_sorted():
 
 
 @pytest.mark.parametrize(
+    "op_type, opset, attribute, default",
+    [("Softmax", 11, "axis", 1), ("Softmax", 13, "axis", -1), ("LogSoftmax", 12, "axis", 1),
+     ("Selu", 5, "alpha", np.float32(1.6732)), ("Selu", 6, "alpha", np.float32(1.67326319217681884765625)),
+     ("Clip", 5, "min", np.finfo(np.float32).min), ("Clip", 5, "max", np.finfo(np.float32).max)],
+)  # fmt: skip
+def test_attribute_defaults_follow_the_model_opset(op_type, opset, attribute, default):
+    """op.attr gives the default of the schema the op follows; a schema version without one
+    (Clip-1's bounds) falls back to the newest that has one (Clip-6's float32 extremes)."""
+    model = _model([helper.make_node(op_type, ["x"], ["y"], name="n")], opset=opset)
+    (op,) = [op for op in import_model(model).walk() if isinstance(op, OnnxOp)]
+    assert op.attr(attribute) == default
+
+
+def test_op_in_no_module_follows_the_newest_opset():
+    assert OPS["Softmax"].create().attr("axis") == -1
+
+
+@pytest.mark.parametrize(
     "nodes, error, message",
     [
         ([helper.make_node("Relu", ["nowhere"], ["y"], name="r")], InvalidModelError,
@@ -158,6 +176,8 @@ def test_nodes_out_of_order_are_sorted():
         ([helper.make_node("LeakyRelu", ["x"], ["y"], name="l", alpha=1)], InvalidModelError,
          "attribute 'alpha' has type INT, expected FLOAT"),
         ([helper.make_node("Add", ["x"], ["y"], name="a")], InvalidModelError, "required input #1"),
+        ([helper.make_node("Dropout", ["x"], ["y", "m", "z"], name="d")], InvalidModelError,
+         "3 outputs given, the operator has at most 2"),
     ],
 )
 def test_malformed_graphs_name_the_node(nodes, error, message):

@@ -38,7 +38,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
-from xdsl.irdl import OptOperandDef, OptResultDef, VarOperandDef, VarResultDef
 
 from onnxc.dialects.onnx import (
     DOMAINS,
@@ -50,7 +49,9 @@ from onnxc.dialects.onnx import (
     WeightStore,
     YieldOp,
     attribute_of_proto,
+    is_variadic,
     op_schema,
+    segments,
 )
 from onnxc.dialects.symbolic import symbol_name
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
@@ -561,29 +562,20 @@ class _GraphImporter:
 
     def _operands(self, op_class: type[OnnxOp], node: onnx.NodeProto) -> list:
         params = op_class.get_irdl_definition().operands
-        names = list(node.input)
-        operands: list = []
-        for position, (_, definition) in enumerate(params):
-            if isinstance(definition, VarOperandDef) and not isinstance(definition, OptOperandDef):
-                operands.append([self._value(n, node) for n in names[position:] if n])
-                return operands
-            name = names[position] if position < len(names) else ""
-            if isinstance(definition, OptOperandDef):
-                operands.append([self._value(name, node)] if name else [])
-            else:
-                if not name:
-                    raise InvalidModelError(
-                        f"required input #{position} ('{op_class.INPUTS[position]}') is missing",
-                        node=node.name,
-                        op_type=node.op_type,
-                    )
-                operands.append(self._value(name, node))
-        if len(names) > len(params):
+        if len(node.input) > len(params) and not (params and is_variadic(params[-1][1])):
             raise InvalidModelError(
                 f"{len(node.input)} inputs given, the operator takes at most {len(params)}",
                 node=node.name,
                 op_type=node.op_type,
             )
+        operands = segments(params, [self._value(name, node) if name else None for name in node.input])
+        for position, group in enumerate(operands):
+            if group is None:
+                raise InvalidModelError(
+                    f"required input #{position} ('{op_class.INPUTS[position]}') is missing",
+                    node=node.name,
+                    op_type=node.op_type,
+                )
         return operands
 
     def _value(self, name: str, node: onnx.NodeProto) -> SSAValue:
@@ -605,32 +597,19 @@ class _GraphImporter:
     def _results(self, op_class: type[OnnxOp], node: onnx.NodeProto) -> tuple[list, list[str]]:
         params = op_class.get_irdl_definition().results
         outputs = list(node.output)
-        result_types: list = []
-        names: list[str] = []
-        for position, (_, definition) in enumerate(params):
-            if isinstance(definition, VarResultDef) and not isinstance(definition, OptResultDef):
-                rest = [n for n in outputs[position:] if n]
-                result_types.append([self._declared_type(n) for n in rest])
-                names.extend(rest)
-                break
-            name = outputs[position] if position < len(outputs) else ""
-            if isinstance(definition, OptResultDef):
-                result_types.append([self._declared_type(name)] if name else [])
-                names.extend([name] if name else [])
-            else:
-                if not name:
-                    raise InvalidModelError(
-                        f"required output #{position} is missing", node=node.name, op_type=node.op_type
-                    )
-                result_types.append(self._declared_type(name))
-                names.append(name)
-        if len(outputs) > len(params) and not any(isinstance(d, VarResultDef) for _, d in params):
+        while outputs and not outputs[-1]:  # trailing absent outputs
+            outputs.pop()
+        if len(outputs) > len(params) and not (params and is_variadic(params[-1][1])):
             raise InvalidModelError(
                 f"{len(outputs)} outputs given, the operator has at most {len(params)}",
                 node=node.name,
                 op_type=node.op_type,
             )
-        return result_types, names
+        result_types = segments(params, [self._declared_type(name) if name else None for name in outputs])
+        for position, group in enumerate(result_types):
+            if group is None:
+                raise InvalidModelError(f"required output #{position} is missing", node=node.name, op_type=node.op_type)
+        return result_types, [name for name in outputs if name]
 
     def _attribute(self, op_class: type[OnnxOp], node: onnx.NodeProto, attr: onnx.AttributeProto) -> Attribute:
         where = {"node": node.name, "op_type": node.op_type}

@@ -132,7 +132,7 @@ class _Checker:
         if op.OP_TYPE in MIXING_OPS:
             return "its samples may interact"
         if op.OP_TYPE == "BatchNormalization" and (
-            ("training_mode" in op.ATTR_TYPES and op.attr("training_mode", 0)) or len(results) > 1
+            ("training_mode" in op.ATTR_TYPES and op.attr("training_mode")) or len(results) > 1
         ):
             return "training-mode statistics are taken over the batch"
         if not all(self.batched(r) for r in results):
@@ -159,7 +159,7 @@ class _Checker:
                 return "it moves the batch axis"
         if op.OP_TYPE in ("MatMul", "MatMulInteger") and (rank < 2 or _rank(op.input(1)) < 3 and self.batched(op.input(1))):
             return "it reduces over the batch axis"
-        if op.OP_TYPE == "Gemm" and (op.attr("transA", 0) or self.batched(op.input(1))):
+        if op.OP_TYPE == "Gemm" and (op.attr("transA") or self.batched(op.input(1))):
             return "it reduces over the batch axis"
         return ""
 

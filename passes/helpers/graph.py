@@ -35,17 +35,17 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from onnxc.dialects.onnx import (
     OPS,
-    OPSET_ATTR,
     SHAPE_ONLY_OPS,
     SHAPE_OPERANDS,
-    SINCE_VERSION_ATTR,
     OnnxOp,
     WeightAttr,
     WeightStore,
     attribute_of_proto,
     build_op,
+    module_opset,
     onnx_inputs,
     onnx_outputs,
+    op_opset,
     tensor_value,
 )
 from onnxc.dialects.types import numpy_dtype_of
@@ -53,17 +53,6 @@ from onnxc.passes.shape_inference import attribute_proto, infer_op
 
 UNKNOWN_TYPE = UnrankedTensorType(NoneType())
 SCALAR_CONSTANT_FORMS = ("value_float", "value_floats", "value_int", "value_ints")
-
-
-def module_opset(module: ModuleOp) -> int:
-    attr = module.attributes.get(OPSET_ATTR)
-    return attr.value.data if isinstance(attr, IntegerAttr) else onnx.defs.onnx_opset_version()
-
-
-def op_opset(op: OnnxOp, opset: int) -> int:
-    """The opset whose semantics `op` follows (newer than the module's after an importer upgrade)."""
-    since = op.attributes.get(SINCE_VERSION_ATTR)
-    return max(opset, since.value.data) if isinstance(since, IntegerAttr) else opset
 
 
 def onnx_functions(module: ModuleOp) -> list[func.FuncOp]:

@@ -115,7 +115,7 @@ def _shape_value(op: OnnxOp, operands) -> SymbolicArray | None:
     if dims is None:
         return None
     rank = len(dims)
-    start, end = op.attr("start", 0), op.attr("end")
+    start, end = op.attr("start"), op.attr("end")
     start = min(max(start + rank if start < 0 else start, 0), rank)
     end = rank if end is None else min(max(end + rank if end < 0 else end, 0), rank)
     picked = dims[start:end]
@@ -136,7 +136,7 @@ def _gather_value(op: OnnxOp, operands) -> SymbolicArray | None:
     data, indices = operands
     if data is None or indices is None or any(i.constant is None for i in indices.reshape(-1)):
         return None
-    axis = op.attr("axis", 0)
+    axis = op.attr("axis")
     index = np.vectorize(lambda d: d.constant, otypes=[np.int64])(indices) if indices.size else np.zeros(indices.shape, np.int64)
     index = np.where(index < 0, index + data.shape[axis], index)
     return np.take(data, index, axis=axis)
@@ -254,9 +254,9 @@ def required_equalities(op: OnnxOp) -> list[tuple[Dim, Dim]]:
     if op.OP_TYPE == "MatMul" and len(b) >= 2:
         pairs = [(a[-1], b[-2])]
     elif op.OP_TYPE == "Gemm" and len(a) == 2 and len(b) == 2:
-        pairs = [(a[0 if op.attr("transA", 0) else 1], b[1 if op.attr("transB", 0) else 0])]
+        pairs = [(a[0 if op.attr("transA") else 1], b[1 if op.attr("transB") else 0])]
     elif op.OP_TYPE == "Conv" and len(a) >= 2 and len(b) >= 2 and b[1] is not None:
-        pairs = [(a[1], b[1] * op.attr("group", 1))]
+        pairs = [(a[1], b[1] * op.attr("group"))]
     else:
         return []
     return [(x, y) for x, y in pairs if x is not None and y is not None and x != y]
@@ -284,8 +284,8 @@ def _windowed_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     strides = op.attr("strides") or [1] * spatial
     dilations = op.attr("dilations") or [1] * spatial
     pads = op.attr("pads") or [0] * (2 * spatial)
-    auto_pad = op.attr("auto_pad", "NOTSET")
-    ceil_mode = op.attr("ceil_mode", 0) if "ceil_mode" in op.ATTR_TYPES else 0
+    auto_pad = op.attr("auto_pad")
+    ceil_mode = op.attr("ceil_mode") if "ceil_mode" in op.ATTR_TYPES else 0
     out = [dims[0], None]
     for k in range(spatial):
         size = dims[2 + k]
@@ -307,7 +307,7 @@ def _reshape_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     data, target = dims_of(op.input(0)), symbolic_value(op.input(1), memo)
     if data is None or target is None or any(d is None for d in data):
         return None
-    allow_zero = op.attr("allowzero", 0) if "allowzero" in op.ATTR_TYPES else 0
+    allow_zero = op.attr("allowzero") if "allowzero" in op.ATTR_TYPES else 0
     out: list[Dim | None] = []
     for axis, d in enumerate(target.reshape(-1)):
         out.append(data[axis] if d.constant == 0 and not allow_zero else d)
@@ -393,7 +393,7 @@ def _flatten_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     dims = dims_of(op.input(0))
     if dims is None or any(d is None for d in dims):
         return None
-    axis = op.attr("axis", 1) % (len(dims) + 1) if dims else 0
+    axis = op.attr("axis") % (len(dims) + 1) if dims else 0
     return [_product(dims[:axis]), _product(dims[axis:])]
 
 

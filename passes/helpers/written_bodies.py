@@ -146,7 +146,7 @@ def _batch_normalization_training(op: OnnxOp) -> onnx.FunctionProto | None:
 
 def needs_written_body(op: OnnxOp) -> bool:
     """An op with a kernel that does not cover this node: decompose it all the same."""
-    return op.OP_TYPE == "BatchNormalization" and bool(op.attr("training_mode", 0))
+    return op.OP_TYPE == "BatchNormalization" and bool(op.attr("training_mode"))
 
 
 def written_body(op: OnnxOp) -> onnx.FunctionProto | None:

@@ -23,8 +23,8 @@ def cast(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     source = op.input(0)
     g.element_type(op, source, bools=True, low_precision=True)
     target = g.element_type(op, op.results[0], bools=True, low_precision=True)
-    saturate = bool(op.attr("saturate", 1))
-    round_mode = op.attr("round_mode", "up")
+    saturate = bool(op.attr("saturate"))
+    round_mode = op.attr("round_mode")
     if round_mode not in ROUND_MODES:
         raise g.unsupported(op, f"round_mode '{round_mode}'")
     return ScalarOp(

@@ -31,7 +31,7 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
     x, weights, bias, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
     (_, channels, *input_sizes), (out_channels, group_channels, *kernel) = shape_of(x), shape_of(weights)
-    depthwise = op.attr("group", 1) == channels and group_channels == 1 and out_channels % channels == 0
+    depthwise = op.attr("group") == channels and group_channels == 1 and out_channels % channels == 0
     if depthwise and isinstance(out.type.get_element_type(), Float32Type) and len(kernel) == 2:
         shifted = ShiftedRows.of(sliding_windows(g, op, input_sizes, shape_of(out)[2:], kernel))
         short_rows = shifted is not None and shifted.window_x.output_size <= SHORT_ROW
@@ -86,7 +86,7 @@ def direct_conv(
     float32 for a float16/bfloat16 `out`."""
     (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
     out_channels, group_channels, *kernel = shape_of(weights)
-    group = op.attr("group", 1)
+    group = op.attr("group")
     if not input_sizes or channels != group_channels * group or out_channels % group:
         raise g.shape_error(op, f"input {list(shape_of(x))}, weights {list(shape_of(weights))}, group {group}")
     if op.attr("kernel_shape") not in (None, kernel):

@@ -18,7 +18,7 @@ def transpose_pads(
     input * stride) fixes the total padding, split as the spec says: SAME_UPPER
     puts the smaller half first, anything else the larger half."""
     rank = len(input_sizes)
-    auto_pad = op.attr("auto_pad") or "NOTSET"
+    auto_pad = op.attr("auto_pad")
     output_shape = op.attr("output_shape")
     strides = op.attr("strides") or [1] * rank
     if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -47,7 +47,7 @@ def lower_conv_transpose(g: GraphLowering, op: OnnxOp) -> None:
     out = g.result(op)
     (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
     weight_channels, per_group_out, *kernel = shape_of(weights)
-    group = op.attr("group", 1)
+    group = op.attr("group")
     rank = len(kernel)
     if not input_sizes or len(input_sizes) != rank or weight_channels != channels or channels % group:
         raise g.shape_error(op, f"input {list(shape_of(x))}, weights {list(shape_of(weights))}, group {group}")

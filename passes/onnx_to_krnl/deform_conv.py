@@ -28,7 +28,7 @@ def lower_deform_conv(g: GraphLowering, op: OnnxOp) -> None:
     (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
     out_channels, group_channels, *kernel = shape_of(weights)
     rank, taps = len(kernel), pymath.prod(kernel)
-    group, offset_group = op.attr("group", 1), op.attr("offset_group", 1)
+    group, offset_group = op.attr("group"), op.attr("offset_group")
     if (
         not input_sizes
         or channels != group_channels * group

@@ -177,7 +177,7 @@ def activation(g: GraphLowering, op: OnnxOp) -> ScalarOp:
 @scalar_op("Gelu")
 def gelu(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """x * Phi(x), exactly with erf or (approximate="tanh") with the tanh formula."""
-    approximate = op.attr("approximate", "none")
+    approximate = op.attr("approximate")
     if approximate not in ("none", "tanh"):
         raise g.unsupported(op, f"Gelu approximate='{approximate}'")
     return uniform_op(g, op, lambda b, xs: _gelu(b, xs[0], approximate), ints=False)

@@ -120,11 +120,11 @@ def lower_dft(g: GraphLowering, op: OnnxOp) -> None:
         axis = _constant_int(g, op, 2, "axis")
         axis = -2 if axis is None else axis
     else:
-        axis = op.attr("axis", 1)
+        axis = op.attr("axis")
     axis = normalized_axis(g, op, axis, rank)
     if axis == rank - 1 or in_shape[-1] not in (1, 2):
         raise g.shape_error(op, f"axis {axis} of input {list(in_shape)} (last dim: 1 real or 2 complex)")
-    inverse, onesided = bool(op.attr("inverse", 0)), bool(op.attr("onesided", 0))
+    inverse, onesided = bool(op.attr("inverse")), bool(op.attr("onesided"))
     length = _constant_int(g, op, 1, "dft_length")
     if length is None:
         length = 2 * (in_shape[axis] - 1) if inverse and onesided else in_shape[axis]
@@ -182,7 +182,7 @@ def lower_stft(g: GraphLowering, op: OnnxOp) -> None:
     window_length = shape_of(window)[0] if window is not None else None
     if frame_length is None:
         frame_length = window_length if window_length is not None else signal_length
-    onesided = bool(op.attr("onesided", 1))
+    onesided = bool(op.attr("onesided"))
     frames = 1 + (signal_length - frame_length) // step
     bins = frame_length // 2 + 1 if onesided else frame_length
     if tuple(out_shape) != (batch, frames, bins, 2) or components not in (1, 2):

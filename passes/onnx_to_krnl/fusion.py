@@ -92,7 +92,7 @@ def broadcast_reads(g: GraphLowering, op: OnnxOp) -> list[tuple[SSAValue, Axes]]
     broadcasting, except before opset 7 where, with `broadcast` and `axis`, the
     second input's dims line up with the result's from `axis` on."""
     out_shape = result_shape(op)
-    legacy_axis = g.version(op) < 7 and op.attr("broadcast", 0) and "axis" in op.attributes
+    legacy_axis = g.version(op) < 7 and op.attr("broadcast") and "axis" in op.attributes
     reads = []
     for position, value in enumerate(v for v in onnx_inputs(op) if v is not None):
         shape, aligned_to = tuple(value.type.get_shape()), out_shape

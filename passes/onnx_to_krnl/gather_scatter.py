@@ -35,7 +35,7 @@ def lower_gather(g: GraphLowering, op: OnnxOp) -> None:
     """out[a..., i..., b...] = data[a..., indices[i...], b...] with the index at `axis`."""
     data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
     shape = shape_of(data)
-    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
     index_rank = len(shape_of(indices))
     ivs, b = g.top.loop_nest(shape_of(out))
     index = load_index(b, indices, ivs[axis : axis + index_rank], shape[axis])
@@ -47,7 +47,7 @@ def lower_gather_elements(g: GraphLowering, op: OnnxOp) -> None:
     """out[i] = data[i with i[axis] := indices[i]]."""
     data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
     shape = shape_of(data)
-    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
     ivs, b = g.top.loop_nest(shape_of(out))
     source = list(ivs)
     source[axis] = load_index(b, indices, ivs, shape[axis])
@@ -68,7 +68,7 @@ def lower_gather_nd(g: GraphLowering, op: OnnxOp) -> None:
     """out[batch..., i..., rest...] = data[batch..., indices[batch..., i..., :], rest...]:
     the first `batch_dims` dims are shared by data and indices."""
     data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
-    batch_dims = op.attr("batch_dims", 0)
+    batch_dims = op.attr("batch_dims")
     index_rank = len(shape_of(indices))
     depth = shape_of(indices)[-1]
     ivs, b = g.top.loop_nest(shape_of(out))
@@ -92,7 +92,7 @@ def _scatter(g: GraphLowering, op: OnnxOp, destination: Destination) -> None:
     """Copy data (input 0) to the output, then for every position i of the updates
     (input 2): out[destination(i)] = updates[i], or combined with it by `reduction`."""
     data, updates, out = g.input(op, 0), g.input(op, 2), g.result(op)
-    reduction = op.attr("reduction", "none")
+    reduction = op.attr("reduction")
     if reduction != "none":
         if reduction not in _REDUCTIONS:
             raise g.unsupported(op, f"reduction '{reduction}'")
@@ -110,7 +110,7 @@ def _scatter(g: GraphLowering, op: OnnxOp, destination: Destination) -> None:
 def lower_scatter_elements(g: GraphLowering, op: OnnxOp) -> None:
     """out[i with i[axis] := indices[i]] = updates[i]."""
     shape = shape_of(g.input(op, 0))
-    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
     indices = g.input(op, 1)
 
     def destination(b: KernelBuilder, ivs: list[SSAValue]) -> list[Bound]:
@@ -142,8 +142,8 @@ def lower_tensor_scatter(g: GraphLowering, op: OnnxOp) -> None:
     not written."""
     cache, update, write_indices, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
     shape = shape_of(cache)
-    axis = normalized_axis(g, op, op.attr("axis", -2), len(shape))
-    mode = op.attr("mode", "linear")
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
+    mode = op.attr("mode")
     if mode not in ("linear", "circular"):
         raise g.unsupported(op, f"TensorScatter mode '{mode}'")
     if axis == 0:
@@ -169,7 +169,7 @@ def lower_one_hot(g: GraphLowering, op: OnnxOp) -> None:
     indices, values, out = g.input(op, 0), g.input(op, 2), g.result(op)
     if constant_array(op.input(1)) is None:
         raise g.unsupported(op, "OneHot with a depth that is not a constant")
-    axis = normalized_axis(g, op, op.attr("axis", -1), len(shape_of(out)))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape_of(out)))
     depth = shape_of(out)[axis]
     off, on = (g.top.load(values, [k]) for k in (0, 1))
     ivs, b = g.top.loop_nest(shape_of(out))
@@ -182,7 +182,7 @@ def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
     """Along `time_axis`, the first sequence_lens[b] elements of batch b reversed,
     the others copied."""
     src, lengths, out = g.input(op, 0), g.input(op, 1), g.result(op)
-    batch_axis, time_axis = op.attr("batch_axis", 1), op.attr("time_axis", 0)
+    batch_axis, time_axis = op.attr("batch_axis"), op.attr("time_axis")
     ivs, b = g.top.loop_nest(shape_of(out))
     length = b.to_index(b.load(lengths, [ivs[batch_axis]]))
     time = ivs[time_axis]

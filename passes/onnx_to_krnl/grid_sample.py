@@ -151,12 +151,12 @@ def lower_grid_sample(g: GraphLowering, op: OnnxOp) -> None:
     element = g.element_type(op, op.input(0), ints=False)
     g.element_type(op, op.input(1), ints=False)
     out = g.result(op)
-    mode_name = op.attr("mode", "linear" if g.version(op) >= 20 else "bilinear")
-    padding = op.attr("padding_mode", "zeros")
+    mode_name = op.attr("mode")
+    padding = op.attr("padding_mode")
     if mode_name not in MODES or padding not in PADDING_MODES:
         raise g.unsupported(op, f"GridSample mode '{mode_name}' with padding_mode '{padding}'")
     mode = MODES[mode_name]
-    align_corners = bool(op.attr("align_corners", 0))
+    align_corners = bool(op.attr("align_corners"))
     (batch, channels, *sizes), out_shape = shape_of(x), shape_of(out)
     rank = len(sizes)
     if shape_of(grid) != (batch, *out_shape[2:], rank) or out_shape[:2] != (batch, channels):
@@ -205,7 +205,7 @@ def lower_affine_grid(g: GraphLowering, op: OnnxOp) -> None:
     batch, *sizes, rank = shape_of(out)
     if rank != len(sizes) or shape_of(theta) != (batch, rank, rank + 1):
         raise g.shape_error(op, f"theta {list(shape_of(theta))} for a grid of shape {list(shape_of(out))}")
-    align_corners = bool(op.attr("align_corners", 0))
+    align_corners = bool(op.attr("align_corners"))
     # Component j of a position is its coordinate along spatial dim rank - 1 - j.
     bases = [constant_buffer(g.top, base_coordinates(size, align_corners), f64) for size in reversed(sizes)]
 

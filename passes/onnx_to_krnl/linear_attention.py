@@ -26,7 +26,7 @@ UPDATE_RULES = {"linear": (False, False), "gated": (True, False), "delta": (Fals
 @lowers("LinearAttention")
 def lower_linear_attention(g: GraphLowering, op: OnnxOp) -> None:
     query, key, value, past, decay, beta = (g.input(op, k) for k in range(6))
-    rule = op.attr("update_rule", "gated_delta")
+    rule = op.attr("update_rule")
     q_heads, kv_heads = op.attr("q_num_heads"), op.attr("kv_num_heads")
     if rule not in UPDATE_RULES:
         raise g.unsupported(op, f"LinearAttention update_rule '{rule}'")
@@ -42,7 +42,7 @@ def lower_linear_attention(g: GraphLowering, op: OnnxOp) -> None:
         )
     decay_per_key = decay is not None and shape_of(decay)[2] == kv_heads * d_k
     beta_per_head = beta is not None and shape_of(beta)[2] == kv_heads
-    scale = float(op.attr("scale", 0.0)) or 1 / pymath.sqrt(d_k)
+    scale = float(op.attr("scale")) or 1 / pymath.sqrt(d_k)
 
     state = g.top.alloc(MemRefType(f32, [batch, kv_heads, d_k, d_v]))
     if past is not None:

@@ -75,7 +75,7 @@ def bit_shift(g: GraphLowering, op: OnnxOp) -> ScalarOp:
 def mod(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """fmod=1: remainder with the dividend's sign (C fmod); fmod=0: with the
     divisor's sign (Python %, numpy.mod), also for floats."""
-    c_fmod = bool(op.attr("fmod", 0))
+    c_fmod = bool(op.attr("fmod"))
 
     def mod(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
         x, y = xs
@@ -123,7 +123,7 @@ def is_nan(g: GraphLowering, op: OnnxOp) -> ScalarOp:
 
 @scalar_op("IsInf")
 def is_inf(g: GraphLowering, op: OnnxOp) -> ScalarOp:
-    positive, negative = op.attr("detect_positive", 1), op.attr("detect_negative", 1)
+    positive, negative = op.attr("detect_positive"), op.attr("detect_negative")
 
     def is_inf(b: KernelBuilder, xs: list[SSAValue]) -> SSAValue:
         x = xs[0]

@@ -136,8 +136,8 @@ def matmul_nest(g: GraphLowering, op: OnnxOp, a: SSAValue, b: SSAValue, out: SSA
 def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
     """Y = alpha * A' @ B' + beta * C, with A' = A or A^T, B' = B or B^T, C broadcast to Y."""
     a, b, c = g.input(op, 0), g.input(op, 1), g.input(op, 2)
-    alpha, beta = op.attr("alpha", 1.0), op.attr("beta", 1.0)
-    transpose_a, transpose_b = op.attr("transA", 0), op.attr("transB", 0)
+    alpha, beta = op.attr("alpha"), op.attr("beta")
+    transpose_a, transpose_b = op.attr("transA"), op.attr("transB")
     element = g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=alpha == beta == 1.0)
     out = g.result(op)
     a_shape, b_shape, out_shape = shape_of(a), shape_of(b), shape_of(out)

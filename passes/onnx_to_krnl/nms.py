@@ -94,7 +94,7 @@ def lower_non_max_suppression(g: GraphLowering, op: OnnxOp) -> None:
     batches, num_boxes, _ = shape_of(boxes)
     _, classes, _ = shape_of(scores)
     max_output, iou_threshold, score_threshold = (g.input(op, k) for k in (2, 3, 4))
-    geometry = _Boxes(boxes, bool(op.attr("center_point_box", 0)))
+    geometry = _Boxes(boxes, bool(op.attr("center_point_box")))
     out = g.dynamic_result(op, 0, [batches * classes * num_boxes, 3])
     order = g.top.alloc(MemRefType(IndexType(), [batches, classes, num_boxes]))
     selected = g.top.alloc(MemRefType(IndexType(), [batches, classes, num_boxes]))

@@ -32,9 +32,9 @@ from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, elementwise_read, scalar_
 def batch_normalization(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     """Inference: y = (x - mean) * factor + bias per channel (dim 1), factor =
     scale / sqrt(var + epsilon) computed once per channel before the nest."""
-    if op.attr("training_mode", 0) or any(r.uses for r in op.results[1:]):
+    if op.attr("training_mode") or any(r.uses for r in op.results[1:]):
         raise g.unsupported(op, "BatchNormalization in training mode")
-    if op.attr("spatial", 1) == 0:
+    if op.attr("spatial") == 0:
         raise g.unsupported(op, "BatchNormalization with per-activation statistics (spatial=0)")
     inputs = onnx_inputs(op)[:5]
     element = g.same_element_type(op, [*inputs, op.results[0]], ints=False)
@@ -102,7 +102,7 @@ def inverse_std(b: KernelBuilder, variance: SSAValue, epsilon: float) -> SSAValu
 def stash_type(g: GraphLowering, op: OnnxOp, element: Attribute) -> Attribute:
     """The type statistics are computed in: float32 for narrower floats when
     stash_type is 1 (the default), else the input's type."""
-    if op.attr("stash_type", 1) == 1 and element.bitwidth < 32:
+    if op.attr("stash_type") == 1 and element.bitwidth < 32:
         return f32
     return element
 
@@ -117,8 +117,8 @@ def lower_layer_normalization(g: GraphLowering, op: OnnxOp) -> None:
     element = g.same_element_type(op, [op.input(0), op.input(1), op.results[0]], ints=False)
     compute = stash_type(g, op, element)
     shape = shape_of(x)
-    axis = normalized_axis(g, op, op.attr("axis", -1), len(shape))
-    epsilon = op.attr("epsilon", 1e-5)
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
+    epsilon = op.attr("epsilon")
     rms = op.OP_TYPE == "RMSNormalization"
     out = g.result(op)
     mean_out, inv_std_out = (None, None) if rms else (optional_result(g, op, 1), optional_result(g, op, 2))
@@ -185,7 +185,7 @@ def lower_group_normalization(g: GraphLowering, op: OnnxOp) -> None:
         return [n, b.add(b.mul(group, per_group), ivs[0]), *ivs[1:]]
 
     mean, variance = moments(body, ranges, lambda b, ivs: b.load(x, index(b, ivs)), compute)
-    inv_std = inverse_std(body, variance, op.attr("epsilon", 1e-5))
+    inv_std = inverse_std(body, variance, op.attr("epsilon"))
     ivs, inner = body.for_nest(ranges)
     normalized = inner.mul(inner.sub(inner.convert(inner.load(x, index(inner, ivs)), compute), mean), inv_std)
     channel = parameter_channel(inner, group, ivs[0])
@@ -198,11 +198,11 @@ def lower_lp_normalization(g: GraphLowering, op: OnnxOp) -> None:
     """x / ||x||_p along `axis` (p is 1 or 2); a zero norm gives 0, as onnxruntime does."""
     x = g.input(op, 0)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
-    p = op.attr("p", 2)
+    p = op.attr("p")
     if p not in (1, 2):
         raise g.unsupported(op, f"LpNormalization with p={p} (only 1 and 2 are defined)")
     shape = shape_of(x)
-    axis = normalized_axis(g, op, op.attr("axis", -1), len(shape))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
     out = g.result(op)
     kept = [d for d in range(len(shape)) if d != axis]
     outer, body = g.top.loop_nest([shape[d] for d in kept])
@@ -253,13 +253,11 @@ def lower_lrn(g: GraphLowering, op: OnnxOp) -> None:
     accumulate.store(accumulate.add(accumulate.load(out, [n, channel, *points]), square), out, [n, channel, *points])
     points, end = body.for_nest(plane)
     scaled = end.add(
-        end.constant(op.attr("bias", 1.0), element),
-        end.mul(end.constant(op.attr("alpha", 1e-4) / size, element), end.load(out, [n, channel, *points])),
+        end.constant(op.attr("bias"), element),
+        end.mul(end.constant(op.attr("alpha") / size, element), end.load(out, [n, channel, *points])),
     )
     end.store(
-        end.div(end.load(x, [n, channel, *points]), _power(end, scaled, op.attr("beta", 0.75))),
-        out,
-        [n, channel, *points],
+        end.div(end.load(x, [n, channel, *points]), _power(end, scaled, op.attr("beta"))), out, [n, channel, *points]
     )
 
 

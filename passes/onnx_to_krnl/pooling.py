@@ -43,7 +43,7 @@ def lower_pool(
         kernel = op.attr("kernel_shape")
         if kernel is None or len(kernel) != len(input_sizes):
             raise g.shape_error(op, f"kernel_shape {kernel} for {len(input_sizes)} spatial dims")
-        windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel, ceil_mode=bool(op.attr("ceil_mode", 0)))
+        windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel, ceil_mode=bool(op.attr("ceil_mode")))
 
     # Row by row, unless strided windows never reach past the input: then each output's window
     # loops have constant bounds, LLVM unrolls them, and the loop along the row vectorizes with
@@ -57,7 +57,7 @@ def lower_pool(
     starts = [w.start(body, o) for w, o in zip(windows, out_position)]
     ranges = [w.data_range(body, s) for w, s in zip(windows, starts)]
     combine = "max" if kind == "max" else "add"
-    p = float(op.attr("p", 2)) if kind == "lp" else None
+    p = float(op.attr("p")) if kind == "lp" else None
 
     def accumulate(b: KernelBuilder, offsets: list[Bound], acc: SSAValue) -> SSAValue:
         positions = [w.position(b, s, k) for w, s, k in zip(windows, starts, offsets)]
@@ -69,7 +69,7 @@ def lower_pool(
     init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
     result = body.reduce(ranges, init, accumulate)
     if kind == "average":
-        if op.attr("count_include_pad", 0):
+        if op.attr("count_include_pad"):
             ranges = [w.padded_range(body, s) for w, s in zip(windows, starts)]
         result = body.div(result, count_as_float(body, ranges, element))
     elif p is not None:
@@ -78,7 +78,7 @@ def lower_pool(
         )
     body.store(result, out, ivs)
     if with_indices:
-        offset = _argmax_offset(body, x, windows, starts, ranges, ivs, result, bool(op.attr("storage_order", 0)))
+        offset = _argmax_offset(body, x, windows, starts, ranges, ivs, result, bool(op.attr("storage_order")))
         body.store(offset, g.result(op, 1), ivs)
 
 
@@ -125,7 +125,7 @@ def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Sliding
     row_ivs, body = g.top.loop_nest(shape_of(out)[:-1])
     n, c, *outer_position = row_ivs
     combine = "max" if kind == "max" else "add"
-    p = float(op.attr("p", 2)) if kind == "lp" else None
+    p = float(op.attr("p")) if kind == "lp" else None
     init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
     (column,), row_start = body.for_nest([(0, row_window.output_size)])
     row_start.store(init, out, [*row_ivs, column])
@@ -148,7 +148,7 @@ def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Sliding
     result = end.load(out, [*row_ivs, column])
     if kind == "average":
         column_start = row_window.start(end, column)
-        if op.attr("count_include_pad", 0):
+        if op.attr("count_include_pad"):
             counted = [w.padded_range(end, s) for w, s in zip(windows, [*starts, column_start])]
         else:
             counted = [*ranges, row_window.data_range(end, column_start)]

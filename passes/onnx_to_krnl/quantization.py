@@ -171,16 +171,16 @@ def lower_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     x_type = g.element_type(op, op.input(0))
     scale_type = float_input(g, op, 1)
     target = quantization_target(g, op)
-    precision = op.attr("precision", 0)
+    precision = op.attr("precision")
     divided = element_type_of_onnx(precision) if precision else division_type(x_type, scale_type)
     if divided is None or not is_float(divided):
         raise g.unsupported(op, f"precision {precision} is not supported")
     out = g.result(op)
     shape = shape_of(x)
-    axis, block_size = op.attr("axis", 1), op.attr("block_size", 0)
+    axis, block_size = op.attr("axis"), op.attr("block_size")
     scale = parameter(g, op, scale_buffer, shape, axis, block_size)
     zero_point = parameter(g, op, zero_buffer, shape, axis, block_size)
-    saturate = bool(op.attr("saturate", 1))
+    saturate = bool(op.attr("saturate"))
 
     ivs, body = g.top.loop_nest(shape)
     quotient = rounded_op(
@@ -203,7 +203,7 @@ def lower_dequantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     result_type = g.element_type(op, op.results[0], ints=False)
     out = g.result(op)
     shape = shape_of(x)
-    axis, block_size = op.attr("axis", 1), op.attr("block_size", 0)
+    axis, block_size = op.attr("axis"), op.attr("block_size")
     scale = parameter(g, op, scale_buffer, shape, axis, block_size)
     zero_point = parameter(g, op, zero_buffer, shape, axis, block_size) if isinstance(x_type, IntegerType) else None
     wide = f64 if zero_point is not None and x_type.width.data > 16 else f32

@@ -246,7 +246,7 @@ def _lstm_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: 
 
     one = body.constant(1.0, r.element)
     input_gate = f[0](body, pre_activation(0, 0, previous))
-    if r.op.attr("input_forget", 0):
+    if r.op.attr("input_forget"):
         forget_gate = body.sub(one, input_gate)
     else:
         forget_gate = f[0](body, pre_activation(2, 2, previous))
@@ -264,7 +264,7 @@ def _gru_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: B
     from r ⊙ (H·Rhᵀ + Rbh) (Rbh then starts the accumulator instead of the projection)."""
     hidden = r.hidden
     state = (r.hidden_state, (d,))
-    linear_before_reset = r.op.attr("linear_before_reset", 0)
+    linear_before_reset = r.op.attr("linear_before_reset")
     r.initialize(b, d, t, range(2), _projected(r, d))
     if linear_before_reset:
         if r.bias is None:
@@ -376,11 +376,12 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
     element = g.same_element_type(op, [*floats, *op.results], ints=False)
     if not isinstance(element, Float32Type | Float64Type):
         raise g.unsupported(op, f"{op.OP_TYPE} on {element} (float32 and float64 only)")
-    direction = op.attr("direction", "forward")
+    # Not the schema's default at GRU-1/2, the misspelled "foward": meant as "forward".
+    direction = op.attr("direction") if "direction" in op.attributes else "forward"
     if direction not in ("forward", "reverse", "bidirectional"):
         raise g.unsupported(op, f"direction '{direction}'")
     directions = 2 if direction == "bidirectional" else 1
-    batchwise = bool(op.attr("layout", 0))
+    batchwise = bool(op.attr("layout"))
     x, r_weights = g.input(op, 0), g.input(op, 2)
     x_shape = shape_of(x)
     if len(x_shape) != 3:
@@ -413,7 +414,7 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
         return buffer
 
     y = optional_result(g, op, 0)
-    linear_before_reset = op.OP_TYPE == "GRU" and op.attr("linear_before_reset", 0)
+    linear_before_reset = op.OP_TYPE == "GRU" and op.attr("linear_before_reset")
     lengths = g.input(op, 4)
     r = Recurrence(
         op=op,

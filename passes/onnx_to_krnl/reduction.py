@@ -134,9 +134,9 @@ def reduce_axes(g: GraphLowering, op: OnnxOp, rank: int) -> list[int] | None:
                 raise g.unsupported(op, "axes computed at run time")
             axes = [int(a) for a in values.reshape(-1)]
     else:
-        axes = list(op.attr("axes", []) or [])
+        axes = list(op.attr("axes") or [])
     if not axes:
-        return None if op.attr("noop_with_empty_axes", 0) else list(range(rank))
+        return None if op.attr("noop_with_empty_axes") else list(range(rank))
     return sorted({normalized_axis(g, op, a, rank) for a in axes})
 
 
@@ -168,7 +168,7 @@ def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
         nest, shape, reduction.init(b, compute), reduction.step, lambda b, index: b.convert(b.load(x, index), compute)
     )
     result = b.convert(reduction.finish(b, acc, count), element)
-    b.store(result, out, nest.out_index(bool(op.attr("keepdims", 1))))
+    b.store(result, out, nest.out_index(bool(op.attr("keepdims"))))
 
 
 # ---------------------------------------------------------------------- ArgMax/ArgMin
@@ -182,8 +182,8 @@ def lower_arg_extreme(g: GraphLowering, op: OnnxOp) -> None:
     element = g.element_type(op, op.input(0))
     out = g.result(op)
     shape = shape_of(x)
-    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
-    last = bool(op.attr("select_last_index", 0))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
+    last = bool(op.attr("select_last_index"))
     is_max = op.OP_TYPE == "ArgMax"
     nest = reduction_nest(g.top, shape, [axis])
     b = nest.body
@@ -205,7 +205,7 @@ def lower_arg_extreme(g: GraphLowering, op: OnnxOp) -> None:
         return b.select(hit, position, acc)
 
     found = b.reduce([(0, shape[axis])], b.constant(-1, i64), locate)
-    b.store(found, out, nest.out_index(bool(op.attr("keepdims", 1))))
+    b.store(found, out, nest.out_index(bool(op.attr("keepdims"))))
 
 
 # ----------------------------------------------------------- Softmax, LogSoftmax, Hardmax
@@ -223,7 +223,7 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
     shape = shape_of(x)
     rank = len(shape)
     per_axis = g.version(op) >= 13
-    axis = op.attr("axis") if "axis" in op.attributes else (-1 if per_axis else 1)
+    axis = op.attr("axis")
     axis = normalized_axis(g, op, axis, rank)
     reduced = [axis] if per_axis else list(range(axis, rank))
     ranges = [(0, shape[d]) for d in reduced]
@@ -286,7 +286,7 @@ def lower_cumulative(g: GraphLowering, op: OnnxOp) -> None:
     if axis_value is None:
         raise g.unsupported(op, "axis computed at run time")
     axis = normalized_axis(g, op, int(axis_value.reshape(-1)[0]), len(shape))
-    exclusive, reverse = bool(op.attr("exclusive", 0)), bool(op.attr("reverse", 0))
+    exclusive, reverse = bool(op.attr("exclusive")), bool(op.attr("reverse"))
     product = op.OP_TYPE == "CumProd"
     nest = reduction_nest(g.top, shape, [axis])
     b = nest.body

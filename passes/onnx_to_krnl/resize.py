@@ -164,7 +164,7 @@ def _scales(g: GraphLowering, op: OnnxOp, in_shape, out_shape, axes) -> list[flo
     per_dim = [1.0] * len(in_shape)
     for axis, size in zip(axes, sizes):
         per_dim[axis] = size / in_shape[axis]
-    policy = op.attr("keep_aspect_ratio_policy", "stretch")
+    policy = op.attr("keep_aspect_ratio_policy")
     if policy != "stretch":
         common = (min if policy == "not_larger" else max)(per_dim[a] for a in axes)
         per_dim = [common if d in axes else 1.0 for d in range(len(in_shape))]
@@ -172,14 +172,14 @@ def _scales(g: GraphLowering, op: OnnxOp, in_shape, out_shape, axes) -> list[flo
 
 
 def _coefficients(g: GraphLowering, op: OnnxOp) -> Coefficients:
-    mode = op.attr("mode", "nearest")
-    antialias = bool(op.attr("antialias", 0))
+    mode = op.attr("mode")
+    antialias = bool(op.attr("antialias"))
     if mode == "nearest" and not antialias:
-        return _nearest(op.attr("nearest_mode", "round_prefer_floor"))
+        return _nearest(op.attr("nearest_mode"))
     if mode == "linear":
         return _linear_antialias if antialias else _linear
     if mode == "cubic":
-        return _cubic(op.attr("cubic_coeff_a", -0.75), antialias)
+        return _cubic(op.attr("cubic_coeff_a"), antialias)
     raise g.unsupported(op, f"Resize mode '{mode}'" + (" with antialias" if antialias else ""))
 
 
@@ -192,13 +192,13 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
     rank = len(in_shape)
     axes = [normalized_axis(g, op, a, rank) for a in (op.attr("axes") or range(rank))]
     scales = _scales(g, op, in_shape, out_shape, axes)
-    coordinate_mode = op.attr("coordinate_transformation_mode", "half_pixel")
+    coordinate_mode = op.attr("coordinate_transformation_mode")
     roi = constant_array(op.input(1)) if op.input(1) is not None else None
     roi = None if roi is None or roi.size == 0 else roi.reshape(-1).tolist()
     if coordinate_mode == "tf_crop_and_resize" and roi is None:
         raise g.unsupported(op, "tf_crop_and_resize without a constant roi")
     coefficients = _coefficients(g, op)
-    nearest = op.attr("mode", "nearest") == "nearest"
+    nearest = op.attr("mode") == "nearest"
     element = out.type.get_element_type()
     if not nearest and not is_float(element):
         raise g.unsupported(op, f"{op.attr('mode')} interpolation of {element}")
@@ -215,7 +215,7 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
             out_shape[axis],
             scales[axis],
             axis_roi,
-            bool(op.attr("exclude_outside", 0)),
+            bool(op.attr("exclude_outside")),
         )
         shape[axis] = out_shape[axis]
         last = shape == list(out_shape)
@@ -240,7 +240,7 @@ def _resize_axis(
     extrapolated = None
     if taps.extrapolated is not None and taps.extrapolated.any():
         extrapolated = constant_buffer(g.top, taps.extrapolated.astype(np.int64), i64)
-        fill_value = g.top.constant(op.attr("extrapolation_value", 0.0), element)
+        fill_value = g.top.constant(op.attr("extrapolation_value"), element)
     ivs, b = g.top.loop_nest(shape_of(out))
     total = None
     for tap in range(indices.shape[1]):

@@ -60,15 +60,17 @@ def _taps(b: KernelBuilder, position: SSAValue, size: int) -> list[tuple[SSAValu
 def lower_roi_align(g: GraphLowering, op: OnnxOp) -> None:
     x, rois, batch_indices, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
     element = g.same_element_type(op, [op.input(0), op.input(1), op.results[0]], ints=False)
-    mode = op.attr("mode", "avg")
+    mode = op.attr("mode")
+    # Not the schema's default before opset 16: RoiAlign-10 has no such attribute and
+    # samples as output_half_pixel does (the attribute came with a different default).
     default_transformation = "half_pixel" if g.version(op) >= 16 else "output_half_pixel"
     transformation = op.attributes.get("coordinate_transformation_mode")
     transformation = op.attr("coordinate_transformation_mode") if transformation else default_transformation
     if mode not in ("avg", "max") or transformation not in ("half_pixel", "output_half_pixel"):
         raise g.unsupported(op, f"RoiAlign mode '{mode}' with coordinate_transformation_mode '{transformation}'")
     half_pixel = transformation == "half_pixel"
-    ratio = int(op.attr("sampling_ratio", 0))
-    scale = float(op.attr("spatial_scale", 1.0))
+    ratio = int(op.attr("sampling_ratio"))
+    scale = float(op.attr("spatial_scale"))
     batch, _, height, width = shape_of(x)
     regions, _, out_height, out_width = shape_of(out)
 

@@ -125,7 +125,7 @@ def lower_pad(g: GraphLowering, op: OnnxOp) -> None:
         value = g.top.constant(0, element)
     else:
         value = g.top.load(fill_buffer, [0] * len(shape_of(fill_buffer)))
-    pad_copy(g, op, src, out, begins, op.attr("mode", "constant"), value)
+    pad_copy(g, op, src, out, begins, op.attr("mode"), value)
 
 
 @lowers("CenterCropPad")

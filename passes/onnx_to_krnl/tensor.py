@@ -146,7 +146,7 @@ def lower_split(g: GraphLowering, op: OnnxOp) -> None:
     shape inference computed."""
     src = g.input(op, 0)
     shape = shape_of(src)
-    axis = normalized_axis(g, op, op.attr("axis", 0), len(shape))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
     offset = 0
     for index in range(len(op.results)):
         out = g.result(op, index)
@@ -160,7 +160,7 @@ def lower_split(g: GraphLowering, op: OnnxOp) -> None:
 def lower_shape(g: GraphLowering, op: OnnxOp) -> None:
     """The input's static shape (dims start:end, clamped as a Python slice) is a constant."""
     shape = shape_of(g.input(op, 0))
-    constant_result(g, op, np.array(shape[op.attr("start", 0) : op.attr("end")], np.int64))
+    constant_result(g, op, np.array(shape[op.attr("start") : op.attr("end")], np.int64))
 
 
 @lowers("Size")
@@ -208,7 +208,7 @@ def lower_trilu(g: GraphLowering, op: OnnxOp) -> None:
     src, out = g.input(op, 0), g.result(op)
     k_buffer = g.input(op, 1)
     k: Bound = 0 if k_buffer is None else g.top.to_index(g.top.load(k_buffer, [0] * len(shape_of(k_buffer))))
-    keep_predicate = "sge" if op.attr("upper", 1) else "sle"
+    keep_predicate = "sge" if op.attr("upper") else "sle"
     zero = g.top.constant(0, out.type.get_element_type())
     ivs, b = g.top.loop_nest(shape_of(out))
     keep = b.compare_index(keep_predicate, b.index(_diagonal_offset(b, ivs)), k)
@@ -222,7 +222,7 @@ def lower_eye_like(g: GraphLowering, op: OnnxOp) -> None:
     element = out.type.get_element_type()
     one, zero = (g.top.constant(v, element) for v in (1, 0))
     ivs, b = g.top.loop_nest(shape_of(out))
-    on_diagonal = b.compare_index("eq", b.index(_diagonal_offset(b, ivs)), op.attr("k", 0))
+    on_diagonal = b.compare_index("eq", b.index(_diagonal_offset(b, ivs)), op.attr("k"))
     b.store(b.select(on_diagonal, one, zero), out, ivs)
 
 
@@ -233,7 +233,7 @@ def lower_depth_space(g: GraphLowering, op: OnnxOp) -> None:
     (bh * b + bw) * C + c in DCR mode, c * b * b + bh * b + bw in CRD mode."""
     src, out = g.input(op, 0), g.result(op)
     block = op.attr("blocksize")
-    crd = op.attr("mode", "DCR") == "CRD"
+    crd = op.attr("mode") == "CRD"
     to_space = op.OP_TYPE == "DepthToSpace"
     space, depth = (out, src) if to_space else (src, out)
     channels = shape_of(space)[1]

@@ -34,9 +34,9 @@ def lower_top_k(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"element type {element} is not supported")
     values, indices = g.result(op, 0), g.result(op, 1)
     shape = shape_of(x)
-    axis = normalized_axis(g, op, op.attr("axis", -1), len(shape))
+    axis = normalized_axis(g, op, op.attr("axis"), len(shape))
     k = shape_of(values)[axis]
-    largest = bool(op.attr("largest", 1))
+    largest = bool(op.attr("largest"))
     if k == 0:
         return
     ivs, b = g.top.loop_nest(shape)

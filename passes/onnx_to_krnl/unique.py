@@ -101,7 +101,7 @@ def lower_unique(g: GraphLowering, op: OnnxOp) -> None:
         copy_reshaped(g.top, x, flat)
         items = _Items(flat, 0)
     n = items.count
-    sorted_order = bool(op.attr("sorted", 1))
+    sorted_order = bool(op.attr("sorted"))
 
     def scratch() -> SSAValue:
         return g.top.alloc(MemRefType(IndexType(), [n]))

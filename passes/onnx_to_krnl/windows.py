@@ -101,7 +101,7 @@ def sliding_windows(
     strides = op.attr("strides") or [1] * rank
     dilations = op.attr("dilations") or [1] * rank
     pads = op.attr("pads") or [0] * (2 * rank)
-    auto_pad = op.attr("auto_pad") or "NOTSET"
+    auto_pad = op.attr("auto_pad") or "NOTSET"  # DeformConv has no auto_pad
     if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
         raise g.shape_error(op, f"strides/dilations/pads do not match {rank} spatial dims")
     if min(strides) < 1 or min(dilations) < 1 or min(pads) < 0 or min(kernel) < 1:
