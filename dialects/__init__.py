@@ -16,10 +16,11 @@ from xdsl.ir import Dialect
 
 
 def all_dialects() -> list[Dialect]:
-    from onnxc.dialects.krnl import KRNL
+    from onnxc.dialects import krnl, krnl_matmul
     from onnxc.dialects.onnx import ONNX
 
-    return [Builtin, Func, Arith, Math, MemRef, Scf, ONNX, KRNL]
+    krnl_dialect = Dialect("krnl", krnl.OPS + krnl_matmul.OPS, krnl.ATTRIBUTES + krnl_matmul.ATTRIBUTES)
+    return [Builtin, Func, Arith, Math, MemRef, Scf, ONNX, krnl_dialect]
 
 
 def make_context() -> Context:

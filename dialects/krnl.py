@@ -39,7 +39,7 @@ is nested outside the loops of its inner half (whose bounds depend on it).
 Matrix products that dominate CNNs and transformers are one `krnl.matmul` op
 instead of a loop nest: it names its operands' layouts and its schedule
 (register tile rows, reduction and column blocking, epilogue), and code
-generation emits the register-blocked SIMD kernel for it (see the op).
+generation emits the register-blocked SIMD kernel for it (krnl_matmul.py).
 
 Constants are `krnl.global` ops referring to a weight handle; the function that
 the runtime calls is named by `krnl.entry_point`.
@@ -54,34 +54,10 @@ scratch buffer of its largest possible shape and ends with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    FloatAttr,
-    IndexType,
-    IntAttr,
-    IntegerAttr,
-    MemRefType,
-    StringAttr,
-    SymbolRefAttr,
-    UnitAttr,
-    f64,
-    i64,
-)
-from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import (
-    Attribute,
-    Block,
-    Dialect,
-    ParametrizedAttribute,
-    Region,
-    SpacedOpaqueSyntaxAttribute,
-    SSAValue,
-    TypeAttribute,
-)
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
+from xdsl.ir import Block, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
-    opt_prop_def,
     AnyAttr,
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -90,7 +66,6 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
-    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -99,7 +74,7 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
@@ -114,7 +89,7 @@ class LoopType(ParametrizedAttribute, TypeAttribute):
     name = "krnl.loop"
 
 
-def _int_array(values: Sequence[int]) -> ArrayAttr[IntegerAttr]:
+def int_array(values: Sequence[int]) -> ArrayAttr[IntegerAttr]:
     return ArrayAttr([IntegerAttr(v, i64) for v in values])
 
 
@@ -126,7 +101,7 @@ def _print_int_list(printer: Printer, values: Sequence[int]) -> None:
     printer.print_string("[" + ", ".join(map(str, values)) + "]")
 
 
-def _parse_int_list(parser: Parser) -> list[int]:
+def parse_int_list(parser: Parser) -> list[int]:
     return parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, lambda: parser.parse_integer(allow_boolean=False))
 
 
@@ -215,7 +190,7 @@ class PermuteOp(IRDLOperation):
     map = prop_def(ArrayAttr)
 
     def __init__(self, loops: Sequence[SSAValue], positions: Sequence[int]):
-        super().__init__(operands=[list(loops)], properties={"map": _int_array(positions)})
+        super().__init__(operands=[list(loops)], properties={"map": int_array(positions)})
 
     def verify_(self) -> None:
         positions = int_values(self.map)
@@ -235,7 +210,7 @@ class PermuteOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> PermuteOp:
-        op = cls(_parse_loop_list(parser), _parse_int_list(parser))
+        op = cls(_parse_loop_list(parser), parse_int_list(parser))
         op.attributes |= parser.parse_optional_attr_dict()
         return op
 
@@ -274,7 +249,7 @@ class IterateOp(IRDLOperation):
             body = Region(Block(arg_types=[IndexType()] * len(original_loops)))
         super().__init__(
             operands=[list(optimized_loops), list(original_loops)],
-            properties={"lower_bounds": _int_array(lower_bounds), "upper_bounds": _int_array(upper_bounds)},
+            properties={"lower_bounds": int_array(lower_bounds), "upper_bounds": int_array(upper_bounds)},
             regions=[body],
         )
 
@@ -310,9 +285,9 @@ class IterateOp(IRDLOperation):
         parser.parse_keyword("with")
         original = _parse_loop_list(parser)
         parser.parse_keyword("bounds")
-        lower = _parse_int_list(parser)
+        lower = parse_int_list(parser)
         parser.parse_keyword("to")
-        upper = _parse_int_list(parser)
+        upper = parse_int_list(parser)
         op = cls(optimized, original, lower, upper, parser.parse_region())
         op.attributes |= parser.parse_optional_attr_dict()
         return op
@@ -533,319 +508,5 @@ class ViewOp(IRDLOperation):
             )
 
 
-def matmul_scratch_pitch(columns: int, column_block: int) -> int:
-    """Floats per row of krnl.matmul's packed B block: whole 64-float groups (so
-    tiles of any target's width fit and stay aligned) plus 16, so that rows do
-    not all fall in the same cache sets."""
-    return -(-min(columns, column_block) // 64) * 64 + 16
-
-
-MAX_WINDOW_OFFSET = 2**31 - 1
-"""Window access: the largest image (C*H*W elements) whose row offsets fit the kernel's i32 table."""
-MATMUL_B_PANEL = 16
-"""Columns per panel of a B packed at compile time: one 64-byte cache line per
-row, and a multiple (or a divisor) of every target's register tile width."""
-
-
-class MatmulALayout(StrEnum):
-    """How krnl.matmul reads A (see MatmulOp)."""
-
-    PANELS = "panels"
-    STRIDED = "strided"
-
-
-class MatmulBAccess(StrEnum):
-    """How krnl.matmul reads B (see MatmulOp)."""
-
-    ROWS = "rows"
-    IM2COL = "im2col"
-    PANELS = "panels"
-    WINDOW = "window"
-
-
-@irdl_attr_definition
-class MatmulALayoutAttr(EnumAttribute[MatmulALayout], SpacedOpaqueSyntaxAttribute):
-    """`#krnl<a_layout panels>`: only the layouts codegen knows parse."""
-
-    name = "krnl.a_layout"
-
-
-@irdl_attr_definition
-class MatmulBAccessAttr(EnumAttribute[MatmulBAccess], SpacedOpaqueSyntaxAttribute):
-    """`#krnl<b_access im2col>`: only the access modes codegen knows parse."""
-
-    name = "krnl.b_access"
-
-
-_CONV_SCALARS = ("channels", "height", "width")
-_CONV_PAIRS = ("output", "kernel", "stride", "dilation", "padding")
-
-
-@irdl_attr_definition
-class ConvGeometryAttr(ParametrizedAttribute):
-    """The image a krnl.matmul reads B from (im2col or window access), by name:
-
-        #krnl.conv<channels = 2, height = 6, width = 6, output = [4, 4], kernel = [3, 3],
-                   stride = [1, 1], dilation = [1, 1], padding = [1, 1]>
-
-    [y, x] pairs; `padding` is the zero rows and columns read before the image's
-    first (the im2col kernel reads zeros past its end too)."""
-
-    name = "krnl.conv"
-
-    channels: IntAttr
-    height: IntAttr
-    width: IntAttr
-    output_h: IntAttr
-    output_w: IntAttr
-    kernel_h: IntAttr
-    kernel_w: IntAttr
-    stride_h: IntAttr
-    stride_w: IntAttr
-    dilation_h: IntAttr
-    dilation_w: IntAttr
-    pad_h: IntAttr
-    pad_w: IntAttr
-
-    def __init__(
-        self,
-        *,
-        channels: int,
-        height: int,
-        width: int,
-        output: Sequence[int],
-        kernel: Sequence[int],
-        stride: Sequence[int] = (1, 1),
-        dilation: Sequence[int] = (1, 1),
-        padding: Sequence[int] = (0, 0),
-    ):
-        values = [channels, height, width, *output, *kernel, *stride, *dilation, *padding]
-        if len(values) != 13:
-            raise ValueError("krnl.conv: output, kernel, stride, dilation and padding are [y, x] pairs")
-        super().__init__(*(IntAttr(v) for v in values))
-
-    @property
-    def output(self) -> tuple[int, int]:
-        return self.output_h.data, self.output_w.data
-
-    @property
-    def kernel(self) -> tuple[int, int]:
-        return self.kernel_h.data, self.kernel_w.data
-
-    @property
-    def stride(self) -> tuple[int, int]:
-        return self.stride_h.data, self.stride_w.data
-
-    @property
-    def dilation(self) -> tuple[int, int]:
-        return self.dilation_h.data, self.dilation_w.data
-
-    @property
-    def padding(self) -> tuple[int, int]:
-        return self.pad_h.data, self.pad_w.data
-
-    def print_parameters(self, printer: Printer) -> None:
-        fields = [f"{name} = {getattr(self, name).data}" for name in _CONV_SCALARS]
-        fields += [f"{name} = [{', '.join(map(str, getattr(self, name)))}]" for name in _CONV_PAIRS]
-        printer.print_string(f"<{', '.join(fields)}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        values: dict[str, int | list[int]] = {}
-        with parser.in_angle_brackets():
-            for index, name in enumerate(_CONV_SCALARS + _CONV_PAIRS):
-                if index:
-                    parser.parse_punctuation(",")
-                parser.parse_keyword(name)
-                parser.parse_punctuation("=")
-                values[name] = parser.parse_integer() if name in _CONV_SCALARS else _parse_int_list(parser)
-        try:
-            return list(cls(**values).parameters)  # type: ignore[arg-type]
-        except ValueError as error:
-            parser.raise_error(str(error))
-
-    def verify(self) -> None:
-        positive = [*(getattr(self, name).data for name in _CONV_SCALARS), *self.output]
-        positive += [*self.kernel, *self.stride, *self.dilation]
-        if min(positive) < 1 or min(self.padding) < 0:
-            raise VerifyException("krnl.conv: sizes, strides and dilations must be positive, padding not negative")
-
-
-@irdl_op_definition
-class MatmulOp(IRDLOperation):
-    """`C[M, N] (+)= A[M, K] * B[K, N]`, then bias per row and a clamp, as one scheduled kernel.
-
-    Operands are whole buffers; `batch` lists (a, b, c) element offsets, one
-    product per triple. Layouts:
-    - `a_layout = panels`: A was packed at compile time, reduction block by
-      reduction block (kc rows of K, the last one shorter), each block as
-      [ceil(M/mr), kc, mr] (zero rows pad the last panel): the micro-kernels of
-      one block read A as one sequential stream. Its shape is [ceil(M/mr), K, mr]; `strided`: A[m, k] = a[m*s0 + k*s1]
-      with `a_strides = [s0, s1]`.
-    - `b_access = rows`: B[k, n] = b[k*ldb + n] (`ldb`), read in place;
-      `im2col`: B is the im2col matrix of the NCHW image `conv` (k = (c, ky,
-      kx), n = (oy, ox), padding reads zero); `panels`: B was packed at compile
-      time into column panels [ceil(N/P), K, P] (P = MATMUL_B_PANEL, zero
-      columns pad the last one), each read as one sequential stream; `window`:
-      B is read in place from the image `conv` of a stride-1 conv, padded
-      already (stride 1, padding 0): B[k, n] = b[c*H*W + ky*DH*W + kx*DW + n]
-      for k = (c, ky, kx): the output columns n = oy*W + ox span the image's
-      whole width W (the caller drops the columns ox >= OW; no packing, no
-      im2col copy). With `pack` (required for im2col, not allowed with panels
-      or window), B is packed at run time block by block into rows of
-      `matmul_scratch_pitch` floats, kc rows per block, in scratch memory of
-      the thread doing the packing (the runtime's, see
-      runtime/support/onnxc_parallel.c: each thread packs the part of B its
-      tiles read); without, B rows are read in place.
-    - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
-
-    Schedule (`tile = [mr, kc, nc]`): columns in blocks of nc, the reduction in
-    blocks of kc (B block in cache), rows in register tiles of mr; each tile
-    row of mr x nr accumulators lives in vector registers, nr being a number of
-    vectors fitting the target's register file (chosen by code generation).
-    Epilogue, applied in the kernel's store: + bias[m] (optional operand),
-    then clamp to `clip = [lo, hi]` (Relu: [0, inf]).
-    """
-
-    name = "krnl.matmul"
-
-    a = operand_def(MemRefType)
-    b = operand_def(MemRefType)
-    c = operand_def(MemRefType)
-    bias = opt_operand_def(MemRefType)
-
-    sizes = prop_def(ArrayAttr)
-    tile = prop_def(ArrayAttr)
-    a_layout = prop_def(MatmulALayoutAttr)
-    a_strides = prop_def(ArrayAttr)
-    b_access = prop_def(MatmulBAccessAttr)
-    ldb = prop_def(IntegerAttr)
-    conv = opt_prop_def(ConvGeometryAttr)
-    ldc = prop_def(IntegerAttr)
-    batch = prop_def(ArrayAttr)
-    accumulate = opt_prop_def(UnitAttr)
-    clip = prop_def(ArrayAttr)
-    pack = opt_prop_def(UnitAttr)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "$a `,` $b `into` $c (`bias` $bias^)? attr-dict `:` type($a) `,` type($b) `,` type($c) (`,` type($bias)^)?"
-    )
-
-    def __init__(
-        self,
-        a: SSAValue,
-        b: SSAValue,
-        c: SSAValue,
-        *,
-        sizes: Sequence[int],
-        tile: Sequence[int],
-        a_layout: MatmulALayout,
-        a_strides: Sequence[int] = (0, 0),
-        b_access: MatmulBAccess,
-        ldb: int = 0,
-        conv: ConvGeometryAttr | None = None,
-        ldc: int,
-        batch: Sequence[int] = (0, 0, 0),
-        accumulate: bool = False,
-        clip: Sequence[float] = (float("-inf"), float("inf")),
-        pack: bool = False,
-        bias: SSAValue | None = None,
-    ):
-        properties = {
-            "sizes": _int_array(sizes),
-            "tile": _int_array(tile),
-            "a_layout": MatmulALayoutAttr(a_layout),
-            "a_strides": _int_array(a_strides),
-            "b_access": MatmulBAccessAttr(b_access),
-            "ldb": IntegerAttr(ldb, i64),
-            "conv": conv,
-            "ldc": IntegerAttr(ldc, i64),
-            "batch": _int_array(batch),
-            "accumulate": UnitAttr() if accumulate else None,
-            "clip": ArrayAttr([FloatAttr(float(v), f64) for v in clip]),
-            "pack": UnitAttr() if pack else None,
-        }
-        properties = {name: value for name, value in properties.items() if value is not None}  # in printed order
-        super().__init__(operands=[a, b, c, [bias] if bias else []], properties=properties)
-
-    @property
-    def clip_bounds(self) -> tuple[float, float]:
-        low, high = (a.value.data for a in self.clip.data)
-        return low, high
-
-    def verify_(self) -> None:
-        sizes, tile = int_values(self.sizes), int_values(self.tile)
-        if len(sizes) != 3 or min(sizes) < 1 or len(tile) != 3 or min(tile) < 1:
-            raise VerifyException("krnl.matmul: sizes [M, N, K] and tile [mr, kc, nc] must be positive")
-        if len(int_values(self.batch)) % 3 or not int_values(self.batch):
-            raise VerifyException("krnl.matmul: batch lists (a, b, c) offset triples")
-        if len(self.clip.data) != 2 or len(int_values(self.a_strides)) != 2:
-            raise VerifyException("krnl.matmul: clip is [lo, hi], a_strides [row, column]")
-        m, n, k = sizes
-        mr = tile[0]
-        if self.a_layout.data == MatmulALayout.PANELS and list(self.a.type.get_shape()) != [-(-m // mr), k, mr]:
-            raise VerifyException("krnl.matmul: packed A must have shape [ceil(M/mr), K, mr]")
-        access, packed = self.b_access.data, self.pack is not None
-        if access == MatmulBAccess.PANELS and (
-            list(self.b.type.get_shape()) != [-(-n // MATMUL_B_PANEL), k, MATMUL_B_PANEL] or packed
-        ):
-            raise VerifyException("krnl.matmul: B panels must have shape [ceil(N/P), K, P] and no pack")
-        if (self.conv is not None) != (access in (MatmulBAccess.IM2COL, MatmulBAccess.WINDOW)):
-            raise VerifyException("krnl.matmul: im2col and window access, and only they, need a conv geometry")
-        if access == MatmulBAccess.IM2COL and not packed:
-            raise VerifyException("krnl.matmul: im2col needs pack")
-        if access == MatmulBAccess.WINDOW and packed:
-            raise VerifyException("krnl.matmul: window access reads B in place: no pack")
-        if self.conv is not None:
-            self._verify_conv(access, n, k)
-        if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
-            raise VerifyException("krnl.matmul: bias must have shape [M]")
-
-    def _verify_conv(self, access: MatmulBAccess, n: int, k: int) -> None:
-        """B's shape [K, N] must be the geometry's: K = C*KH*KW; N the output's columns."""
-        conv = self.conv
-        channels, height, width = conv.channels.data, conv.height.data, conv.width.data
-        (out_h, out_w), (kernel_h, kernel_w) = conv.output, conv.kernel
-        if k != channels * kernel_h * kernel_w:
-            raise VerifyException("krnl.matmul: K must be the conv's channels * kernel_h * kernel_w")
-        if access == MatmulBAccess.IM2COL and n != out_h * out_w:
-            raise VerifyException("krnl.matmul: im2col needs N = output_h * output_w")
-        if access == MatmulBAccess.WINDOW:
-            if conv.stride != (1, 1) or conv.padding != (0, 0):
-                raise VerifyException("krnl.matmul: window access needs stride 1 and an image padded already")
-            if n != (out_h - 1) * width + out_w:
-                raise VerifyException("krnl.matmul: window access needs N = (output_h - 1) * width + output_w")
-            if channels * height * width > MAX_WINDOW_OFFSET:
-                raise VerifyException("krnl.matmul: window access to an image of 2**31 elements or more")
-
-
-KRNL = Dialect(
-    "krnl",
-    [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp, MatmulOp, DynamicOutputOp, ViewOp],
-    [LoopType, MatmulALayoutAttr, MatmulBAccessAttr, ConvGeometryAttr],
-)
-
-__all__ = [
-    "KRNL",
-    "LoopType",
-    "DefineLoopsOp",
-    "BlockOp",
-    "PermuteOp",
-    "IterateOp",
-    "YieldOp",
-    "GlobalOp",
-    "EntryPointOp",
-    "MatmulOp",
-    "MatmulALayout",
-    "MatmulALayoutAttr",
-    "MatmulBAccess",
-    "MatmulBAccessAttr",
-    "ConvGeometryAttr",
-    "DynamicOutputOp",
-    "ViewOp",
-    "matmul_scratch_pitch",
-    "int_values",
-    "nest_order",
-    "iv_leaf",
-]
+OPS = [DefineLoopsOp, BlockOp, PermuteOp, IterateOp, YieldOp, GlobalOp, EntryPointOp, DynamicOutputOp, ViewOp]
+ATTRIBUTES = [LoopType]

@@ -13,7 +13,15 @@ import numpy as np
 import onnx
 import pytest
 from helpers import (
-    Case, assert_matches, compile_and_run, ints, make_model, rand, run_case, value_info, with_output_types
+    Case,
+    assert_matches,
+    compile_and_run,
+    ints,
+    make_model,
+    rand,
+    run_case,
+    value_info,
+    with_output_types,
 )
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator

@@ -13,7 +13,8 @@ from xdsl.ir import Operation, SSAValue, Use
 
 from onnxc.codegen.llvm_types import memref_nbytes
 from onnxc.codegen.weights import align_up
-from onnxc.dialects.krnl import DynamicOutputOp, MatmulOp, ViewOp
+from onnxc.dialects.krnl import DynamicOutputOp, ViewOp
+from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.errors import CompileError
 
 ARENA_ALIGNMENT = 64

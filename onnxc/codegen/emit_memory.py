@@ -27,7 +27,8 @@ from onnxc.codegen.llvm_types import (
     value_type,
 )
 from onnxc.codegen.weights import align_up
-from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, MatmulOp, ViewOp
+from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp
+from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.dialects.types import is_low_precision
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import Status, tensor_field

@@ -21,7 +21,8 @@ from xdsl.dialects.builtin import MemRefType
 from onnxc.codegen.gemm_plan import RESERVE_SCRATCH, MatmulPlan
 from onnxc.codegen.llvm_idioms import constant_global, field_pointer
 from onnxc.codegen.llvm_types import I8, I32, I64, NULL, PTR, TENSOR, memref_nbytes, static_shape_of
-from onnxc.dialects.krnl import EntryPointOp, MatmulOp
+from onnxc.dialects.krnl import EntryPointOp
+from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.dialects.types import onnx_type_of
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import ABI_VERSION, DTYPE_NAMES, Status, tensor_field

@@ -49,7 +49,7 @@ from onnxc.codegen.llvm_idioms import (
     thread_pool_slice,
 )
 from onnxc.codegen.llvm_types import F32, I1, I32, I64, PTR
-from onnxc.dialects.krnl import MATMUL_B_PANEL
+from onnxc.dialects.krnl_matmul import MATMUL_B_PANEL
 
 THREAD_SCRATCH = "onnxc_thread_scratch"
 """Runtime support: the calling thread's scratch memory, as reserved."""

@@ -10,14 +10,8 @@ from dataclasses import dataclass
 
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl import (
-    ConvGeometryAttr,
-    MatmulALayout,
-    MatmulBAccess,
-    MatmulOp,
-    int_values,
-    matmul_scratch_pitch,
-)
+from onnxc.dialects.krnl import int_values
+from onnxc.dialects.krnl_matmul import ConvGeometryAttr, MatmulALayout, MatmulBAccess, MatmulOp, matmul_scratch_pitch
 
 RESERVE_SCRATCH = "onnxc_reserve_scratch"
 """Runtime support, called by run_main_graph: reserve scratch memory of the module's largest

@@ -20,7 +20,8 @@ from onnxc.codegen.function_translator import FunctionTranslator
 from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_struct, store_fields, thread_pool_slice
 from onnxc.codegen.llvm_types import I32, I64, NULL, PTR, value_type
 from onnxc.codegen.parallel import ParallelLoop, parallel_loop
-from onnxc.dialects.krnl import GlobalOp, MatmulOp
+from onnxc.dialects.krnl import GlobalOp
+from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import Status
 

@@ -34,14 +34,14 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import (
+from onnxc.dialects.krnl import ViewOp
+from onnxc.dialects.krnl_matmul import (
     MATMUL_B_PANEL,
     MAX_WINDOW_OFFSET,
     ConvGeometryAttr,
     MatmulALayout,
     MatmulBAccess,
     MatmulOp,
-    ViewOp,
 )
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
