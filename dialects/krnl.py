@@ -44,11 +44,12 @@ generation emits the register-blocked SIMD kernel for it (krnl_matmul.py).
 Constants are `krnl.global` ops referring to a weight handle; the function that
 the runtime calls is named by `krnl.entry_point`.
 
-A graph output whose shape is known only at run time (NonZero, Unique...) is
-an argument of type `memref<...x?x...>`: the lowering computes it into a
-scratch buffer of its largest possible shape and ends with
-`krnl.dynamic_output`, which hands the library-allocated result to the caller
-(ABI version 2, runtime/onnxc.h).
+A graph output whose shape depends on input values (NonZero, Unique...) is an
+argument of type `memref<...x?x..., "onnxc_tensor">` (`library_allocated_type`):
+the lowering computes it into a scratch buffer of its largest possible shape
+and ends with `krnl.dynamic_output`, which hands the library-allocated result
+to the caller (ABI version 2, runtime/onnxc.h). Any other `?` dim is a
+symbolic dim known when the run starts (see passes/helpers/run_time_dims.py).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
-from xdsl.ir import Block, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -87,6 +88,22 @@ class LoopType(ParametrizedAttribute, TypeAttribute):
     """A loop handle: something a schedule can transform and an iterate can run."""
 
     name = "krnl.loop"
+
+
+LIBRARY_ALLOCATED = StringAttr("onnxc_tensor")
+"""Memory space of a graph output argument that is the ABI's tensor, which the library allocates."""
+
+
+def library_allocated_type(element: Attribute, shape: Sequence[int]) -> MemRefType:
+    return MemRefType(element, shape, memory_space=LIBRARY_ALLOCATED)
+
+
+def is_library_allocated(memref_type: Attribute) -> bool:
+    return isinstance(memref_type, MemRefType) and memref_type.memory_space == LIBRARY_ALLOCATED
+
+
+DYNAMIC_BOUND = -1
+"""An entry of `krnl.iterate`'s upper_bounds standing for an index operand."""
 
 
 def int_array(values: Sequence[int]) -> ArrayAttr[IntegerAttr]:
@@ -224,12 +241,19 @@ class YieldOp(IRDLOperation):
 
 @irdl_op_definition
 class IterateOp(IRDLOperation):
-    """Run the body over the original loops' iteration space, in the scheduled order."""
+    """Run the body over the original loops' iteration space, in the scheduled order.
+
+    An upper bound known only at run time (a dim of a tensor with symbolic
+    dims) is an index operand: it prints in place (`to [%n, 30]`) and is
+    `DYNAMIC_BOUND` in the `upper_bounds` property, the operands filling
+    those entries in order, as MLIR's static/dynamic mixed lists do.
+    """
 
     name = "krnl.iterate"
 
     optimized_loops = var_operand_def(LoopType)
     original_loops = var_operand_def(LoopType)
+    dynamic_upper_bounds = var_operand_def(IndexType)
     lower_bounds = prop_def(ArrayAttr)
     upper_bounds = prop_def(ArrayAttr)
     body = region_def("single_block")
@@ -242,14 +266,16 @@ class IterateOp(IRDLOperation):
         optimized_loops: Sequence[SSAValue],
         original_loops: Sequence[SSAValue],
         lower_bounds: Sequence[int],
-        upper_bounds: Sequence[int],
+        upper_bounds: Sequence[int | SSAValue],
         body: Region | None = None,
     ):
         if body is None:
             body = Region(Block(arg_types=[IndexType()] * len(original_loops)))
+        static = [b if isinstance(b, int) else DYNAMIC_BOUND for b in upper_bounds]
+        dynamic = [b for b in upper_bounds if not isinstance(b, int)]
         super().__init__(
-            operands=[list(optimized_loops), list(original_loops)],
-            properties={"lower_bounds": int_array(lower_bounds), "upper_bounds": int_array(upper_bounds)},
+            operands=[list(optimized_loops), list(original_loops), dynamic],
+            properties={"lower_bounds": int_array(lower_bounds), "upper_bounds": int_array(static)},
             regions=[body],
         )
 
@@ -257,10 +283,17 @@ class IterateOp(IRDLOperation):
     def induction_vars(self) -> tuple[SSAValue, ...]:
         return self.body.block.args
 
+    def upper_bound_values(self) -> list[int | SSAValue]:
+        """The upper bounds, an operand where the bound is known at run time only."""
+        dynamic = iter(self.dynamic_upper_bounds)
+        return [next(dynamic) if b == DYNAMIC_BOUND else b for b in int_values(self.upper_bounds)]
+
     def verify_(self) -> None:
         n = len(self.original_loops)
         if len(int_values(self.lower_bounds)) != n or len(int_values(self.upper_bounds)) != n:
             raise VerifyException("krnl.iterate: one lower and upper bound per original loop")
+        if int_values(self.upper_bounds).count(DYNAMIC_BOUND) != len(self.dynamic_upper_bounds):
+            raise VerifyException("krnl.iterate: one operand per dynamic upper bound")
         if len(self.body.block.args) != n:
             raise VerifyException("krnl.iterate: one block argument per original loop")
         if any(not isinstance(arg.type, IndexType) for arg in self.body.block.args):
@@ -273,9 +306,12 @@ class IterateOp(IRDLOperation):
         _print_loop_list(printer, self.original_loops)
         printer.print_string(" bounds ")
         _print_int_list(printer, int_values(self.lower_bounds))
-        printer.print_string(" to ")
-        _print_int_list(printer, int_values(self.upper_bounds))
-        printer.print_string(" ")
+        printer.print_string(" to [")
+        printer.print_list(
+            self.upper_bound_values(),
+            lambda b: printer.print_string(str(b)) if isinstance(b, int) else printer.print_ssa_value(b),
+        )
+        printer.print_string("] ")
         printer.print_region(self.body)
         printer.print_op_attributes(self.attributes)
 
@@ -287,10 +323,16 @@ class IterateOp(IRDLOperation):
         parser.parse_keyword("bounds")
         lower = parse_int_list(parser)
         parser.parse_keyword("to")
-        upper = parse_int_list(parser)
+        upper = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, lambda: _parse_bound(parser))
         op = cls(optimized, original, lower, upper, parser.parse_region())
         op.attributes |= parser.parse_optional_attr_dict()
         return op
+
+
+def _parse_bound(parser: Parser) -> int | SSAValue:
+    """An integer, or else an index operand."""
+    value = parser.parse_optional_integer(allow_boolean=False)
+    return parser.parse_operand(IndexType()) if value is None else value
 
 
 def _blocking_of(loop: SSAValue) -> BlockOp | None:
@@ -408,6 +450,9 @@ class EntryPointOp(IRDLOperation):
     batched_inputs = opt_prop_def(ArrayAttr)
     """With batch_symbol: per input, 1 if its leading dim is the batch (else it is
     passed whole to every sample). Every output is batched."""
+    dims = opt_prop_def(ArrayAttr)
+    """Per input, then per output, the expression of each dim (`"N*S"`, "" where
+    static): the symbolic dims the entry point binds from the inputs and checks."""
 
     assembly_format = "attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
@@ -419,6 +464,7 @@ class EntryPointOp(IRDLOperation):
         output_names: Sequence[str],
         batch_symbol: str | None = None,
         batched_inputs: Sequence[bool] = (),
+        dims: Sequence[Sequence[str]] = (),
     ):
         properties = {
             "func": SymbolRefAttr(func),
@@ -428,13 +474,21 @@ class EntryPointOp(IRDLOperation):
         if batch_symbol is not None:
             properties["batch_symbol"] = StringAttr(batch_symbol)
             properties["batched_inputs"] = ArrayAttr([IntegerAttr(int(b), i64) for b in batched_inputs])
+        if any(any(tensor) for tensor in dims):
+            properties["dims"] = ArrayAttr([ArrayAttr([StringAttr(d) for d in tensor]) for tensor in dims])
         super().__init__(properties=properties)
+
+    def dim_expressions(self) -> list[list[str]]:
+        """`dims` as lists of strings, empty if no dim is symbolic."""
+        return [[d.data for d in tensor.data] for tensor in self.dims.data] if self.dims is not None else []
 
     def verify_(self) -> None:
         if (self.batch_symbol is None) != (self.batched_inputs is None):
             raise VerifyException("krnl.entry_point: batch_symbol and batched_inputs go together")
         if self.batched_inputs is not None and len(self.batched_inputs.data) != len(self.input_names.data):
             raise VerifyException("krnl.entry_point: one batched_inputs flag per input")
+        if self.dims is not None and len(self.dims.data) != len(self.input_names.data) + len(self.output_names.data):
+            raise VerifyException("krnl.entry_point: one dims list per input and output")
 
 
 @irdl_op_definition
@@ -473,6 +527,8 @@ class DynamicOutputOp(IRDLOperation):
             )
         if self.source.type.element_type != self.output.type.element_type:
             raise VerifyException("krnl.dynamic_output: source and output element types differ")
+        if not is_library_allocated(self.output.type):
+            raise VerifyException("krnl.dynamic_output: the output must be a library-allocated tensor argument")
 
 
 @irdl_op_definition
@@ -480,28 +536,40 @@ class ViewOp(IRDLOperation):
     """`%v = krnl.view %base[256] : memref<1x64x4x4xf32> to memref<1x16x4x4xf32>`: a
     row-major buffer that is the contiguous range of `%base` starting at element
     `offset`; writing it writes `%base`. A producer writes its result straight
-    into its slice of a Concat's output this way (see `concat_placement`). The
-    buffer behind a view lives as long as any view of it is used."""
+    into its slice of a Concat's output this way (see `concat_placement`), and a
+    Reshape views its input. The buffer behind a view lives as long as any view
+    of it is used.
+
+    A view with run-time dims (`krnl.view %x[0] (%n) : memref<?x8xf32> to
+    memref<?x2x4xf32>`) takes them as index operands, in order; it starts at
+    offset 0 (a reshape), its element count being the base's."""
 
     name = "krnl.view"
 
     base = operand_def(MemRefType)
+    sizes = var_operand_def(IndexType)
     offset = prop_def(IntegerAttr)
     result = result_def(MemRefType)
 
-    assembly_format = "$base `[` $offset `]` attr-dict `:` type($base) `to` type($result)"
+    assembly_format = "$base `[` $offset `]` (`(` $sizes^ `)`)? attr-dict `:` type($base) `to` type($result)"
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, base: SSAValue, offset: int, result_type: MemRefType):
-        super().__init__(operands=[base], properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type])
+    def __init__(self, base: SSAValue, offset: int, result_type: MemRefType, sizes: Sequence[SSAValue] = ()):
+        super().__init__(
+            operands=[base, list(sizes)], properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type]
+        )
 
     def verify_(self) -> None:
         base, view = self.base.type, self.result.type
         if base.element_type != view.element_type:
             raise VerifyException("krnl.view: base and view element types differ")
-        if any(d < 0 for t in (base, view) for d in t.get_shape()):
-            raise VerifyException("krnl.view: base and view need static shapes")
+        if sum(d < 0 for d in view.get_shape()) != len(self.sizes):
+            raise VerifyException("krnl.view: one size operand per dynamic dim of the view")
         offset = self.offset.value.data
+        if any(d < 0 for t in (base, view) for d in t.get_shape()):
+            if offset:
+                raise VerifyException("krnl.view: a view with dynamic dims starts at offset 0")
+            return
         if offset < 0 or offset + view.element_count() > base.element_count():
             raise VerifyException(
                 f"krnl.view: elements [{offset}, {offset + view.element_count()}) exceed the base's {base.element_count()}"

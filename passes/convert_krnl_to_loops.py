@@ -55,7 +55,10 @@ class _NestBuilder:
         self.original_bounds = {
             loop: (lower, upper)
             for loop, lower, upper in zip(
-                iterate.original_loops, int_values(iterate.lower_bounds), int_values(iterate.upper_bounds), strict=True
+                iterate.original_loops,
+                int_values(iterate.lower_bounds),
+                iterate.upper_bound_values(),
+                strict=True,
             )
         }
         self.point = InsertPoint.before(iterate)
@@ -108,7 +111,8 @@ class _NestBuilder:
     def _compute_upper_bound(self, loop: SSAValue) -> SSAValue:
         block = loop.owner
         if isinstance(block, DefineLoopsOp):
-            return self._constant(self.original_bounds[loop][1])
+            upper = self.original_bounds[loop][1]
+            return self._constant(upper) if isinstance(upper, int) else upper
         assert isinstance(block, BlockOp)
         if loop is block.outer:
             return self._upper_bound(block.loop)
@@ -128,18 +132,22 @@ class _NestBuilder:
         """How far the outer loop of `block` advances per step."""
         return self._step(block.loop) * block.tile_size.value.data
 
-    def _extents(self, loop: SSAValue) -> set[int]:
-        """Every length (ub - lb) that `loop`'s range can have, to know where tiles may be partial."""
+    def _extents(self, loop: SSAValue) -> set[int] | None:
+        """Every length (ub - lb) that `loop`'s range can have, to know where tiles
+        may be partial; None where a bound is known at run time only."""
         block = loop.owner
         if isinstance(block, DefineLoopsOp):
             lower, upper = self.original_bounds[loop]
-            return {max(upper - lower, 0)}
+            return {max(upper - lower, 0)} if isinstance(upper, int) else None
         assert isinstance(block, BlockOp)
         if loop is block.outer:
             return self._extents(block.loop)
         span = self._tile_span(block)
+        inner_extents = self._extents(block.loop)
+        if inner_extents is None:
+            return None
         extents = set()
-        for extent in self._extents(block.loop):
+        for extent in inner_extents:
             if extent >= span:
                 extents.add(span)
             if extent % span:
@@ -148,8 +156,8 @@ class _NestBuilder:
 
     def _tiles_are_full(self, block: BlockOp) -> bool:
         """True if the blocked loop's range is always a whole number of tiles (no min needed)."""
-        span = self._tile_span(block)
-        return all(extent % span == 0 for extent in self._extents(block.loop))
+        span, extents = self._tile_span(block), self._extents(block.loop)
+        return extents is not None and all(extent % span == 0 for extent in extents)
 
     def _constant(self, value: int) -> SSAValue:
         if value not in self.constants:

@@ -48,5 +48,6 @@ class ConvertOnnxToKrnlPass(ModulePass):
             lowering.output_names,
             batch_symbol=batch.data if batch is not None else None,
             batched_inputs=[flag.value.data for flag in batched.data] if batched is not None else (),
+            dims=lowering.argument_dims(),
         )
         Rewriter.replace_op(graph, [lowered, entry_point], new_results=[])

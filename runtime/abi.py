@@ -17,6 +17,9 @@ from onnxc import dtypes
 ABI_VERSION = 3
 """ONNXC_ABI_VERSION: a runtime refuses libraries of any other version."""
 
+MAX_DIM = 2**31 - 1
+"""ONNXC_MAX_DIM: a symbolic dim is bound to a size in [1, MAX_DIM] (ONNXC_ERR_SHAPE otherwise)."""
+
 TENSOR_FIELDS: tuple[tuple[str, str], ...] = (
     ("data", "void *"),
     ("shape", "const int64_t *"),

@@ -16,6 +16,9 @@ extern "C" {
 
 #define ONNXC_ABI_VERSION 3
 
+/* The largest size a symbolic dim may be bound to (the smallest is 1). */
+#define ONNXC_MAX_DIM 2147483647
+
 /* One tensor: contiguous, row-major, in the target's byte order. */
 typedef struct onnxc_tensor {
   void *data;            /* first element */
@@ -69,11 +72,14 @@ enum onnxc_status {
   ONNXC_ERR_NOMEM = 6    /* arena, scratch or output memory could not be allocated */
 };
 
-/* Symbolic dims (ABI version 3): a dim given as -1 with a name in "dims" is
- * the caller's choice (the batch size N). Every tensor with that name in its
- * "dims" must have the same size there, outputs included: the caller
- * allocates an output of, say, [-1, 1000] with dims ["N", ""] as N x 1000
- * for the N of its inputs (ONNXC_ERR_SHAPE otherwise). N may be 0.
+/* Symbolic dims (ABI version 3): a dim given as -1 with an entry in "dims" is
+ * chosen by the caller. An entry that is one name (a symbol: "N", "S") is
+ * bound by the first input having it, to a size in [1, ONNXC_MAX_DIM]; any
+ * other entry is an integer expression over symbols ("N*S", "(S - 3)//2 + 1":
+ * + - * // min max, Python's semantics), and every symbolic dim of every
+ * tensor, outputs included, must equal its expression's value: the caller
+ * allocates an output of [-1, -1, 768] with dims ["N", "S", ""] as
+ * N x S x 768 for the N and S of its inputs (ONNXC_ERR_SHAPE otherwise).
  *
  * Run the model. Inputs are read. A static output (the signature gives all
  * its dims) must point at a caller-allocated buffer of its shape and dtype,

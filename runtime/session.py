@@ -28,6 +28,8 @@ import numpy as np
 
 from onnxc import dtypes
 from onnxc.errors import InputError, InvalidModelError, RuntimeFailure
+from onnxc.runtime import dim_expressions
+from onnxc.runtime.abi import MAX_DIM
 from onnxc.runtime.library import OnnxcTensor, describe_status, open_model_library
 
 
@@ -98,6 +100,15 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
         shape = tuple(name or None if dim == -1 else dim for dim, name in zip(shape, symbols))
         args.append(NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code)))
     return tuple(args)
+
+
+def _output_shape(arg: NodeArg, symbols: Mapping[str, tuple[int, str]]) -> tuple[int, ...]:
+    """An output's shape for the inputs' symbolic dims (a ValueError if an expression is negative)."""
+    values = {name: size for name, (size, _) in symbols.items()}
+    shape = tuple(dim_expressions.evaluate(d, values) if isinstance(d, str) else d for d in arg.shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"output {arg.name!r} would have shape {shape}")
+    return shape
 
 
 @functools.lru_cache(maxsize=256)
@@ -213,7 +224,7 @@ class Session:
             outputs = [
                 DynamicOutput(arg.dtype, len(arg.shape))
                 if arg.dynamic
-                else np.empty(tuple(symbols[d][0] if isinstance(d, str) else d for d in arg.shape), arg.dtype)
+                else np.empty(_output_shape(arg, symbols), arg.dtype)
                 for arg in self._outputs
             ]
         except (MemoryError, ValueError) as error:
@@ -254,15 +265,23 @@ class Session:
                 raise InputError(f"missing input {arg.name!r} ({expected})", model=self.path)
             array = self._conform(arg, input_feed[arg.name])
             for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
-                if not isinstance(dim, str):
-                    continue
-                known = symbols.setdefault(dim, (size, arg.name))
-                if known[0] != size:
+                if isinstance(dim, str) and dim_expressions.is_symbol(dim) and dim not in symbols:
+                    if not 1 <= size <= MAX_DIM:
+                        raise InputError(
+                            f"input {arg.name!r}: dim {axis} ({dim}) is {size}, outside [1, {MAX_DIM}]", model=self.path
+                        )
+                    symbols[dim] = (size, arg.name)
+            arrays.append(array)
+        values = {name: size for name, (size, _) in symbols.items()}
+        for arg, array in zip(self._inputs, arrays):
+            for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
+                if isinstance(dim, str) and dim_expressions.evaluate(dim, values) != size:
+                    expected = dim_expressions.evaluate(dim, values)
+                    sources = ", ".join(f"input {symbols[s][1]!r} has {s} = {symbols[s][0]}" for s in sorted(dim_expressions.symbols_of(dim)))
                     raise InputError(
-                        f"input {arg.name!r}: dim {axis} ({dim}) is {size}, but input {known[1]!r} has {dim} = {known[0]}",
+                        f"input {arg.name!r}: dim {axis} ({dim}) is {size}, but {sources} (so {dim} = {expected})",
                         model=self.path,
                     )
-            arrays.append(array)
         return arrays, symbols
 
     def _conform(self, arg: NodeArg, value: object) -> np.ndarray:

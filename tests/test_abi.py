@@ -36,6 +36,11 @@ def test_abi_version(header):
     assert f"(ABI version {abi.ABI_VERSION})" in HEADER.read_text()
 
 
+def test_max_dim(header):
+    (limit,) = re.findall(r"#define\s+ONNXC_MAX_DIM\s+(\d+)", header)
+    assert int(limit) == abi.MAX_DIM
+
+
 def test_tensor_struct(header):
     fields = [line.strip().rstrip(";") for line in _braced(header, "typedef struct onnxc_tensor").split(";")]
     parsed = []

@@ -337,7 +337,8 @@ builtin.module {
 def test_arena_reuses_dead_buffers():
     module = parse(ARENA_MODEL)
     function = next(iter(module.ops))
-    offsets, size = plan_arena(function)
+    plan = plan_arena(function)
+    offsets, size = plan.offsets, plan.size
     a, b, c, d = offsets.values()
     # %a dies at its store, so %c (allocated later) takes its place; %b (400 bytes,
     # used inside the loop, so live until the loop ends) overlaps both; %d is
@@ -370,7 +371,8 @@ builtin.module {
 
 def test_arena_keeps_a_buffer_live_while_a_view_of_it_is_used():
     """%a has no use of its own after %b's alloc, but a view of a view of it is read later."""
-    offsets, size = plan_arena(next(iter(parse(VIEW_ARENA_MODEL).ops)))
+    plan = plan_arena(next(iter(parse(VIEW_ARENA_MODEL).ops)))
+    offsets, size = plan.offsets, plan.size
     assert list(offsets.values()) == [0, 64]
     assert size == 128
 

@@ -376,15 +376,18 @@ def test_unsupported_is_reported(name, tmp_path):
     assert raised.value.op_type == case.op_type and raised.value.node == "node0"
 
 
-def test_dynamic_dims_are_rejected(tmp_path):
-    """Two symbolic dims are no batch loop (tests/test_dynamic_shapes.py has those): refused, saying why."""
+def test_two_symbolic_dims_run_at_any_shape(tmp_path):
+    """Two symbolic dims are no batch loop: the library takes them at run time
+    (tests/test_run_time_dims.py has whole models)."""
     node = helper.make_node("Relu", ["x"], ["y"], name="node0")
     graph = helper.make_graph(
         [node], "dynamic", [value_info("x", np.float32, ["batch", "seq"])], [value_info("y", np.float32, ["batch", "seq"])]
     )
-    model = make_model(graph)
-    with pytest.raises(ShapeError, match="2 symbolic dims"):
-        onnxc.compile(model, tmp_path / "model.so")
+    session = onnxc.Session(onnxc.compile(make_model(graph), tmp_path / "model.so"))
+    for shape in [(1, 1), (3, 5), (2, 17)]:
+        x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+        (y,) = session.run(None, {"x": x})
+        np.testing.assert_array_equal(y, np.maximum(x, 0))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

@@ -3,33 +3,68 @@
 Every `memref.alloc` of the function gets an offset in the arena; buffers
 whose live ranges overlap get disjoint ranges. The graph function takes the
 calling thread's arena from the runtime (`THREAD_ARENA`), sized here, so a run
-allocates nothing (outlining.py).
+allocates nothing (outlining.py); the runtime keeps it, growing it only when
+a run needs more.
+
+Buffers with dims known at run time only are planned with symbolic sizes: a
+size is a coefficient times a unit, the unit a product of the run-time dims
+(`N*S` for a `memref<?x?x768xf32>` of N x S) traced through the index
+arithmetic that computed them. Buffers of one unit share a region planned
+exactly as the static one, in bytes per unit; the regions follow the static
+part, each sized at run time as its planned bytes times its unit's value.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import func, memref
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue, Use
 
-from onnxc.codegen.llvm_types import memref_nbytes
+from onnxc.codegen.llvm_types import element_size, memref_nbytes
 from onnxc.codegen.weights import align_up
 from onnxc.dialects.krnl import DynamicOutputOp, ViewOp
 from onnxc.dialects.krnl_matmul import MatmulOp
+from onnxc.dialects.symbolic import Dim
 from onnxc.errors import CompileError
 
 ARENA_ALIGNMENT = 64
+DYNAMIC_ALIGNMENT = 16
+"""Buffers of a run-time size are aligned to this many bytes (their coefficient is a multiple of it)."""
 THREAD_ARENA = "onnxc_thread_arena"
 """Runtime support: the calling thread's arena of at least the given bytes (NULL if it cannot be had),
 64-byte aligned at least, kept for the thread's later runs."""
 
 
-def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
-    """Offsets of the function's allocs in one arena, and the arena's size.
+@dataclass
+class Region:
+    """Buffers sized `coefficient * unit` bytes: offsets in bytes per unit."""
+
+    unit: Dim
+    offsets: dict[memref.AllocOp, int] = field(default_factory=dict)
+    size: int = 0
+
+
+@dataclass
+class ArenaPlan:
+    offsets: dict[memref.AllocOp, int]
+    """Static buffers' offsets in bytes."""
+    size: int
+    """Bytes of the static part."""
+    regions: list[Region]
+    """Run-time sized buffers, in regions after the static part."""
+    leaves: dict[str, SSAValue]
+    """The index values the regions' units are products of, by their name in the units."""
+
+
+def plan_arena(function: func.FuncOp) -> ArenaPlan:
+    """Offsets of the function's allocs in one arena.
 
     A buffer is live from its alloc to its last use, or the last use of a view
     of it (`krnl.view`, a Concat input computed into the Concat's buffer), all
     counted at their top-level ancestor op; buffers whose live ranges overlap
-    get disjoint 64-byte aligned ranges (first fit, in program order).
+    get disjoint aligned ranges (first fit, in program order).
     """
     body = function.body.block
     position = {op: i for i, op in enumerate(body.ops)}
@@ -39,8 +74,9 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
             op = op.parent_op()
         return position[op]
 
-    placed: list[tuple[int, int, int, int]] = []  # (first, last, offset, size)
-    offsets: dict[memref.AllocOp, int] = {}
+    static = _FirstFit(ARENA_ALIGNMENT)
+    regions: dict[Dim, tuple[Region, _FirstFit]] = {}
+    leaves: dict[SSAValue, str] = {}
     for alloc in function.walk():
         if not isinstance(alloc, memref.AllocOp):
             continue
@@ -50,16 +86,69 @@ def plan_arena(function: func.FuncOp) -> tuple[dict[memref.AllocOp, int], int]:
             if not isinstance(use.operation, memref.LoadOp | memref.StoreOp | MatmulOp | DynamicOutputOp):
                 raise CompileError(f"codegen: a buffer may only be loaded and stored, not used by {use.operation.name}")
             last = max(last, top_level_position(use.operation))
-        size = align_up(memref_nbytes(alloc.memref.type), ARENA_ALIGNMENT)
+        if not alloc.dynamic_sizes:
+            static.place(alloc, first, last, memref_nbytes(alloc.memref.type))
+            continue
+        coefficient, unit = _symbolic_size(alloc, leaves)
+        region, planner = regions.setdefault(unit, (Region(unit), _FirstFit(DYNAMIC_ALIGNMENT)))
+        planner.place(alloc, first, last, coefficient)
+    for region, planner in regions.values():
+        region.offsets, region.size = planner.offsets, planner.size
+    return ArenaPlan(
+        static.offsets, static.size, [region for region, _ in regions.values()], {n: v for v, n in leaves.items()}
+    )
+
+
+class _FirstFit:
+    """Liveness-based first-fit placement of buffers in one address range."""
+
+    def __init__(self, alignment: int):
+        self.alignment = alignment
+        self.placed: list[tuple[int, int, int, int]] = []  # (first, last, offset, size)
+        self.offsets: dict[memref.AllocOp, int] = {}
+
+    def place(self, alloc: memref.AllocOp, first: int, last: int, size: int) -> None:
+        size = align_up(size, self.alignment)
         offset = 0
-        overlapping = sorted((o, o + s) for f, l, o, s in placed if f <= last and first <= l)
+        overlapping = sorted((o, o + s) for f, l, o, s in self.placed if f <= last and first <= l)
         for start, end in overlapping:
             if offset + size <= start:
                 break
             offset = max(offset, end)
-        placed.append((first, last, offset, size))
-        offsets[alloc] = offset
-    return offsets, max((o + s for _, _, o, s in placed), default=0)
+        self.placed.append((first, last, offset, size))
+        self.offsets[alloc] = offset
+
+    @property
+    def size(self) -> int:
+        return max((o + s for _, _, o, s in self.placed), default=0)
+
+
+def _symbolic_size(alloc: memref.AllocOp, leaves: dict[SSAValue, str]) -> tuple[int, Dim]:
+    """(coefficient, unit) with the buffer's bytes = coefficient * unit, the unit a
+    product of run-time values (or, failing that, a polynomial of them)."""
+    memref_type = alloc.memref.type
+    static_bytes = element_size(memref_type.element_type)
+    for dim in memref_type.get_shape():
+        static_bytes *= max(dim, 1)
+    dynamic = Dim.const(1)
+    for size in alloc.dynamic_sizes:
+        dynamic = dynamic * _trace(size, leaves)
+    coefficient, unit = (Dim.const(static_bytes) * dynamic).split_coefficient()
+    if coefficient > 0:
+        return coefficient, unit
+    return static_bytes, dynamic
+
+
+def _trace(value: SSAValue, leaves: dict[SSAValue, str]) -> Dim:
+    """An index value as a polynomial of the values it is computed from by add and mul."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return Dim.const(owner.value.value.data)
+    if isinstance(owner, arith.AddiOp):
+        return _trace(owner.lhs, leaves) + _trace(owner.rhs, leaves)
+    if isinstance(owner, arith.MuliOp):
+        return _trace(owner.lhs, leaves) * _trace(owner.rhs, leaves)
+    return Dim.symbol(leaves.setdefault(value, f"d{len(leaves)}"))
 
 
 def _uses_through_views(buffer: SSAValue) -> list[Use]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from llvmlite import ir
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import BFloat16Type
+from xdsl.ir import SSAValue
 
 from onnxc.codegen.function_translator import FunctionTranslator, emits
 from onnxc.codegen.gemm import MatmulEmitter
@@ -22,6 +25,7 @@ from onnxc.codegen.llvm_types import (
     bfloat16_bits,
     bfloat16_from_bits,
     element_size,
+    has_run_time_dims,
     memory_type,
     static_shape_of,
     value_type,
@@ -45,7 +49,7 @@ def _emit_matmul(t: FunctionTranslator, op: MatmulOp) -> None:
     plan = MatmulPlan.of(op, t.parent.target)
     name = t.builder.function.name
     emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
-    emitter.emit(t.get(op.a), t.get(op.b), t.get(op.c), t.get(op.bias) if op.bias is not None else None)
+    emitter.emit(t.pointer(op.a), t.pointer(op.b), t.pointer(op.c), t.pointer(op.bias) if op.bias is not None else None)
 
 
 @emits(func.ReturnOp)
@@ -121,13 +125,23 @@ def _emit_if(t: FunctionTranslator, op: scf.IfOp) -> None:
 # ------------------------------------------------------------------------------- memory
 
 
+def _descriptor(t: FunctionTranslator, result: SSAValue, pointer: ir.Value, sizes: Sequence[SSAValue]) -> ir.Value:
+    """A memref value: the pointer, or with run-time dims the descriptor of pointer and `sizes`."""
+    if not has_run_time_dims(result.type):
+        return pointer
+    value = t.builder.insert_value(ir.Constant(value_type(result.type), ir.Undefined), pointer, 0)
+    for position, size in enumerate(sizes, start=1):
+        value = t.builder.insert_value(value, t.get(size), position)
+    return value
+
+
 @emits(memref.AllocOp)
 def _emit_alloc(t: FunctionTranslator, op: memref.AllocOp) -> None:
     if t.arena is None:  # only zero-sized buffers, never dereferenced
-        t.set(op.memref, NULL)
+        t.set(op.memref, _descriptor(t, op.memref, NULL, op.dynamic_sizes))
         return
-    offset = ir.Constant(I64, t.arena_offsets[op])
-    t.set(op.memref, t.builder.gep(t.arena, [offset], inbounds=True, source_etype=I8))
+    pointer = t.builder.gep(t.arena, [t.arena_offsets[op]], inbounds=True, source_etype=I8)
+    t.set(op.memref, _descriptor(t, op.memref, pointer, op.dynamic_sizes))
 
 
 @emits(ViewOp)
@@ -136,7 +150,16 @@ def _emit_view(t: FunctionTranslator, op: ViewOp) -> None:
     if is_low_precision(element):  # several elements to a byte, or an odd bit width
         raise CompileError(f"codegen: no krnl.view of {element} elements")
     offset = ir.Constant(I64, op.offset.value.data)
-    t.set(op.result, t.builder.gep(t.get(op.base), [offset], inbounds=True, source_etype=memory_type(element)))
+    pointer = t.builder.gep(t.pointer(op.base), [offset], inbounds=True, source_etype=memory_type(element))
+    t.set(op.result, _descriptor(t, op.result, pointer, op.sizes))
+
+
+@emits(memref.DimOp)
+def _emit_dim(t: FunctionTranslator, op: memref.DimOp) -> None:
+    axis = t.get(op.index)
+    if not isinstance(axis, ir.Constant):
+        raise CompileError("codegen: memref.dim takes a constant axis")
+    t.set(op.result, t.shape(op.source)[axis.constant])
 
 
 @emits(GlobalOp)
@@ -197,7 +220,7 @@ def _emit_dynamic_output(t: FunctionTranslator, op: DynamicOutputOp) -> None:
         dim_pointer = b.gep(block, [ir.Constant(I64, position)], inbounds=True, source_etype=I64)
         b.store(extent if position == axis else ir.Constant(I64, dim), dim_pointer, align=8)
     # One memcpy per row of the dims before `axis` (row r: extent * inner elements).
-    source = t.get(op.source)
+    source = t.pointer(op.source)
     before = b.block
     header, body, done = (b.append_basic_block(f"dynamic_output.{n}") for n in ("header", "body", "done"))
     b.branch(header)

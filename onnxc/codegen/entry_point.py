@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -20,12 +20,25 @@ from xdsl.dialects.builtin import MemRefType
 
 from onnxc.codegen.gemm_plan import RESERVE_SCRATCH, MatmulPlan
 from onnxc.codegen.llvm_idioms import constant_global, field_pointer
-from onnxc.codegen.llvm_types import I8, I32, I64, NULL, PTR, TENSOR, memref_nbytes, static_shape_of
-from onnxc.dialects.krnl import EntryPointOp
+from onnxc.codegen.llvm_types import (
+    I8,
+    I32,
+    I64,
+    NULL,
+    PTR,
+    TENSOR,
+    descriptor_type,
+    has_run_time_dims,
+    memref_nbytes,
+    static_shape_of,
+)
+from onnxc.codegen.run_time_dims import evaluate
+from onnxc.dialects.krnl import EntryPointOp, is_library_allocated
+from onnxc.dialects.symbolic import Dim
 from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.dialects.types import onnx_type_of
 from onnxc.errors import CompileError
-from onnxc.runtime.abi import ABI_VERSION, DTYPE_NAMES, Status, tensor_field
+from onnxc.runtime.abi import ABI_VERSION, DTYPE_NAMES, MAX_DIM, Status, tensor_field
 
 if TYPE_CHECKING:
     from onnxc.codegen.llvm import ModuleTranslator
@@ -39,6 +52,8 @@ class TensorSpec:
     memref: MemRefType
     batch: str | None = None
     """The batch symbol of a batch loop's batched tensor (its leading dim, 1 in `memref`)."""
+    dims: list[str] = field(default_factory=list)
+    """Each dim's symbolic expression ("" where static), if any dim is symbolic."""
 
     @property
     def dtype(self) -> int:
@@ -46,13 +61,13 @@ class TensorSpec:
 
     @property
     def dynamic(self) -> bool:
-        """An output whose dims (-1 where unknown) are set at run time: the library allocates it."""
-        return any(d < 0 for d in self.memref.get_shape())
+        """An output whose shape depends on input values: the library allocates it."""
+        return is_library_allocated(self.memref)
 
     @property
     def shape(self) -> list[int]:
         """The signature's dims: -1 for a dim known at run time only, or the batch."""
-        if self.dynamic:
+        if self.dynamic or any(self.dims):
             return [max(d, -1) for d in self.memref.get_shape()]
         shape = static_shape_of(self.memref)
         return [-1, *shape[1:]] if self.batch else shape
@@ -66,6 +81,8 @@ class TensorSpec:
         entry = {"name": self.name, "dtype": DTYPE_NAMES[self.dtype], "shape": self.shape}
         if self.batch:
             entry["dims"] = [self.batch] + [""] * (len(self.shape) - 1)
+        elif any(self.dims):
+            entry["dims"] = self.dims
         return entry | {"dynamic": True} if self.dynamic else entry
 
 
@@ -88,12 +105,16 @@ class EntryPointBuilder:
             )
         symbol = entry.batch_symbol.data if entry.batch_symbol is not None else None
         batched = [flag.value.data for flag in entry.batched_inputs.data] if entry.batched_inputs else []
+        dims = entry.dim_expressions() or [[] for _ in arg_types]
         self.inputs = [
-            TensorSpec(n, t, symbol if batched and batched[k] else None)
+            TensorSpec(n, t, symbol if batched and batched[k] else None, dims[k])
             for k, (n, t) in enumerate(zip(input_names, arg_types))
         ]
         output_types = arg_types[len(input_names) :]
-        self.outputs = [TensorSpec(n, t, symbol) for n, t in zip(output_names, output_types)]
+        self.outputs = [
+            TensorSpec(n, t, symbol, dims[len(input_names) + k])
+            for k, (n, t) in enumerate(zip(output_names, output_types))
+        ]
         if symbol and any(spec.dynamic for spec in self.outputs):
             raise CompileError("codegen: a batch loop cannot return outputs of value-dependent shape")
 
@@ -117,11 +138,13 @@ class EntryPointBuilder:
         self.fail_unless_equal(num_outputs, len(self.outputs), Status.ERR_ARITY)
         arguments = []
         self.batch_size: ir.Value | None = None
+        self.symbolic_dims: list[tuple[ir.Value, Dim]] = []
         for array, specs in ((inputs, self.inputs), (outputs, self.outputs)):
             if specs:
                 self.fail_if(b.icmp_unsigned("==", array, NULL), Status.ERR_NULL)
             for index, spec in enumerate(specs):
                 arguments.append(None if spec.dynamic else self.check_tensor(array, index, spec))
+        self.check_symbolic_dims()
         dynamic = [index for index, spec in enumerate(self.outputs) if spec.dynamic]
         for index in dynamic:  # not checked: the library fills in every field
             spec = self.outputs[index]
@@ -223,20 +246,50 @@ class EntryPointBuilder:
         self.fail_if(b.icmp_unsigned("==", shape, NULL), Status.ERR_NULL)
         self.fail_unless_equal(field(_DTYPE, I32, 4), spec.dtype, Status.ERR_DTYPE)
         self.fail_unless_equal(field(_RANK, I64, 8), len(spec.shape), Status.ERR_RANK)
+        descriptor_fields = [data]
         for axis, dim in enumerate(spec.shape):
             pointer = b.gep(shape, [ir.Constant(I64, axis)], inbounds=True, source_etype=I64)
             actual = b.load(pointer, typ=I64, align=8)
             if spec.batch and axis == 0:
                 self.check_batch_size(actual)
+            elif spec.dims and spec.dims[axis]:
+                self.symbolic_dims.append((actual, Dim.parse(spec.dims[axis])))
+                descriptor_fields.append(actual)
             else:
                 self.fail_unless_equal(actual, dim, Status.ERR_SHAPE)
-        return data
+        if not has_run_time_dims(spec.memref):
+            return data
+        descriptor = ir.Constant(descriptor_type(spec.memref), ir.Undefined)
+        for position, value in enumerate(descriptor_fields):
+            descriptor = b.insert_value(descriptor, value, position)
+        return descriptor
+
+    def check_symbolic_dims(self) -> None:
+        """Bind each symbol to the first input dim that is that symbol alone, within
+        [1, MAX_DIM]; then every symbolic dim of every tensor must equal its
+        expression's value (ERR_SHAPE): tensors sharing a symbol agree."""
+        b = self.builder
+        symbols: dict[str, ir.Value] = {}
+        for actual, dim in self.symbolic_dims:
+            name = str(dim)
+            if name in dim.symbols() and name not in symbols:  # the symbol alone
+                too_small = b.icmp_signed("<", actual, ir.Constant(I64, 1))
+                too_large = b.icmp_signed(">", actual, ir.Constant(I64, MAX_DIM))
+                self.fail_if(b.or_(too_small, too_large), Status.ERR_SHAPE)
+                symbols[name] = actual
+        for actual, dim in self.symbolic_dims:
+            unbound = dim.symbols() - symbols.keys()
+            if unbound:
+                raise CompileError(f"codegen: the symbolic dims {sorted(unbound)} are no input's dim")
+            expected = evaluate(b, dim, symbols.__getitem__)
+            self.fail_if(b.icmp_signed("!=", actual, expected), Status.ERR_SHAPE)
 
     def check_batch_size(self, size: ir.Value) -> None:
         """The first batched tensor sets the batch size; every other must agree (ERR_SHAPE)."""
         b = self.builder
         if self.batch_size is None:
-            self.fail_if(b.icmp_signed("<", size, ir.Constant(I64, 0)), Status.ERR_SHAPE)
+            too_small = b.icmp_signed("<", size, ir.Constant(I64, 1))
+            self.fail_if(b.or_(too_small, b.icmp_signed(">", size, ir.Constant(I64, MAX_DIM))), Status.ERR_SHAPE)
             self.batch_size = size
         else:
             self.fail_if(b.icmp_signed("!=", size, self.batch_size), Status.ERR_SHAPE)

@@ -17,7 +17,7 @@ from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import BFloat16Type
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from onnxc.codegen.llvm_types import I32, I64, int_constant, memory_type, static_shape_of
+from onnxc.codegen.llvm_types import I32, I64, has_run_time_dims, int_constant, memory_type, static_shape_of
 from onnxc.errors import CompileError
 
 if TYPE_CHECKING:
@@ -78,17 +78,35 @@ class FunctionTranslator:
         chosen = b.select(is_nan, quiet_nan, rounded)
         return b.bitcast(b.and_(chosen, int_constant(I32, 0xFFFF0000)), ir.FloatType())
 
+    def pointer(self, buffer: SSAValue) -> ir.Value:
+        """The data pointer of a memref value (a descriptor's first field)."""
+        value = self.get(buffer)
+        return self.builder.extract_value(value, 0) if has_run_time_dims(buffer.type) else value
+
+    def shape(self, buffer: SSAValue) -> list[ir.Value]:
+        """A memref's dims as i64 values: constants, or a descriptor's fields."""
+        value, dynamic = self.get(buffer), 0
+        dims = []
+        for dim in buffer.type.get_shape():
+            if dim >= 0:
+                dims.append(ir.Constant(I64, dim))
+            else:
+                dynamic += 1
+                dims.append(self.builder.extract_value(value, dynamic))
+        return dims
+
     def element_pointer(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> ir.Value:
         """Address of buffer[indices]: one GEP with the row-major linear index."""
         t = buffer.type
-        shape = static_shape_of(t)
-        base = self.get(buffer)
+        if not has_run_time_dims(t):
+            static_shape_of(t)  # codegen takes row-major memrefs only
+        base = self.pointer(buffer)
         if not indices:
             return base
         b = self.builder
         linear = self.get(indices[0])
-        for dim, index in zip(shape[1:], indices[1:]):
-            scaled = b.mul(linear, ir.Constant(I64, dim), flags=["nsw"])
+        for dim, index in zip(self.shape(buffer)[1:], indices[1:]):
+            scaled = b.mul(linear, dim, flags=["nsw"])
             linear = b.add(scaled, self.get(index), flags=["nsw"])
         return b.gep(base, [linear], inbounds=True, source_etype=memory_type(t.element_type))
 

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from llvmlite import ir
 
@@ -87,3 +87,26 @@ def parallel_for(b: ir.IRBuilder, declare: Declare, slice_: ir.Function, context
     """Run `slice_(context, begin, end)` over the iterations [0, iterations) on the thread pool."""
     run = declare(PARALLEL_FOR, ir.VoidType(), [slice_.type, PTR, I64, I64])
     b.call(run, [slice_, context, ir.Constant(I64, 0), ir.Constant(I64, iterations)])
+
+
+def flat_types(value_type: ir.Type) -> list[ir.Type]:
+    """A kernel's argument types for a value: a descriptor's fields one by one,
+    so that its data pointer can be `noalias` (a struct argument cannot)."""
+    return list(value_type.elements) if isinstance(value_type, ir.LiteralStructType) else [value_type]
+
+
+def flatten(b: ir.IRBuilder, value: ir.Value) -> list[ir.Value]:
+    """The arguments standing for `value` (see flat_types)."""
+    if not isinstance(value.type, ir.LiteralStructType):
+        return [value]
+    return [b.extract_value(value, k) for k in range(len(value.type.elements))]
+
+
+def unflatten(b: ir.IRBuilder, value_type: ir.Type, args: Iterator[ir.Value]) -> ir.Value:
+    """The value that flatten turned into the next arguments of `args`."""
+    if not isinstance(value_type, ir.LiteralStructType):
+        return next(args)
+    value = ir.Constant(value_type, ir.Undefined)
+    for k in range(len(value_type.elements)):
+        value = b.insert_value(value, next(args), k)
+    return value

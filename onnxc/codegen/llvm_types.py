@@ -10,7 +10,10 @@ and in memory: their bits in the low bits of a byte, the rest zero (the
 ml_dtypes layout). Only loads, stores and same-width casts (which are free)
 see them; Cast's conversions work on the i8 bits (krnl_builder.convert).
 
-Memrefs are opaque pointers (`ptr`); `index` is i64.
+A memref with static dims is an opaque pointer (`ptr`); one with dims known
+at run time only is a descriptor `{ptr, i64...}`: its data and those dims,
+in order (`descriptor_type`). A library-allocated output is a pointer to the
+ABI's tensor. `index` is i64.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from onnxc.dialects.krnl import is_library_allocated
 from onnxc.dialects.types import is_low_precision, numpy_dtype_of
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import TENSOR_FIELDS
@@ -57,8 +61,17 @@ def value_type(t: Attribute) -> ir.Type:
     if isinstance(t, Float16Type):
         return ir.HalfType()
     if isinstance(t, MemRefType):
-        return PTR
+        return descriptor_type(t) if has_run_time_dims(t) else PTR
     raise CompileError(f"codegen: unsupported type {t}")
+
+
+def has_run_time_dims(t: MemRefType) -> bool:
+    """A memref held as a descriptor: dims known at run time only, not a library-allocated output."""
+    return any(d < 0 for d in t.get_shape()) and not is_library_allocated(t)
+
+
+def descriptor_type(t: MemRefType) -> ir.LiteralStructType:
+    return ir.LiteralStructType([PTR] + [I64] * sum(d < 0 for d in t.get_shape()))
 
 
 def memory_type(element: Attribute) -> ir.Type:

@@ -15,11 +15,21 @@ from llvmlite import ir
 from xdsl.dialects import arith, func, memref
 from xdsl.ir import Block, Operation, SSAValue
 
-from onnxc.codegen.arena import THREAD_ARENA, plan_arena
+from onnxc.codegen.arena import ARENA_ALIGNMENT, THREAD_ARENA, plan_arena
 from onnxc.codegen.function_translator import FunctionTranslator
-from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_struct, store_fields, thread_pool_slice
+from onnxc.codegen.llvm_idioms import (
+    flat_types,
+    flatten,
+    internal_function,
+    parallel_for,
+    stack_struct,
+    store_fields,
+    thread_pool_slice,
+    unflatten,
+)
 from onnxc.codegen.llvm_types import I32, I64, NULL, PTR, value_type
 from onnxc.codegen.parallel import ParallelLoop, parallel_loop
+from onnxc.codegen.run_time_dims import CheckedDimOps
 from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.errors import CompileError
@@ -40,12 +50,14 @@ class GraphFunctionTranslator(FunctionTranslator):
         arg_types = [value_type(t) for t in function.function_type.inputs.data]
         llvm_function = internal_function(parent.module, self.name, ir.FunctionType(I32, arg_types))
         super().__init__(parent, llvm_function, dict(zip(self.body.args, llvm_function.args)))
-        self.arena_offsets, self.arena_size = plan_arena(function)
+        self.plan = plan_arena(function)
 
     def translate(self) -> None:
-        if self.arena_size:
+        if self.plan.size or self.plan.regions:
             self.allocate_arena()
         for position, op in enumerate(self.body.ops):
+            if op.results and all(result in self.values for result in op.results):
+                continue  # computed early, for the arena's run-time sizes
             if _is_loop_nest(op):
                 self.call_kernel(op, f"{self.name}.nest{position}")
             else:
@@ -54,12 +66,37 @@ class GraphFunctionTranslator(FunctionTranslator):
     def allocate_arena(self) -> None:
         """The calling thread's arena, kept by the runtime across runs (runtime/support/onnxc_parallel.c)."""
         b = self.builder
+        offsets: dict[memref.AllocOp, ir.Value] = {a: ir.Constant(I64, o) for a, o in self.plan.offsets.items()}
+        size: ir.Value = ir.Constant(I64, self.plan.size)
+        dim_ops = CheckedDimOps(b, self.parent.declare)
+        for region in self.plan.regions:  # after the static part, each at run-time size
+            unit = dim_ops.evaluate(region.unit, lambda name: self.materialize(self.plan.leaves[name]))
+            base = dim_ops.align_up(size, ARENA_ALIGNMENT)
+            for alloc, offset in region.offsets.items():
+                offsets[alloc] = b.add(base, b.mul(ir.Constant(I64, offset), unit))
+            size = dim_ops.add(base, dim_ops.mul(ir.Constant(I64, region.size), unit))
+        with b.if_then(dim_ops.overflowed, likely=False):
+            b.ret(ir.Constant(I32, int(Status.ERR_NOMEM)))
+        self.arena_offsets = offsets
         arena_of_thread = self.parent.declare(THREAD_ARENA, PTR, [I64])
         arena_of_thread.return_value.add_attribute("noalias")  # no other pointer reaches it during the run
-        self.arena = b.call(arena_of_thread, [ir.Constant(I64, self.arena_size)])
+        self.arena = b.call(arena_of_thread, [size])
         failed = b.icmp_unsigned("==", self.arena, NULL)
         with b.if_then(failed, likely=False):
             b.ret(ir.Constant(I32, int(Status.ERR_NOMEM)))
+
+    def materialize(self, value: SSAValue) -> ir.Value:
+        """The LLVM value of an index value, emitting the arithmetic computing it
+        from the arguments' dims now if it has not been (the arena needs it first)."""
+        if value not in self.values:
+            op = value.owner
+            if not isinstance(op, arith.ConstantOp | arith.AddiOp | arith.MuliOp | arith.DivSIOp | arith.MinSIOp
+                              | arith.MaxSIOp | arith.SubiOp | memref.DimOp):  # fmt: skip
+                raise CompileError(f"codegen: a buffer's size depends on {value}, not only on its arguments' dims")
+            for operand in op.operands:
+                self.materialize(operand)
+            self.emit(op)
+        return self.values[value]
 
     def return_status(self, status: ir.Value) -> None:
         self.builder.ret(status)
@@ -77,7 +114,7 @@ class GraphFunctionTranslator(FunctionTranslator):
         parallel = parallel_loop(nest)
         kernel = self.kernel(nest, name, passed, rematerialized, parallel)
         if parallel is None:
-            self.builder.call(kernel, [self.get(v) for v in passed])
+            self.builder.call(kernel, [f for v in passed for f in flatten(self.builder, self.get(v))])
         else:
             self.call_on_thread_pool(kernel, name, passed, parallel.trip_count)
 
@@ -91,14 +128,18 @@ class GraphFunctionTranslator(FunctionTranslator):
     ) -> ir.Function:
         """`nest` as the function `name(passed...)`, or for a `parallel` nest
         `name(passed..., i64 begin, i64 end)` running iterations [begin, end) of its loop."""
-        arg_types = [value_type(v.type) for v in passed] + ([I64, I64] if parallel is not None else [])
+        arg_types = [t for v in passed for t in flat_types(value_type(v.type))]
+        arg_types += [I64, I64] if parallel is not None else []
         function = internal_function(self.parent.module, name, ir.FunctionType(ir.VoidType(), arg_types))
         function.attributes.add("noinline")
-        kernel = FunctionTranslator(self.parent, function, dict(zip(passed, function.args)))
+        kernel = FunctionTranslator(self.parent, function, {})
+        args = iter(function.args)
+        for value in passed:
+            kernel.set(value, unflatten(kernel.builder, value_type(value.type), args))
         for value in rematerialized:
             kernel.emit(value.owner)
         if parallel is not None:
-            begin, end = function.args[len(passed) :]
+            begin, end = function.args[-2:]
             kernel.split_loop = (parallel.loop, begin, end)
         kernel.emit(nest)
         kernel.builder.ret_void()
@@ -109,7 +150,7 @@ class GraphFunctionTranslator(FunctionTranslator):
         i64 end)`, the context holding `passed`: the kernel keeps its `noalias` pointer arguments."""
         context_type = ir.LiteralStructType([value_type(v.type) for v in passed])
         slice_function, b, fields, begin, end = thread_pool_slice(self.parent.module, f"{name}.slice", context_type)
-        b.call(kernel, [*fields, begin, end])
+        b.call(kernel, [*(f for field in fields for f in flatten(b, field)), begin, end])
         b.ret_void()
         context = stack_struct(self.builder, context_type)
         store_fields(self.builder, context, context_type, [self.get(v) for v in passed])

@@ -236,8 +236,9 @@ class KernelBuilder:
 
     # --------------------------------------------------------------------- memory
 
-    def alloc(self, memref_type: MemRefType) -> SSAValue:
-        return self.insert(memref.AllocOp([], [], memref_type)).memref
+    def alloc(self, memref_type: MemRefType, dynamic_sizes: Sequence[SSAValue] = ()) -> SSAValue:
+        """A buffer; its dims known at run time only are `dynamic_sizes`, in order."""
+        return self.insert(memref.AllocOp(list(dynamic_sizes), [], memref_type)).memref
 
     def load(self, buffer: SSAValue, indices: Sequence[Bound]) -> SSAValue:
         return self.insert(memref.LoadOp.get(buffer, [self.index(i) for i in indices])).res
@@ -391,6 +392,12 @@ class KernelBuilder:
         """A `math` dialect op (exp, log, sqrt, tanh, powf...) on float operands."""
         return self.insert(op_class(*operands)).result
 
+    def number(self, value: Bound, element_type: Attribute) -> SSAValue:
+        """An index (a count: a Python int, or a value known at run time) as a number of `element_type`."""
+        if isinstance(value, int):
+            return self.constant(value, element_type)
+        return self.index_to_float(value, element_type) if is_float(element_type) else self.from_index(value, element_type)
+
     def index_to_float(self, value: SSAValue, float_type: Attribute) -> SSAValue:
         as_int = self.insert(arith.IndexCastOp(value, i64)).result
         return self.insert(arith.SIToFPOp(as_int, float_type)).result
@@ -436,11 +443,11 @@ class KernelBuilder:
 
     # ---------------------------------------------------------------------- loops
 
-    def loops(self, upper_bounds: Sequence[int]) -> LoopNest:
+    def loops(self, upper_bounds: Sequence[Bound]) -> LoopNest:
         """krnl loops over [0, ub) each, to be scheduled and then iterated."""
         return LoopNest(self, upper_bounds)
 
-    def loop_nest(self, upper_bounds: Sequence[int]) -> tuple[list[SSAValue], KernelBuilder]:
+    def loop_nest(self, upper_bounds: Sequence[Bound]) -> tuple[list[SSAValue], KernelBuilder]:
         """An unscheduled krnl loop nest; rank 0 means the body runs once, right here."""
         if not upper_bounds:
             return [], self
@@ -507,11 +514,11 @@ class LoopNest:
         (iv, jv, kv), body = nest.iterate()
     """
 
-    def __init__(self, builder: KernelBuilder, upper_bounds: Sequence[int]):
+    def __init__(self, builder: KernelBuilder, upper_bounds: Sequence[Bound]):
         if not upper_bounds:
             raise ValueError("a krnl loop nest needs at least one loop")
         self._builder = builder
-        self._upper_bounds = list(upper_bounds)
+        self._upper_bounds = [bound if isinstance(bound, int) else builder.index(bound) for bound in upper_bounds]
         self.loops: list[SSAValue] = list(builder.insert(DefineLoopsOp(len(upper_bounds))).loops)
         self._leaves = list(self.loops)
 

@@ -13,6 +13,7 @@ import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ArrayAttr,
     BFloat16Type,
     DenseIntOrFPElementsAttr,
@@ -27,7 +28,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
-from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp
+from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp, library_allocated_type
 from onnxc.dialects.onnx import (
     NOT_SEPARABLE_ATTR,
     OPSET_ATTR,
@@ -38,9 +39,11 @@ from onnxc.dialects.onnx import (
     onnx_outputs,
     tensor_value,
 )
-from onnxc.dialects.types import is_float, is_low_precision, onnx_type_of, static_shape
+from onnxc.dialects.symbolic import Dim
+from onnxc.dialects.types import dim_params, is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.helpers.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
+from onnxc.passes.helpers.run_time_dims import IndexDimOps, buffer_shape, read_argument_dims
 from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
 
 GRAPH_NAME = "main_graph"
@@ -103,6 +106,11 @@ class GraphLowering:
         """Buffers of Concat results, made when the first value placed in them is computed."""
         entry = self.function.body.block
         self.top = KernelBuilder(InsertPoint.at_end(entry), ConstantPool(entry))
+        self.dim_values: dict[Dim, Bound] = {}
+        """Symbolic dims -> their index values, read from the arguments' dims or computed once at entry."""
+        for value, arg in zip([*inputs, *self.outputs], args):
+            if value not in self.dynamic:
+                self._bind_dims(value, arg)
         self.fused: set[Operation] = set()
         """Ops a lowering has computed as part of another's kernel (an epilogue): skipped."""
 
@@ -117,6 +125,7 @@ class GraphLowering:
             if lower is None:
                 raise self.unsupported(op, f"op {op.OP_TYPE} has no lowering")
             self._refuse_low_precision(op)
+            self._refuse_run_time_dims(op)
             last_before = self.function.body.block.last_op
             lower(self, op)
             self._locate_emitted(last_before, op.location)
@@ -138,7 +147,7 @@ class GraphLowering:
             if not isinstance(op, OnnxOp) or not all(has_static_shape(v) for v in op.operands):
                 continue
             for index, result in enumerate(op.results):
-                if not result.uses or has_static_shape(result):
+                if not result.uses or has_static_shape(result) or has_symbolic_shape(result):
                     continue
                 message = f"the shape of result {index} depends on input values"
                 if op.OP_TYPE not in DYNAMIC_SHAPE_OPS:
@@ -150,6 +159,51 @@ class GraphLowering:
                     raise self.unsupported(op, f"{message}, in more than one dim ({result.type})")
                 allowed.add(result)
         return allowed
+
+    def _bind_dims(self, value: SSAValue, arg: BlockArgument) -> None:
+        """Read the run-time dims of a graph argument at entry; each names the
+        symbolic dim its type gives (the entry point checks that they agree)."""
+        params = [p for p, d in zip(dim_params(value.type), value.type.get_shape()) if d < 0]
+        for param, dim in zip(params, read_argument_dims(self.top, arg)):
+            self.dim_values.setdefault(Dim.parse(param), dim)
+
+    def argument_dims(self) -> list[list[str]]:
+        """Per graph input and output, its dims' expressions ("" where static, or of a
+        shape that depends on input values), for the entry point to bind and check."""
+        return [
+            [""] * len(value.type.get_shape()) if value in self.dynamic else _dim_expressions(value)
+            for value in [*self.graph.body.block.args, *self.outputs]
+        ]
+
+    def dim_value(self, op: OnnxOp, dim: Dim) -> Bound:
+        """The value of a symbolic dim at run time, computed once at the function's entry."""
+        if dim.constant is not None:
+            return dim.constant
+        if dim not in self.dim_values:
+            unbound = sorted(s for s in dim.symbols() if Dim.symbol(s) not in self.dim_values)
+            if unbound:
+                raise self.shape_error(op, f"dim {dim} depends on {unbound}, which no graph input's dims give")
+            self.dim_values[dim] = self.top.index(
+                dim.evaluate(lambda s: self.dim_values[Dim.symbol(s)], IndexDimOps(self.top))
+            )
+        return self.dim_values[dim]
+
+    def tensor_shape(self, op: OnnxOp, value: SSAValue) -> list[Bound]:
+        """The dims of a tensor value: ints, and index values for its symbolic dims."""
+        params = dim_params(value.type)
+        return [d if d >= 0 else self.dim_value(op, Dim.parse(p)) for d, p in zip(value.type.get_shape(), params)]
+
+    def _refuse_run_time_dims(self, op: OnnxOp) -> None:
+        """Symbolic dims reach only the lowerings registered with `run_time_dims`."""
+        if op.OP_TYPE in RUN_TIME_DIM_OPS:
+            return
+        for value in [*op.operands, *op.results]:
+            if value not in self.dynamic and isinstance(value.type, TensorType) and not has_static_shape(value):
+                message = f"op {op.OP_TYPE} does not take run-time dims yet ({value.type}); pin them with --shape"
+                reason = self.graph.attributes.get(NOT_SEPARABLE_ATTR)
+                if reason is not None:
+                    message += f"; a batch loop (batch 1 per call) does not apply either: {reason.data}"
+                raise self.unsupported(op, message)
 
     def _refuse_low_precision(self, op: OnnxOp) -> None:
         """The low-precision storage types reach only the ops in LOW_PRECISION_OPS:
@@ -229,7 +283,11 @@ class GraphLowering:
             view = ViewOp(self.concat_buffers[concat], placement.offset, memref_type_of(value, op, name=name))
             buffer = self.top.insert(view).result
         else:
-            buffer = self.destinations.get(value) or self.top.alloc(memref_type_of(value, op, name=name))
+            buffer = self.destinations.get(value)
+            if buffer is None:
+                memref_type = memref_type_of(value, op, name=name)
+                dims = [self.top.index(d) for d in self.tensor_shape(op, value) if not isinstance(d, int)]
+                buffer = self.top.alloc(memref_type, dims)
         if not isinstance(buffer, BlockArgument):  # an output argument keeps its name
             buffer.name_hint = value.name_hint
         return buffer
@@ -306,6 +364,24 @@ def has_static_shape(value: SSAValue) -> bool:
     return isinstance(value.type, TensorType) and static_shape(value.type.get_shape())
 
 
+def same_shape(a: SSAValue, b: SSAValue) -> bool:
+    """Whether two tensors have one shape: equal static dims, and the same symbolic dims."""
+    return a.type.get_shape() == b.type.get_shape() and _dim_expressions(a) == _dim_expressions(b)
+
+
+def _dim_expressions(value: SSAValue) -> list[str]:
+    if not isinstance(value.type, TensorType):
+        return []
+    return [p if d < 0 else "" for d, p in zip(value.type.get_shape(), dim_params(value.type))]
+
+
+def has_symbolic_shape(value: SSAValue) -> bool:
+    """A ranked tensor each of whose unknown dims has a symbolic expression (computed at run time)."""
+    if not isinstance(value.type, TensorType):
+        return False
+    return all(d >= 0 or p for d, p in zip(value.type.get_shape(), dim_params(value.type)))
+
+
 def _one_dynamic_dim(value: SSAValue) -> int | None:
     """The axis of the only dynamic dim of a ranked tensor value, else None."""
     if not isinstance(value.type, TensorType):
@@ -315,29 +391,33 @@ def _one_dynamic_dim(value: SSAValue) -> int | None:
 
 
 def dynamic_memref_type(value: SSAValue) -> MemRefType:
-    """The memref type of a graph output with a dynamic dim (`memref<2x?xi64>`)."""
-    return MemRefType(value.type.get_element_type(), value.type.get_shape())
+    """The memref type of a graph output whose shape depends on input values
+    (`memref<2x?xi64, "onnxc_tensor">`)."""
+    return library_allocated_type(value.type.get_element_type(), value.type.get_shape())
 
 
 def memref_type_of(value: SSAValue, op: OnnxOp | None = None, *, name: str = "a value") -> MemRefType:
-    """The memref holding a tensor value (a result of `op`, or the value `name`);
-    its shape must be static."""
+    """The memref holding a tensor value (a result of `op`, or the value `name`):
+    `?` where its type has a symbolic dim; any other dim must be static."""
     where = {"node": op.node_name, "op_type": op.OP_TYPE} if op is not None else {}
     tensor = value.type
     if not isinstance(tensor, TensorType):
         raise ShapeError(f"{name} of type {tensor} has no known shape", **where)
-    if not static_shape(tensor.get_shape()):
+    if not static_shape(tensor.get_shape()) and not has_symbolic_shape(value):
         raise ShapeError(f"{name} has dynamic shape {tensor} (pin the symbolic dims of the graph inputs)", **where)
     return MemRefType(tensor.get_element_type(), tensor.get_shape())
 
 
-def shape_of(buffer: SSAValue) -> tuple[int, ...]:
-    return tuple(buffer.type.get_shape())
+def shape_of(buffer: SSAValue) -> tuple[Bound, ...]:
+    """A buffer's dims: ints, and index values where known at run time only."""
+    return buffer_shape(buffer)
 
 
 LoweringFunction = Callable[[GraphLowering, OnnxOp], None]
 LOWERINGS: dict[str, LoweringFunction] = {}
 DYNAMIC_SHAPE_OPS: set[str] = set()
+RUN_TIME_DIM_OPS: set[str] = set()
+"""Op types whose lowering takes tensors with symbolic dims (`lowers(..., run_time_dims=True)`)."""
 """Op types whose lowering handles a result of data-dependent shape (`lowers(..., dynamic=True)`)."""
 
 PASS_THROUGH = ("Identity", "Dropout")
@@ -368,15 +448,20 @@ def passes_through(value: SSAValue) -> bool:
     return isinstance(owner, OnnxOp) and owner.OP_TYPE in PASS_THROUGH and value is owner.results[0]
 
 
-def lowers(*op_types: str, dynamic: bool = False) -> Callable[[LoweringFunction], LoweringFunction]:
+def lowers(
+    *op_types: str, dynamic: bool = False, run_time_dims: bool = False
+) -> Callable[[LoweringFunction], LoweringFunction]:
     """Register a lowering function for op types; `dynamic` if it lowers results
-    whose shape depends on input values (with `GraphLowering.dynamic_result`)."""
+    whose shape depends on input values (with `GraphLowering.dynamic_result`),
+    `run_time_dims` if it takes symbolic dims (shapes of `Bound`s, `shape_of`)."""
 
     def register(function: LoweringFunction) -> LoweringFunction:
         for op_type in op_types:
             LOWERINGS[op_type] = function
             if dynamic:
                 DYNAMIC_SHAPE_OPS.add(op_type)
+            if run_time_dims:
+                RUN_TIME_DIM_OPS.add(op_type)
         return function
 
     return register
@@ -408,14 +493,29 @@ def broadcast_index(axes: Sequence[int | None], ivs: Sequence[SSAValue]) -> list
 
 
 def broadcast_axes(
-    g: GraphLowering, op: OnnxOp, shape: Sequence[int], out_shape: Sequence[int]
+    g: GraphLowering, op: OnnxOp, shape: Sequence[Bound], out_shape: Sequence[Bound]
 ) -> tuple[int | None, ...]:
     """numpy broadcasting (dims aligned from the right): the out axis indexing each
-    dim of `shape`, None for a stretched unit dim."""
+    dim of `shape`, None for a stretched unit dim. A dim known at run time only
+    matches the out dim that shape inference unified it with."""
     offset = len(out_shape) - len(shape)
-    if offset < 0 or any(d not in (1, out_shape[offset + k]) for k, d in enumerate(shape)):
-        raise g.shape_error(op, f"cannot broadcast {list(shape)} to {list(out_shape)}")
+
+    def matches(dim: Bound, out: Bound) -> bool:
+        return dim == 1 or not isinstance(dim, int) or not isinstance(out, int) or dim == out
+
+    if offset < 0 or not all(matches(d, out_shape[offset + k]) for k, d in enumerate(shape)):
+        raise g.shape_error(op, f"cannot broadcast {_text(shape)} to {_text(out_shape)}")
     return tuple(None if d == 1 and out_shape[offset + k] != 1 else offset + k for k, d in enumerate(shape))
+
+
+def dims_agree(a: Sequence[Bound], b: Sequence[Bound]) -> bool:
+    """Whether two shapes can be equal: same rank, equal where both dims are static
+    (shape inference unified the symbolic ones)."""
+    return len(a) == len(b) and all(x == y for x, y in zip(a, b) if isinstance(x, int) and isinstance(y, int))
+
+
+def _text(shape: Sequence[Bound]) -> str:
+    return "[" + ", ".join(str(d) if isinstance(d, int) else "?" for d in shape) + "]"
 
 
 def broadcast(g: GraphLowering, op: OnnxOp, buffer: SSAValue, out_shape: Sequence[int]) -> Operand:
@@ -482,6 +582,11 @@ def copy_reshaped(builder: KernelBuilder, src: SSAValue, dst: SSAValue) -> None:
     when shapes are equal). The nest runs over the shape with more dims, so that
     the common cases (flatten, split a dim, add unit dims) need no division."""
     src_shape, dst_shape = shape_of(src), shape_of(dst)
+    if not all(isinstance(d, int) for d in (*src_shape, *dst_shape)):
+        flat_src, flat_dst = flat_view(builder, src), flat_view(builder, dst)
+        ivs, body = builder.loop_nest(shape_of(flat_dst))
+        body.store(body.load(flat_src, ivs), flat_dst, ivs)
+        return
     if pymath.prod(src_shape) == 0:
         return
     walk_src = len(src_shape) > len(dst_shape)
@@ -497,6 +602,30 @@ def copy_reshaped(builder: KernelBuilder, src: SSAValue, dst: SSAValue) -> None:
         src_index += here if walk_src else there
         dst_index += there if walk_src else here
     body.store(body.load(src, src_index), dst, dst_index)
+
+
+def element_count(builder: KernelBuilder, shape: Sequence[Bound]) -> Bound:
+    count: Bound = 1
+    for dim in shape:
+        count = builder.mul(count, dim)
+    return count
+
+
+def flat_view(builder: KernelBuilder, buffer: SSAValue) -> SSAValue:
+    """A buffer as the 1-D buffer of its elements (a krnl.view)."""
+    count = element_count(builder, shape_of(buffer))
+    element = buffer.type.get_element_type()
+    if isinstance(count, int):
+        return builder.insert(ViewOp(buffer, 0, MemRefType(element, [count]))).result
+    return builder.insert(ViewOp(buffer, 0, MemRefType(element, [DYNAMIC_INDEX]), [count])).result
+
+
+def reshaped_view(builder: KernelBuilder, buffer: SSAValue, shape: Sequence[Bound]) -> SSAValue:
+    """A view of a buffer's elements in another shape of the same element count."""
+    element = buffer.type.get_element_type()
+    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
+    sizes = [builder.index(d) for d in shape if not isinstance(d, int)]
+    return builder.insert(ViewOp(buffer, 0, MemRefType(element, static), sizes)).result
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:

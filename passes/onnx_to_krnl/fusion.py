@@ -41,6 +41,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     broadcast_axes,
     lowers,
     normalized_axis,
+    same_shape,
     shape_of,
 )
 
@@ -69,7 +70,7 @@ def scalar_op(*op_types: str) -> Callable[[ScalarDefinition], ScalarDefinition]:
     def register(definition: ScalarDefinition) -> ScalarDefinition:
         for op_type in op_types:
             SCALAR_OPS[op_type] = definition
-        lowers(*op_types)(lower_scalar_op)
+        lowers(*op_types, run_time_dims=True)(lower_scalar_op)
         return definition
 
     return register
@@ -141,7 +142,7 @@ def fusing_user(g: GraphLowering, op: OnnxOp) -> OnnxOp | None:
     (user,) = users
     if not isinstance(user, OnnxOp) or user.OP_TYPE not in SCALAR_OPS or user in g.fused:
         return None
-    return user if value.type.get_shape() == user.results[0].type.get_shape() else None
+    return user if same_shape(value, user.results[0]) else None
 
 
 @dataclass(eq=False)

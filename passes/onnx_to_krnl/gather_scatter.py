@@ -30,7 +30,7 @@ from onnxc.passes.onnx_to_krnl.common import (
 )
 
 
-@lowers("Gather")
+@lowers("Gather", run_time_dims=True)
 def lower_gather(g: GraphLowering, op: OnnxOp) -> None:
     """out[a..., i..., b...] = data[a..., indices[i...], b...] with the index at `axis`."""
     data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
@@ -42,7 +42,7 @@ def lower_gather(g: GraphLowering, op: OnnxOp) -> None:
     b.store(b.load(data, [*ivs[:axis], index, *ivs[axis + index_rank :]]), out, ivs)
 
 
-@lowers("GatherElements")
+@lowers("GatherElements", run_time_dims=True)
 def lower_gather_elements(g: GraphLowering, op: OnnxOp) -> None:
     """out[i] = data[i with i[axis] := indices[i]]."""
     data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)

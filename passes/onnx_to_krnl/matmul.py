@@ -16,6 +16,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     broadcast,
     broadcast_axes,
     broadcast_index,
+    dims_agree,
     elementwise,
     fill,
     lowers,
@@ -76,13 +77,14 @@ def contract(
         elementwise(g.top, result, [Operand.whole(out)], lambda b, xs: b.convert(xs[0], element))
 
 
-@lowers("MatMul")
+@lowers("MatMul", run_time_dims=True)
 def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     """numpy.matmul. Float32 takes the GEMM kernel, other types a tiled loop nest."""
     a, b = g.input(op, 0), g.input(op, 1)
     g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
     out = g.result(op)
-    if lower_matmul_as_gemm(g, op, out, matmul_batch_rank(g, op, a, b, out)):
+    batch_rank = matmul_batch_rank(g, op, a, b, out)
+    if all(isinstance(d, int) for d in shape_of(out) + shape_of(a)) and lower_matmul_as_gemm(g, op, out, batch_rank):
         return
     matmul_nest(g, op, a, b, out)
 
@@ -99,7 +101,11 @@ def matmul_batch_rank(g: GraphLowering, op: OnnxOp, a: SSAValue, b: SSAValue, ou
     expected_tail = a_shape[-2:-1] if has_rows else ()
     expected_tail += b_shape[-1:] if has_columns else ()
     b_reduction = b_shape[-2] if has_columns else b_shape[0]
-    if batch_rank < 0 or a_shape[-1] != b_reduction or out_shape[batch_rank:] != expected_tail:
+    if (
+        batch_rank < 0
+        or not dims_agree([a_shape[-1]], [b_reduction])
+        or not dims_agree(out_shape[batch_rank:], expected_tail)
+    ):
         raise g.shape_error(op, f"MatMul of {list(a_shape)} and {list(b_shape)} into {list(out_shape)}")
     return batch_rank
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math as pymath
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -18,6 +17,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     Operand,
     broadcast,
     constant_array,
+    element_count,
     elementwise,
     lowers,
     normalized_axis,
@@ -82,7 +82,10 @@ def moments(
 ) -> tuple[SSAValue, SSAValue]:
     """Mean and (population) variance of a group of elements, in two passes (the
     second over deviations from the mean, which keeps the variance accurate)."""
-    count = b.constant(float(pymath.prod(high - low for low, high in ranges)), compute)
+    count: Bound = 1
+    for low, high in ranges:
+        count = b.mul(count, b.sub(high, low))
+    count = b.number(count, compute)
     zero = b.constant(0.0, compute)
     total = b.reduce(ranges, zero, lambda r, ivs, acc: r.running_sum(acc, r.convert(load(r, ivs), compute)))
     mean = b.div(total, count)
@@ -107,7 +110,7 @@ def stash_type(g: GraphLowering, op: OnnxOp, element: Attribute) -> Attribute:
     return element
 
 
-@lowers("LayerNormalization", "RMSNormalization")
+@lowers("LayerNormalization", "RMSNormalization", run_time_dims=True)
 def lower_layer_normalization(g: GraphLowering, op: OnnxOp) -> None:
     """Each slice x[i..., :] over the dims from `axis` on is normalized:
     LayerNormalization: (x - mean) / sqrt(var + epsilon) * scale + bias, and the
@@ -128,7 +131,7 @@ def lower_layer_normalization(g: GraphLowering, op: OnnxOp) -> None:
     outer, body = g.top.loop_nest(shape[:axis])
     load = lambda b, ivs: b.load(x, [*outer, *ivs])  # noqa: E731
     if rms:
-        count = body.constant(float(pymath.prod(shape[axis:])), compute)
+        count = body.number(element_count(body, shape[axis:]), compute)
         squares = body.reduce(
             ranges,
             body.constant(0.0, compute),

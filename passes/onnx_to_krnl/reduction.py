@@ -103,7 +103,7 @@ REDUCTIONS: dict[str, Reduction] = {
     "ReduceSumSquare": Reduction(_zero, _sum_squares),
     "ReduceL1": Reduction(_zero, lambda b, acc, x: b.running_sum(acc, b.abs(x))),
     "ReduceL2": Reduction(_zero, _sum_squares, lambda b, acc, n: b.math(math.SqrtOp, acc), ints=False),
-    "ReduceMean": Reduction(_zero, _sum, lambda b, acc, n: b.div(acc, b.constant(n, acc.type))),
+    "ReduceMean": Reduction(_zero, _sum, lambda b, acc, n: b.div(acc, b.number(n, acc.type))),
     "ReduceProd": Reduction(lambda b, t: b.constant(1, t), lambda b, acc, x: b.mul(acc, x)),
     "ReduceMax": Reduction(lambda b, t: b.lowest(t), lambda b, acc, x: b.max(acc, x)),
     "ReduceMin": Reduction(lambda b, t: b.highest(t), lambda b, acc, x: b.min(acc, x)),
@@ -146,7 +146,7 @@ def accumulation_type(element: Attribute) -> Attribute:
     return f32 if is_float(element) and element.bitwidth == 16 else element
 
 
-@lowers(*REDUCTIONS)
+@lowers(*REDUCTIONS, run_time_dims=True)
 def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
     reduction = REDUCTIONS[op.OP_TYPE]
     x = g.input(op, 0)
@@ -161,9 +161,9 @@ def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
     compute = accumulation_type(element)
     nest = reduction_nest(g.top, shape, axes)
     b = nest.body
-    count = 1
+    count: Bound = 1
     for d in axes:
-        count *= shape[d]
+        count = g.top.mul(count, shape[d])
     acc = fold_reduced(
         nest, shape, reduction.init(b, compute), reduction.step, lambda b, index: b.convert(b.load(x, index), compute)
     )
@@ -174,7 +174,7 @@ def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
 # ---------------------------------------------------------------------- ArgMax/ArgMin
 
 
-@lowers("ArgMax", "ArgMin")
+@lowers("ArgMax", "ArgMin", run_time_dims=True)
 def lower_arg_extreme(g: GraphLowering, op: OnnxOp) -> None:
     """The index of the first (or with select_last_index, the last) extreme value
     along `axis`: one pass finds the extreme, a second its index."""
@@ -211,7 +211,7 @@ def lower_arg_extreme(g: GraphLowering, op: OnnxOp) -> None:
 # ----------------------------------------------------------- Softmax, LogSoftmax, Hardmax
 
 
-@lowers("Softmax", "LogSoftmax", "Hardmax")
+@lowers("Softmax", "LogSoftmax", "Hardmax", run_time_dims=True)
 def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
     """Over the softmax dims, for each position of the other dims: Softmax is
     exp(x - max) / sum(exp(x - max)), LogSoftmax its log, Hardmax 1 at the first

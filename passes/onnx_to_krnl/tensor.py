@@ -13,7 +13,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import GlobalOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
-from onnxc.dialects.types import is_low_precision
+from onnxc.dialects.types import is_float, is_low_precision
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     PASS_THROUGH,
@@ -30,6 +30,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     lowers,
     memref_type_of,
     normalized_axis,
+    reshaped_view,
     shape_of,
     strided_copy,
 )
@@ -39,7 +40,7 @@ from onnxc.passes.shape_inference import range_values
 # ------------------------------------------------------------------ data movement ops
 
 
-@lowers(*PASS_THROUGH)
+@lowers(*PASS_THROUGH, run_time_dims=True)
 def lower_pass_through(g: GraphLowering, op: OnnxOp) -> None:
     """Identity, and Dropout in inference: the output is the input (mask: all true)."""
     if op.OP_TYPE == "Dropout":
@@ -54,14 +55,22 @@ def lower_pass_through(g: GraphLowering, op: OnnxOp) -> None:
     g.alias(op.results[0], g.input(op, 0))
 
 
-@lowers("Reshape", "Flatten", "Squeeze", "Unsqueeze")
+@lowers("Reshape", "Flatten", "Squeeze", "Unsqueeze", run_time_dims=True)
 def lower_reshape(g: GraphLowering, op: OnnxOp) -> None:
     """The input's elements in row-major order, in the result type that shape inference
     computed: a view of the input's buffer (buffers are never overwritten, and a buffer
     lives as long as its views), or a copy where the result has a buffer of its own to
-    write (a graph output, a slice of a Concat's output) or the shapes are not static."""
+    write (a graph output, a slice of a Concat's output) or the shapes are not static.
+    With run-time dims the view's dims are the result type's symbolic dims (the
+    shape input, computed from the same dims, is not read)."""
     src, value = g.input(op, 0), op.results[0]
     result_type = value.type
+    if not (has_static_shape(value) and has_static_shape(op.input(0))):
+        if value in g.destinations or is_low_precision(result_type.get_element_type()):
+            copy_reshaped(g.top, src, g.result(op))
+        else:
+            g.alias(value, reshaped_view(g.top, src, g.tensor_shape(op, value)))
+        return
     if pymath.prod(shape_of(src)) != pymath.prod(result_type.get_shape()):
         raise g.shape_error(op, f"cannot reshape {list(shape_of(src))} to {list(result_type.get_shape())}")
     element = result_type.get_element_type()
@@ -73,7 +82,7 @@ def lower_reshape(g: GraphLowering, op: OnnxOp) -> None:
     g.alias(value, g.top.insert(ViewOp(src, 0, memref_type_of(value, op))).result)
 
 
-@lowers("Transpose")
+@lowers("Transpose", run_time_dims=True)
 def lower_transpose(g: GraphLowering, op: OnnxOp) -> None:
     """A nest over the output reading the input at permuted indices."""
     src = g.input(op, 0)
@@ -86,22 +95,24 @@ def lower_transpose(g: GraphLowering, op: OnnxOp) -> None:
     elementwise(g.top, out, [Operand(src, tuple(perm.index(p) for p in range(rank)))], lambda b, xs: xs[0])
 
 
-@lowers("Concat")
+@lowers("Concat", run_time_dims=True)
 def lower_concat(g: GraphLowering, op: OnnxOp) -> None:
     """One copy nest per input into its slice of the output along `axis`, except
     for inputs already computed there (a `krnl.view` of that slice, see concat_placement.py)."""
     out = g.result(op)
     shape = shape_of(out)
     axis = normalized_axis(g, op, op.attr("axis"), len(shape))
-    contiguous, inner = pymath.prod(shape[:axis]) == 1, pymath.prod(shape[axis + 1 :])
-    offset = 0
+    static = all(isinstance(d, int) for d in shape)
+    contiguous = static and pymath.prod(shape[:axis]) == 1
+    inner = pymath.prod(shape[axis + 1 :]) if static else None
+    offset: Bound = 0
     for src in g.inputs(op):
         if not (contiguous and _is_view_of(src, out, offset * inner)):
             ivs, body = g.top.loop_nest(shape_of(src))
             dst_index = [body.add(iv, offset) if d == axis else iv for d, iv in enumerate(ivs)]
             body.store(body.load(src, ivs), out, dst_index)
-        offset += shape_of(src)[axis]
-    if offset != shape[axis]:
+        offset = g.top.add(offset, shape_of(src)[axis])
+    if isinstance(offset, int) and isinstance(shape[axis], int) and offset != shape[axis]:
         raise g.shape_error(op, f"inputs add up to {offset} along axis {axis}, output has {shape[axis]}")
 
 
@@ -131,7 +142,7 @@ def lower_constant(g: GraphLowering, op: OnnxOp) -> None:
     g.alias(op.results[0], g.top.insert(GlobalOp(value, result_type)).result)
 
 
-@lowers("ConstantOfShape")
+@lowers("ConstantOfShape", run_time_dims=True)
 def lower_constant_of_shape(g: GraphLowering, op: OnnxOp) -> None:
     element = g.element_type(op, op.results[0], bools=True)
     value = op.attr("value")
@@ -139,7 +150,7 @@ def lower_constant_of_shape(g: GraphLowering, op: OnnxOp) -> None:
     fill(g.top, g.result(op), g.top.constant(scalar, element))
 
 
-@lowers("Split")
+@lowers("Split", run_time_dims=True)
 def lower_split(g: GraphLowering, op: OnnxOp) -> None:
     """Each output a window of the input along `axis`. The part sizes (from the
     `split` input, the older attribute, or `num_outputs`) are in the result types
@@ -147,20 +158,26 @@ def lower_split(g: GraphLowering, op: OnnxOp) -> None:
     src = g.input(op, 0)
     shape = shape_of(src)
     axis = normalized_axis(g, op, op.attr("axis"), len(shape))
-    offset = 0
+    offset: Bound = 0
     for index in range(len(op.results)):
         out = g.result(op, index)
         strided_copy(g.top, src, out, [offset if d == axis else 0 for d in range(len(shape))], [1] * len(shape))
-        offset += shape_of(out)[axis]
-    if offset != shape[axis]:
+        offset = g.top.add(offset, shape_of(out)[axis])
+    if isinstance(offset, int) and isinstance(shape[axis], int) and offset != shape[axis]:
         raise g.shape_error(op, f"parts add up to {offset} along axis {axis}, the input has {shape[axis]}")
 
 
-@lowers("Shape")
+@lowers("Shape", run_time_dims=True)
 def lower_shape(g: GraphLowering, op: OnnxOp) -> None:
-    """The input's static shape (dims start:end, clamped as a Python slice) is a constant."""
-    shape = shape_of(g.input(op, 0))
-    constant_result(g, op, np.array(shape[op.attr("start") : op.attr("end")], np.int64))
+    """The input's shape (dims start:end, clamped as a Python slice): a constant where
+    static, else stored at run time from the dims' index values."""
+    shape = shape_of(g.input(op, 0))[op.attr("start") : op.attr("end")]
+    if all(isinstance(d, int) for d in shape):
+        constant_result(g, op, np.array(shape, np.int64))
+        return
+    out = g.result(op)
+    for position, dim in enumerate(shape):
+        g.top.store(g.top.from_index(dim, i64), out, [position])
 
 
 @lowers("Size")
@@ -168,17 +185,29 @@ def lower_size(g: GraphLowering, op: OnnxOp) -> None:
     constant_result(g, op, np.array(pymath.prod(shape_of(g.input(op, 0))), np.int64))
 
 
-@lowers("Range")
+@lowers("Range", run_time_dims=True)
 def lower_range(g: GraphLowering, op: OnnxOp) -> None:
-    """start, limit and delta are bound at compile time, so the sequence is a constant
-    (computed as the spec does: start + i * delta, in the stash type for 16-bit floats)."""
+    """With start, limit and delta known at compile time the sequence is a constant
+    (computed as the spec does: start + i * delta, in the stash type for 16-bit
+    floats); with a length of symbolic dims (arange(seq)), it is computed at run
+    time, its length the result type's."""
     operands = [constant_array(op.input(k)) for k in range(3)]
-    if any(v is None for v in operands):
-        raise g.unsupported(op, "Range with inputs that are not constants")
-    constant_result(g, op, range_values(op, *operands, op.results[0].type.get_element_type()))
+    if all(v is not None for v in operands):
+        constant_result(g, op, range_values(op, *operands, op.results[0].type.get_element_type()))
+        return
+    if has_static_shape(op.results[0]):
+        raise g.unsupported(op, "Range with inputs that are not constants and a length not known from dims")
+    element = g.element_type(op, op.results[0])
+    if is_float(element) and element.bitwidth == 16:
+        raise g.unsupported(op, f"Range of {element} with inputs known at run time only")
+    start, delta = (g.top.load(g.input(op, k), []) for k in (0, 2))
+    out = g.result(op)
+    (iv,), body = g.top.loop_nest(shape_of(out))
+    step = body.index_to_float(iv, element) if is_float(element) else body.from_index(iv, element)
+    body.store(body.add(start, body.mul(step, delta)), out, [iv])
 
 
-@lowers("Expand")
+@lowers("Expand", run_time_dims=True)
 def lower_expand(g: GraphLowering, op: OnnxOp) -> None:
     """numpy broadcasting of the input to the result shape."""
     out = g.result(op)

@@ -13,11 +13,11 @@ builtin.module attributes {onnx.opset = 21 : i64} {
   }
 }
 
-// CHECK-LABEL: func.func @main_graph(%x: memref<3x2xf32>, %c: memref<3xi1>, %y: memref<?x2xf32>) {
+// CHECK-LABEL: func.func @main_graph(%x: memref<3x2xf32>, %c: memref<3xi1>, %y: memref<?x2xf32, "onnxc_tensor">) {
 // CHECK:         %[[BOUND:.+]] = memref.alloc() : memref<3x2xf32>
 // CHECK:         %[[COUNT:.+]] = scf.for {{.*}} iter_args({{.*}}) -> (index) {
 // CHECK:           scf.if
-// CHECK:         krnl.dynamic_output %[[BOUND]][%[[COUNT]]] into %y {axis = 0 : i64} : memref<3x2xf32>, memref<?x2xf32>
+// CHECK:         krnl.dynamic_output %[[BOUND]][%[[COUNT]]] into %y {axis = 0 : i64} : memref<3x2xf32>, memref<?x2xf32, "onnxc_tensor">
 
 // -----
 
@@ -31,7 +31,7 @@ builtin.module attributes {onnx.opset = 21 : i64} {
   }
 }
 
-// CHECK-LABEL: func.func @main_graph(%x: memref<5xi64>, %y: memref<?xi64>, %i: memref<?xi64>, %inv: memref<?xi64>, %n: memref<?xi64>) {
+// CHECK-LABEL: func.func @main_graph(%x: memref<5xi64>, %y: memref<?xi64, "onnxc_tensor">, %i: memref<?xi64, "onnxc_tensor">, %inv: memref<?xi64, "onnxc_tensor">, %n: memref<?xi64, "onnxc_tensor">) {
 // CHECK-DAG:     %[[FIVE:.+]] = arith.constant 5 : index
 // CHECK:         krnl.iterate({{.*}}) bounds [0] to [5] {
 // CHECK:         %[[Y:.+]] = memref.alloc() : memref<5xi64>
@@ -41,7 +41,7 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK:         krnl.iterate({{.*}}) bounds [0] to [5] {
 // CHECK:         krnl.iterate({{.*}}) bounds [0] to [5] {
 // CHECK:         %[[DISTINCT:.+]] = scf.for {{.*}} -> (index) {
-// CHECK:         krnl.dynamic_output %[[Y]][%[[DISTINCT]]] into %y {axis = 0 : i64} : memref<5xi64>, memref<?xi64>
+// CHECK:         krnl.dynamic_output %[[Y]][%[[DISTINCT]]] into %y {axis = 0 : i64} : memref<5xi64>, memref<?xi64, "onnxc_tensor">
 // CHECK-NEXT:    krnl.dynamic_output %[[I]][%[[DISTINCT]]] into %i {axis = 0 : i64}
 // CHECK-NEXT:    krnl.dynamic_output %[[INV]][%[[FIVE]]] into %inv {axis = 0 : i64}
 // CHECK-NEXT:    krnl.dynamic_output %[[N]][%[[DISTINCT]]] into %n {axis = 0 : i64}
@@ -65,4 +65,4 @@ builtin.module attributes {onnx.opset = 11 : i64} {
 // CHECK:           scf.for {{.*}} iter_args(%[[SELECTED:.+]] = {{.*}}) -> (index) {
 // CHECK:             scf.for {{.*}} to %[[SELECTED]] {{.*}} -> (i1) {
 // CHECK:         scf.for
-// CHECK:         krnl.dynamic_output %[[ROWS]][%{{.+}}] into %s {axis = 0 : i64} : memref<3x3xi64>, memref<?x3xi64>
+// CHECK:         krnl.dynamic_output %[[ROWS]][%{{.+}}] into %s {axis = 0 : i64} : memref<3x3xi64>, memref<?x3xi64, "onnxc_tensor">

@@ -11,7 +11,7 @@ builtin.module attributes {onnx.opset = 13 : i64} {
   }
 }
 
-// CHECK-LABEL: func.func @main_graph(%x: memref<2x3xf32>, %y: memref<2x?xi64>) {
+// CHECK-LABEL: func.func @main_graph(%x: memref<2x3xf32>, %y: memref<2x?xi64, "onnxc_tensor">) {
 // CHECK:         %[[BOUND:.+]] = memref.alloc() : memref<2x6xi64>
 // CHECK:         %[[COUNT:.+]] = scf.for %[[I:.+]] = {{.*}} iter_args(%[[OUTER:.+]] = %{{.*}}) -> (index) {
 // CHECK:           scf.for %[[J:.+]] = {{.*}} iter_args(%[[ACC:.+]] = %[[OUTER]]) -> (index) {
@@ -21,5 +21,5 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 // CHECK:               memref.store %{{.*}}, %[[BOUND]][%{{.*}}, %[[ACC]]] : memref<2x6xi64>
 // CHECK:               memref.store %{{.*}}, %[[BOUND]][%{{.*}}, %[[ACC]]] : memref<2x6xi64>
 // CHECK:             }
-// CHECK:         krnl.dynamic_output %[[BOUND]][%[[COUNT]]] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64>
+// CHECK:         krnl.dynamic_output %[[BOUND]][%[[COUNT]]] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64, "onnxc_tensor">
 // CHECK-NEXT:    func.return

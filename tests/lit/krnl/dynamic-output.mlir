@@ -3,11 +3,11 @@
 
 // krnl.dynamic_output round-trips; its output has the source's shape but a
 // dynamic dim at `axis`.
-func.func @main_graph(%x: memref<2x3xf32>, %y: memref<2x?xi64>) {
+func.func @main_graph(%x: memref<2x3xf32>, %y: memref<2x?xi64, "onnxc_tensor">) {
   %bound = memref.alloc() : memref<2x6xi64>
   %count = arith.constant 4 : index
-  krnl.dynamic_output %bound[%count] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64>
+  krnl.dynamic_output %bound[%count] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64, "onnxc_tensor">
   func.return
 }
 
-// CHECK: krnl.dynamic_output %bound[%count] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64>
+// CHECK: krnl.dynamic_output %bound[%count] into %y {axis = 1 : i64} : memref<2x6xi64>, memref<2x?xi64, "onnxc_tensor">
