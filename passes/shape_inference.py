@@ -283,8 +283,7 @@ def unify_symbols(equalities: list[tuple[Dim, Dim]]) -> dict[str, Dim]:
         a, b = find(a), find(b)
         if a == b:
             continue
-        symbol_a = a.constant is None and len(a.terms) == 1 and a.split_coefficient()[0] == 1 and len(a.atoms()) == 1
-        symbol_b = b.constant is None and len(b.terms) == 1 and b.split_coefficient()[0] == 1 and len(b.atoms()) == 1
+        symbol_a, symbol_b = str(a) in a.symbols(), str(b) in b.symbols()  # one symbol alone, not min(32, S)
         if symbol_b and (a.constant is not None or symbol_a):  # the second becomes the first
             parent[str(b)] = a
         elif symbol_a and b.constant is not None:

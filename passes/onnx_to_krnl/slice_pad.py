@@ -2,7 +2,8 @@
 
 Their geometry (starts, pads, target shape) is bound at compile time, so each
 output dim reads input position `iv * step + start` (Slice) or `iv - begin`
-mapped back into the input by the pad mode (Pad, CenterCropPad).
+mapped back into the input by the pad mode (Pad, CenterCropPad); a Slice of
+run-time dims computes its starts at run time.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.symbolic_shapes import symbolic_value
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     constant_array,
@@ -43,12 +45,15 @@ def _axes(g: GraphLowering, op: OnnxOp, index: int, rank: int, count: int) -> li
     return [normalized_axis(g, op, int(a), rank) for a in axes]
 
 
-@lowers("Slice")
+@lowers("Slice", run_time_dims=True)
 def lower_slice(g: GraphLowering, op: OnnxOp) -> None:
     """out[i] = in[start + i * step] per dim; starts and ends are clamped as in
     numpy (Python's `slice.indices`), which is what the spec says."""
     src, out = g.input(op, 0), g.result(op)
     shape = shape_of(src)
+    if not all(isinstance(d, int) for d in shape) or any(constant_array(op.input(k)) is None for k in (1, 2)):
+        _lower_slice_at_run_time(g, op, src, out)
+        return
     starts, ends = (_constant_operand(g, op, k, name).reshape(-1) for k, name in ((1, "starts"), (2, "ends")))
     axes = _axes(g, op, 3, len(shape), len(starts))
     steps = _constant_operand(g, op, 4, "steps")
@@ -61,6 +66,30 @@ def lower_slice(g: GraphLowering, op: OnnxOp) -> None:
         if len(range(first[axis], stop, stride[axis])) != shape_of(out)[axis]:
             raise g.shape_error(op, f"slice of axis {axis} does not match the result shape {list(shape_of(out))}")
     strided_copy(g.top, src, out, first, stride)
+
+
+def _lower_slice_at_run_time(g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue) -> None:
+    """Slice of run-time dims, or with starts computed from them (x[:, :seq]): each
+    start is normalized and clamped at run time; the result's dims are its type's."""
+    shape = shape_of(src)
+    starts = symbolic_value(op.input(1))
+    if starts is None:
+        raise g.unsupported(op, "Slice with starts that depend on input values")
+    axes = _axes(g, op, 3, len(shape), len(starts))
+    steps = _constant_operand(g, op, 4, "steps")
+    steps = [1] * len(starts) if steps is None else steps.reshape(-1).tolist()
+    b = g.top
+    first: list[Bound] = [0] * len(shape)
+    stride = [1] * len(shape)
+    for axis, start, step in zip(axes, starts.reshape(-1).tolist(), steps):
+        if step == 0:
+            raise g.shape_error(op, "a Slice step is 0")
+        dim = b.index(shape[axis])
+        start = b.index(g.dim_value(op, start))
+        from_end = b.select_index(b.compare_index("slt", start, 0), b.add(start, dim), start)
+        low, high = (0, dim) if step > 0 else (-1, b.sub(dim, 1))
+        first[axis], stride[axis] = b.max(b.min(from_end, high), low), step
+    strided_copy(b, src, out, first, stride)
 
 
 def _source_index(b: KernelBuilder, position: Bound, size: int, mode: str) -> tuple[Bound, SSAValue | None]:

@@ -1,0 +1,26 @@
+// RUN: onnxc-opt %s -p convert-onnx-to-krnl | filecheck %s
+
+// Symbolic dims become ? dims: the graph arguments' dims are read at entry
+// (memref.dim; the entry point checks the output's against "batch*seq"), a
+// result is allocated with them, loops are bounded by them, and a Reshape is
+// a view sized by its type's dims.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<?x?x8xf32, ["batch", "seq", ""]>) -> tensor<?x8xf32, ["batch*seq", ""]> {
+    %r = "onnx.Relu"(%x) : (tensor<?x?x8xf32, ["batch", "seq", ""]>) -> tensor<?x?x8xf32, ["batch", "seq", ""]>
+    %shape = "onnx.Constant"() {value = dense<[-1, 8]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %y = "onnx.Reshape"(%r, %shape) : (tensor<?x?x8xf32, ["batch", "seq", ""]>, tensor<2xi64>) -> tensor<?x8xf32, ["batch*seq", ""]>
+    %z = "onnx.Sigmoid"(%y) : (tensor<?x8xf32, ["batch*seq", ""]>) -> tensor<?x8xf32, ["batch*seq", ""]>
+    func.return %z : tensor<?x8xf32, ["batch*seq", ""]>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<?x?x8xf32>, %z: memref<?x8xf32>) {
+// CHECK:         %[[BATCH:.+]] = memref.dim %x, %{{.+}} : memref<?x?x8xf32>
+// CHECK-NEXT:    %[[SEQ:.+]] = memref.dim %x, %{{.+}} : memref<?x?x8xf32>
+// CHECK-NEXT:    %[[ROWS:.+]] = memref.dim %z, %{{.+}} : memref<?x8xf32>
+// CHECK-NEXT:    %r = memref.alloc(%[[BATCH]], %[[SEQ]]) : memref<?x?x8xf32>
+// CHECK:         krnl.iterate({{.*}}) with ({{.*}}) bounds [0, 0, 0] to [%[[BATCH]], %[[SEQ]], 8] {
+// CHECK:         %[[VIEW:.+]] = krnl.view %r[0 : i64] (%[[ROWS]]) : memref<?x?x8xf32> to memref<?x8xf32>
+// CHECK:         krnl.iterate({{.*}}) with ({{.*}}) bounds [0, 0] to [%[[ROWS]], 8] {
+// CHECK:           memref.load %[[VIEW]]
+// CHECK:       krnl.entry_point {{.*}}dims = {{\[}}["batch", "seq", ""], ["batch*seq", ""]]}
