@@ -40,8 +40,10 @@ def _with_logits(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1024, seed: int = 0):
-    """One post-LayerNorm transformer encoder layer, batch 1."""
+def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1024, seed: int = 0, dynamic: bool = False):
+    """One post-LayerNorm transformer encoder layer, batch 1; with `dynamic`, of
+    input [batch, seq, hidden] with the reshapes' shapes computed from it as
+    torch's exporter writes them (Shape -> Gather -> Unsqueeze -> Concat)."""
     rng = np.random.default_rng(seed)
     head = hidden // heads
     initializers: list[onnx.TensorProto] = []
@@ -74,8 +76,25 @@ def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1
         beta = constant(f"{name}.beta", 0.1 * rng.standard_normal(hidden))
         return node("Add", [node("Mul", [normalized, gamma], f"{name}.g"), beta], name)
 
+    def run_time_shape(name: str, tail: list[int]) -> str:
+        """[batch, seq, *tail] from x's shape."""
+        dims = [
+            node("Unsqueeze", [node("Gather", ["x.shape", constant(f"{name}.i{k}", np.array(k, np.int64))], f"{name}.d{k}", axis=0), "axis0"], f"{name}.u{k}")
+            for k in range(2)
+        ]  # fmt: skip
+        return node("Concat", [*dims, constant(f"{name}.tail", np.array(tail, np.int64))], name, axis=0)
+
+    def shape_of(name: str, tail: list[int]) -> str:
+        if dynamic:
+            return run_time_shape(name, tail)
+        return constant(name, np.array([1, seq, *tail], np.int64))
+
+    if dynamic:
+        node("Shape", ["x"], "x.shape")
+        constant("axis0", np.array([0], np.int64))
+
     def split_heads(x: str, name: str, permutation: list[int]) -> str:
-        shape = constant(f"{name}.shape", np.array([1, seq, heads, head], np.int64))
+        shape = shape_of(f"{name}.shape", [heads, head])
         return node("Transpose", [node("Reshape", [x, shape], f"{name}.r")], name, perm=permutation)
 
     def gelu(x: str) -> str:
@@ -92,7 +111,7 @@ def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1
     value = split_heads(dense(x, "v", hidden, hidden), "vh", [0, 2, 1, 3])
     scores = node("Mul", [node("MatMul", [query, key], "qk"), constant("scale", np.array(1 / np.sqrt(head)))], "s")
     context = node("MatMul", [node("Softmax", [scores], "p", axis=-1), value], "ctx")
-    merged_shape = constant("merged.shape", np.array([1, seq, hidden], np.int64))
+    merged_shape = shape_of("merged.shape", [hidden])
     merged = node("Reshape", [node("Transpose", [context], "ctx.t", perm=[0, 2, 1, 3]), merged_shape], "merged")
     attention = layer_norm(node("Add", [dense(merged, "o", hidden, hidden), x], "res1"), "ln1")
     feed_forward = dense(gelu(dense(attention, "ffn1", hidden, ffn)), "ffn2", ffn, hidden)
@@ -101,8 +120,8 @@ def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1
     graph = helper.make_graph(
         nodes,
         "bert_encoder",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", hidden] if dynamic else [1, seq, hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", hidden] if dynamic else [1, seq, hidden])],
         initializers,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
-from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IntAttr, IntegerAttr, MemRefType, UnitAttr, f64, i64
+from xdsl.dialects.builtin import ArrayAttr, FloatAttr, IndexType, IntAttr, IntegerAttr, MemRefType, UnitAttr, f64, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
@@ -196,6 +197,9 @@ class MatmulOp(IRDLOperation):
       runtime/support/onnxc_parallel.c: each thread packs the part of B its
       tiles read); without, B rows are read in place.
     - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
+    - `rows` (an index operand): M is known at run time only (a transformer's
+      batch x sequence); sizes[0] is then the M the schedule is chosen for.
+      A is strided, one batch triple, no bias.
 
     Schedule (`tile = [mr, kc, nc]`): columns in blocks of nc, the reduction in
     blocks of kc (B block in cache), rows in register tiles of mr; each tile
@@ -211,6 +215,7 @@ class MatmulOp(IRDLOperation):
     b = operand_def(MemRefType)
     c = operand_def(MemRefType)
     bias = opt_operand_def(MemRefType)
+    rows = opt_operand_def(IndexType)
 
     sizes = prop_def(ArrayAttr)
     tile = prop_def(ArrayAttr)
@@ -225,9 +230,10 @@ class MatmulOp(IRDLOperation):
     clip = prop_def(ArrayAttr)
     pack = opt_prop_def(UnitAttr)
 
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = (
-        "$a `,` $b `into` $c (`bias` $bias^)? attr-dict `:` type($a) `,` type($b) `,` type($c) (`,` type($bias)^)?"
+        "$a `,` $b `into` $c (`bias` $bias^)? (`rows` $rows^)? attr-dict"
+        " `:` type($a) `,` type($b) `,` type($c) (`,` type($bias)^)?"
     )
 
     def __init__(
@@ -249,6 +255,7 @@ class MatmulOp(IRDLOperation):
         clip: Sequence[float] = (float("-inf"), float("inf")),
         pack: bool = False,
         bias: SSAValue | None = None,
+        rows: SSAValue | None = None,
     ):
         properties = {
             "sizes": int_array(sizes),
@@ -265,7 +272,7 @@ class MatmulOp(IRDLOperation):
             "pack": UnitAttr() if pack else None,
         }
         properties = {name: value for name, value in properties.items() if value is not None}  # in printed order
-        super().__init__(operands=[a, b, c, [bias] if bias else []], properties=properties)
+        super().__init__(operands=[a, b, c, [bias] if bias else [], [rows] if rows else []], properties=properties)
 
     @property
     def clip_bounds(self) -> tuple[float, float]:
@@ -297,6 +304,10 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: window access reads B in place: no pack")
         if self.conv is not None:
             self._verify_conv(access, n, k)
+        if self.rows is not None and (
+            self.a_layout.data != MatmulALayout.STRIDED or len(int_values(self.batch)) != 3 or self.bias is not None
+        ):
+            raise VerifyException("krnl.matmul: run-time rows need a strided A, one batch triple and no bias")
         if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
             raise VerifyException("krnl.matmul: bias must have shape [M]")
 

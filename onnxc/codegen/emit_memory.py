@@ -49,7 +49,8 @@ def _emit_matmul(t: FunctionTranslator, op: MatmulOp) -> None:
     plan = MatmulPlan.of(op, t.parent.target)
     name = t.builder.function.name
     emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
-    emitter.emit(t.pointer(op.a), t.pointer(op.b), t.pointer(op.c), t.pointer(op.bias) if op.bias is not None else None)
+    bias = t.pointer(op.bias) if op.bias is not None else None
+    emitter.emit(t.pointer(op.a), t.pointer(op.b), t.pointer(op.c), bias, t.get(op.rows) if op.rows else None)
 
 
 @emits(func.ReturnOp)

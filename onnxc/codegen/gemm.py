@@ -101,6 +101,7 @@ class MatmulEmitter:
         self.slice_fn: ir.Function | None = None
         self.context: ir.Value | None = None  # the thread pool's context, one stack slot
         self.offsets_table: ir.GlobalVariable | None = None
+        self.rows: ir.Value | None = None  # in the tiles function: M known at run time only
 
     # ------------------------------------------------------------------ helpers
 
@@ -153,21 +154,29 @@ class MatmulEmitter:
 
     # ------------------------------------------------------------------- driver
 
-    def emit(self, a: ir.Value, b_in: ir.Value, c: ir.Value, bias: ir.Value | None) -> None:
-        """One product per batch triple: on the thread pool when the plan says so."""
+    def emit(self, a: ir.Value, b_in: ir.Value, c: ir.Value, bias: ir.Value | None, rows: ir.Value | None) -> None:
+        """One product per batch triple: on the thread pool when the plan says so.
+        `rows` is M where it is known at run time only (the plan's m is then a guess)."""
         p, b = self.p, self.b
         for a_offset, b_offset, c_offset in p.batch:
             pointers = [self.gep(b, a, a_offset), self.gep(b, b_in, b_offset), self.gep(b, c, c_offset)]
             pointers += [bias] if bias is not None else []
+            pointers += [rows] if rows is not None else []  # after the pointers: range's and slice's too
             if not p.parallel:
-                b.call(self.range_function(), [*pointers, *self.whole_bounds()])
+                b.call(self.range_function(), [*pointers, *self.whole_bounds(b, rows)])
                 continue
             context_type = ir.LiteralStructType([value.type for value in pointers])
             if self.context is None:
                 self.context = self.context_slot(context_type)
             store_fields(b, self.context, context_type, pointers)
-            tiles = p.row_tiles if p.split_rows else p.column_tiles
+            tiles = self.row_tile_count(b, rows) if p.split_rows else _const(p.column_tiles)
             parallel_for(b, self.declare, self.slice_function(context_type), self.context, tiles)
+
+    def row_tile_count(self, b: ir.IRBuilder, rows: ir.Value | None) -> ir.Value:
+        """ceil(M / mr): a constant, or computed from the run-time M."""
+        if rows is None:
+            return _const(self.p.row_tiles)
+        return b.udiv(b.add(rows, _const(self.p.mr - 1)), _const(self.p.mr))
 
     def context_slot(self, context_type: ir.LiteralStructType) -> ir.Value:
         """Stack room for the thread pool's context, allocated once in the function's entry block."""
@@ -184,6 +193,7 @@ class MatmulEmitter:
         p = self.p
         fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{self.name}.gemm.slice", context_type)
         self.slice_fn = fn
+        rows = pointers[-1] if p.run_time_rows else None
         if p.split_rows:
             bounds = [_const(0), _const(p.n), begin, end]
         else:
@@ -192,19 +202,19 @@ class MatmulEmitter:
             bounds = [b.mul(begin, _const(p.nr)), column_end, _const(0), _const(p.row_tiles)]
         # The whole product (one thread, or the pool busy) takes a copy of `range` with constant
         # bounds: LLVM then folds the im2col geometry, which costs small convs dearly otherwise.
-        tiles = p.row_tiles if p.split_rows else p.column_tiles
-        whole = b.and_(b.icmp_signed("==", begin, _const(0)), b.icmp_signed("==", end, _const(tiles)))
+        tiles = self.row_tile_count(b, rows) if p.split_rows else _const(p.column_tiles)
+        whole = b.and_(b.icmp_signed("==", begin, _const(0)), b.icmp_signed("==", end, tiles))
         with b.if_else(whole) as (then, otherwise):
             with then:
-                b.call(self.range_function(), [*pointers, *self.whole_bounds()])
+                b.call(self.range_function(), [*pointers, *self.whole_bounds(b, rows)])
             with otherwise:
                 b.call(self.range_function(), [*pointers, *bounds])
         b.ret_void()
         return fn
 
-    def whole_bounds(self) -> list[ir.Value]:
+    def whole_bounds(self, b: ir.IRBuilder, rows: ir.Value | None) -> list[ir.Value]:
         """range's bounds for all of C: every column, every row tile."""
-        return [_const(0), _const(self.p.n), _const(0), _const(self.p.row_tiles)]
+        return [_const(0), _const(self.p.n), _const(0), self.row_tile_count(b, rows)]
 
     def range_function(self) -> ir.Function:
         """range(a, b, c, [bias], columns [from, to), row tiles [from, to)): that part of C,
@@ -212,11 +222,12 @@ class MatmulEmitter:
         if self.range_fn is not None:
             return self.range_fn
         p = self.p
-        fn, b = self.function(f"{self.name}.gemm", [PTR] * (3 + p.has_bias) + [I64] * 4)
+        fn, b = self.function(f"{self.name}.gemm", [PTR] * (3 + p.has_bias) + [I64] * (4 + p.run_time_rows))
         fn.attributes.add("alwaysinline")  # each call site gets its bounds folded in
         self.range_fn = fn
         a, b_in, c, *rest = fn.args
         bias = rest.pop(0) if p.has_bias else None
+        rows = [rest.pop(0)] if p.run_time_rows else []
         column_from, column_to, row_from, row_to = rest
         scratch = b.call(self.declare(THREAD_SCRATCH, PTR, []), []) if p.packed else None
         with counted_loop(b, column_from, column_to, p.nc, "jc") as jc:
@@ -230,7 +241,8 @@ class MatmulEmitter:
                 if p.packed:
                     b.call(self.packing_function(), [b_in, scratch, jc, block_end, pc, kc])
                 pointers = [a, b_in, c] + [v for v in (scratch, bias) if v is not None]
-                b.call(self.tiles_function(), [*pointers, jc, block_end, pc, kc, first, last, row_from, row_to])
+                tile_args = [jc, block_end, pc, kc, first, last, row_from, row_to]
+                b.call(self.tiles_function(), [*pointers, *rows, *tile_args])
         b.ret_void()
         return fn
 
@@ -243,12 +255,14 @@ class MatmulEmitter:
             return self.tiles_fn
         p = self.p
         pointer_count = 3 + p.packed + p.has_bias
-        fn, b = self.function(f"{self.name}.tiles", [PTR] * pointer_count + [I64, I64, I64, I64, I1, I1, I64, I64])
+        arg_types = [PTR] * pointer_count + [I64] * p.run_time_rows + [I64, I64, I64, I64, I1, I1, I64, I64]
+        fn, b = self.function(f"{self.name}.tiles", arg_types)
         fn.attributes.add("noinline")
         self.tiles_fn = fn
         a, b_in, c, *rest = fn.args
         scratch = rest.pop(0) if p.packed else None
         bias = rest.pop(0) if p.has_bias else None
+        self.rows = rest.pop(0) if p.run_time_rows else None
         jc, block_end, pc, kc, first, last, row_from, row_to = rest
         offsets = self.row_offsets(b, pc) if p.window else None
         with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
@@ -292,13 +306,29 @@ class MatmulEmitter:
             args += [v for v in (bias, offsets) if v is not None]
             b.call(self.micro_kernel(rows, masked), args)
 
-        full_tiles = p.m // p.mr
-        full_to = b.select(b.icmp_signed("<", row_to, _const(full_tiles)), row_to, _const(full_tiles))
+        if self.rows is None:
+            full_tiles, rest = _const(p.m // p.mr), _const(p.m % p.mr)
+        else:
+            full_tiles, rest = b.udiv(self.rows, _const(p.mr)), b.urem(self.rows, _const(p.mr))
+        full_to = b.select(b.icmp_signed("<", row_to, full_tiles), row_to, full_tiles)
         with counted_loop(b, b.mul(row_from, _const(p.mr)), b.mul(full_to, _const(p.mr)), p.mr, "ir") as ir_:
             call(p.mr, ir_)
-        if p.m % p.mr:
-            with b.if_then(b.icmp_signed(">", row_to, _const(full_tiles))):
-                call(p.m % p.mr, _const(full_tiles * p.mr))
+        if self.rows is None and p.m % p.mr == 0:
+            return
+        last_tile = b.mul(full_tiles, _const(p.mr))
+        with b.if_then(b.icmp_signed(">", row_to, full_tiles)):
+            if self.rows is None:
+                call(p.m % p.mr, last_tile)
+                return
+            done = b.append_basic_block("rest.done")
+            switch = b.switch(rest, done)  # one micro-kernel per row count of the last tile
+            for count in range(1, p.mr):
+                case = b.append_basic_block(f"rest.{count}")
+                switch.add_case(_const(count), case)
+                b.position_at_end(case)
+                call(count, last_tile)
+                b.branch(done)
+            b.position_at_end(done)
 
     # ------------------------------------------------------------- micro-kernel
 

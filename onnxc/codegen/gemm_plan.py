@@ -56,6 +56,8 @@ class MatmulPlan:
     has_bias: bool
     packed: bool
     window: bool
+    run_time_rows: bool
+    """M is known at run time only: `m` is the guess the schedule is chosen for."""
 
     @property
     def row_offsets(self) -> list[int]:
@@ -94,8 +96,9 @@ class MatmulPlan:
     @property
     def split_rows(self) -> bool:
         """Threads take ranges of row tiles (each packs and reads all of B), or
-        else of column tiles (each reads all of A): whichever has more tiles."""
-        return self.row_tiles >= self.column_tiles
+        else of column tiles (each reads all of A): whichever has more tiles
+        (rows where M is known at run time only: the rows grow with it)."""
+        return self.run_time_rows or self.row_tiles >= self.column_tiles
 
     @property
     def parallel(self) -> bool:
@@ -131,4 +134,5 @@ class MatmulPlan:
             has_bias=op.bias is not None,
             packed=op.pack is not None,
             window=op.b_access.data == MatmulBAccess.WINDOW,
+            run_time_rows=op.rows is not None,
         )

@@ -83,10 +83,13 @@ def thread_pool_slice(
     return function, b, fields, begin, end
 
 
-def parallel_for(b: ir.IRBuilder, declare: Declare, slice_: ir.Function, context: ir.Value, iterations: int) -> None:
+def parallel_for(
+    b: ir.IRBuilder, declare: Declare, slice_: ir.Function, context: ir.Value, iterations: int | ir.Value
+) -> None:
     """Run `slice_(context, begin, end)` over the iterations [0, iterations) on the thread pool."""
     run = declare(PARALLEL_FOR, ir.VoidType(), [slice_.type, PTR, I64, I64])
-    b.call(run, [slice_, context, ir.Constant(I64, 0), ir.Constant(I64, iterations)])
+    count = ir.Constant(I64, iterations) if isinstance(iterations, int) else iterations
+    b.call(run, [slice_, context, ir.Constant(I64, 0), count])
 
 
 def flat_types(value_type: ir.Type) -> list[ir.Type]:

@@ -22,7 +22,11 @@ from onnxc.passes.onnx_to_krnl.common import (
     lowers,
     shape_of,
 )
-from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_gemm_as_gemm, lower_matmul_as_gemm
+from onnxc.passes.onnx_to_krnl.matmul_kernel import (
+    lower_gemm_as_gemm,
+    lower_matmul_as_gemm,
+    lower_matmul_of_run_time_rows,
+)
 
 # ------------------------------------------------------------------ MatMul and Gemm
 
@@ -84,7 +88,10 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
     out = g.result(op)
     batch_rank = matmul_batch_rank(g, op, a, b, out)
-    if all(isinstance(d, int) for d in shape_of(out) + shape_of(a)) and lower_matmul_as_gemm(g, op, out, batch_rank):
+    if all(isinstance(d, int) for d in shape_of(out) + shape_of(a)):
+        if lower_matmul_as_gemm(g, op, out, batch_rank):
+            return
+    elif lower_matmul_of_run_time_rows(g, op, out):
         return
     matmul_nest(g, op, a, b, out)
 

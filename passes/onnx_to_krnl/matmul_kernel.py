@@ -47,7 +47,14 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.common import (
+    GraphLowering,
+    constant_array,
+    element_count,
+    reshaped_view,
+    shape_of,
+    weight_buffer,
+)
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 TILE_ROWS = 12
@@ -309,9 +316,11 @@ def emit_matrix_product(
     ldb: int | None = None,
     ldc: int | None = None,
     at: KernelBuilder | None = None,
+    rows: SSAValue | None = None,
 ) -> None:
     """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
-    triple (ldb and ldc default to N), inserted by `at` (default: at the top level).
+    triple (ldb and ldc default to N), inserted by `at` (default: at the top level);
+    `rows`, if given, is M at run time (sizes[0] the M to schedule for).
 
     A constant B (`b_constant` times `b_scale`, [K, N], shared by the batch) is packed at compile
     time into column panels: no packing at run time, and each tile's B is a
@@ -339,8 +348,34 @@ def emit_matrix_product(
             batch=batch,
             accumulate=accumulate,
             pack=b_constant is None and m > TILE_ROWS,
+            rows=rows,
         )
     )
+
+
+RUN_TIME_ROWS_GUESS = 256
+"""The M a product of rows known at run time only is scheduled for (a batch of
+sequences has hundreds of rows; schedules differ only for a few)."""
+
+
+def lower_matmul_of_run_time_rows(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
+    """MatMul of x[..., K] (leading dims known at run time) by a constant float32
+    W[K, N], as one krnl.matmul of M = the product of x's leading dims: x and the
+    result are contiguous [M, K] and [M, N] (views), W is packed in panels."""
+    a_shape = shape_of(g.input(op, 0))
+    weights = constant_array(op.input(1))
+    if not is_f32(op.input(0), op.input(1)) or weights is None or weights.ndim != 2 or len(a_shape) < 2:
+        return False
+    (k, n), b = weights.shape, g.top
+    if weights.nbytes > PANEL_BYTES_LIMIT or not isinstance(a_shape[-1], int) or 0 in (k, n):
+        return False
+    rows = b.index(element_count(b, a_shape[:-1]))
+    a = reshaped_view(b, g.input(op, 0), [rows, k])
+    c = reshaped_view(b, out, [rows, n])
+    emit_matrix_product(
+        g, op, a, g.input(op, 1), c, (RUN_TIME_ROWS_GUESS, n, k), (k, 1), [0, 0, 0], b_constant=weights, rows=rows
+    )
+    return True
 
 
 PANEL_BYTES_LIMIT = 1 << 28
