@@ -1,9 +1,10 @@
 """onnxc as an ONNX backend (`onnx.backend.base.Backend`), so that the ONNX
 backend test machinery and tools built on it can drive the compiler.
 
-onnxc compiles ahead of time for static shapes. `prepare` therefore only
-validates the model; the first `run` compiles it for the shapes of the inputs
-it is given, and a run with other shapes compiles (and caches) another library.
+`prepare` only validates the model; the first `run` compiles it for the shapes
+of the inputs it is given (the fastest code), and a run with other shapes
+compiles (and caches) another library; with `pin_shapes=False` the model's
+symbolic dims stay symbolic: one library for every shape.
 Inputs that an op needs at compile time to know its output shape (Reshape's
 `shape`, Slice's `starts`, TopK's `K`, ... see `SHAPE_OPERANDS`), directly or,
 if small, through other ops, are bound as constants by value, so a library is specialized on those values too, and a run
@@ -174,9 +175,17 @@ def bind_inputs(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onn
 class OnnxcRep(BackendRep):
     """A prepared model: compiles on first use per input signature, then runs natively."""
 
-    def __init__(self, model: onnx.ModelProto, opt_level: int = 3, cache_dir: str | os.PathLike | None = None):
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        opt_level: int = 3,
+        cache_dir: str | os.PathLike | None = None,
+        pin_shapes: bool = True,
+    ):
         self.model = model
         self.opt_level = opt_level
+        self.pin_shapes = pin_shapes
+        """False: compile the model's symbolic dims as they are, once for every input shape."""
         self.cache_dir = Path(cache_dir or os.environ.get(CACHE_ENV) or _process_cache())
         initializers = {t.name for t in model.graph.initializer}
         self.input_names = [vi.name for vi in model.graph.input if vi.name not in initializers]
@@ -210,14 +219,14 @@ class OnnxcRep(BackendRep):
         from onnxc.compiler import compile
         from onnxc.runtime import Session
 
-        key = _signature_key(self._model_hash, self.opt_level, feeds, bound)
+        key = _signature_key(self._model_hash, self.opt_level, feeds if self.pin_shapes else {}, bound)
         session = self._sessions.get(key)
         if session is None:
             library = self.cache_dir / f"{key}.so"
             if not library.exists():
                 self.cache_dir.mkdir(parents=True, exist_ok=True)
                 model = bind_inputs(model, bound) if bound else model
-                shapes = {name: list(value.shape) for name, value in feeds.items()}
+                shapes = {name: list(value.shape) for name, value in feeds.items()} if self.pin_shapes else None
                 partial = library.with_suffix(f".{os.getpid()}.tmp.so")
                 compile(model, partial, opt_level=self.opt_level, shapes=shapes)
                 partial.replace(library)  # atomic: parallel runners never load half a file

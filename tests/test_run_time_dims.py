@@ -18,6 +18,7 @@ from onnx import numpy_helper as nh
 
 import onnxc
 from onnxc.errors import InputError
+from onnxc.examples.transformers import gpt2_style
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -25,95 +26,9 @@ MODELS = Path(__file__).parent / "models"
 VOCAB, HIDDEN, HEADS, MAX_POSITIONS = 50, 16, 2, 32
 
 
-def _gpt2_style() -> onnx.ModelProto:
-    """A GPT-2-style decoder block as torch exports it: position ids from Range over
-    the sequence length, a causal mask sliced from a constant [1, 1, 32, 32] by the
-    run-time length and applied with Where, heads split by Shape -> Concat -> Reshape,
-    tanh GELU with Pow, logits tied to the token embedding."""
-    rng = np.random.default_rng(1)
-
-    def weight(name, *shape):
-        return nh.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
-
-    def ints(name, values):
-        return nh.from_array(np.array(values, np.int64), name)
-
-    head = HIDDEN // HEADS
-    causal = np.tril(np.ones((MAX_POSITIONS, MAX_POSITIONS), bool)).reshape(1, 1, MAX_POSITIONS, MAX_POSITIONS)
-    initializers = [
-        weight("wte", VOCAB, HIDDEN), weight("wpe", MAX_POSITIONS, HIDDEN),
-        weight("ln_s", HIDDEN), weight("ln_b", HIDDEN), weight("w_qkv", HIDDEN, 3 * HIDDEN), weight("b_qkv", 3 * HIDDEN),
-        weight("w_o", HIDDEN, HIDDEN), weight("b_o", HIDDEN), weight("w_up", HIDDEN, 4 * HIDDEN), weight("b_up", 4 * HIDDEN),
-        weight("w_down", 4 * HIDDEN, HIDDEN), weight("b_down", HIDDEN), nh.from_array(causal, "causal"),
-        ints("i0", 0), ints("i1", 1), ints("zero", [0]), ints("one", 1), ints("axes23", [2, 3]), ints("axis0", [0]),
-        ints("split", [HIDDEN] * 3), ints("tail", [HEADS, head]), ints("hidden", [HIDDEN]),
-        nh.from_array(np.array(head**-0.5, np.float32), "scale"), nh.from_array(np.array(-1e9, np.float32), "masked"),
-        nh.from_array(np.array(3.0, np.float32), "three"), nh.from_array(np.array(0.044715, np.float32), "c"),
-        nh.from_array(np.array(np.sqrt(2 / np.pi), np.float32), "gelu_k"), nh.from_array(np.array(0.5, np.float32), "half"),
-        nh.from_array(np.array(1.0, np.float32), "unit"), weight("wte_t", HIDDEN, VOCAB),
-    ]  # fmt: skip
-    nodes = [
-        h.make_node("Shape", ["ids"], ["ids_shape"]),
-        h.make_node("Gather", ["ids_shape", "i0"], ["batch"], axis=0),
-        h.make_node("Gather", ["ids_shape", "i1"], ["seq"], axis=0),
-        h.make_node("Range", ["i0", "seq", "one"], ["positions"]),
-        h.make_node("Unsqueeze", ["positions", "axis0"], ["positions2"]),
-        h.make_node("Gather", ["wte", "ids"], ["tokens"]),
-        h.make_node("Gather", ["wpe", "positions2"], ["places"]),
-        h.make_node("Add", ["tokens", "places"], ["x0"]),
-        h.make_node("LayerNormalization", ["x0", "ln_s", "ln_b"], ["x1"], axis=-1),
-        h.make_node("MatMul", ["x1", "w_qkv"], ["qkv0"]),
-        h.make_node("Add", ["qkv0", "b_qkv"], ["qkv"]),
-        h.make_node("Split", ["qkv", "split"], ["q", "k", "v"], axis=2),
-        h.make_node("Unsqueeze", ["batch", "axis0"], ["batch1"]),
-        h.make_node("Unsqueeze", ["seq", "axis0"], ["seq1"]),
-        h.make_node("Concat", ["batch1", "seq1", "tail"], ["heads_shape"], axis=0),
-        *[h.make_node("Reshape", [t, "heads_shape"], [f"{t}4"]) for t in "qkv"],
-        h.make_node("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3]),
-        h.make_node("Transpose", ["k4"], ["kh"], perm=[0, 2, 3, 1]),
-        h.make_node("Transpose", ["v4"], ["vh"], perm=[0, 2, 1, 3]),
-        h.make_node("MatMul", ["qh", "kh"], ["scores0"]),
-        h.make_node("Mul", ["scores0", "scale"], ["scores1"]),
-        h.make_node("Concat", ["seq1", "seq1"], ["mask_end"], axis=0),
-        h.make_node("Slice", ["causal", "zero2", "mask_end", "axes23"], ["mask"]),
-        h.make_node("Where", ["mask", "scores1", "masked"], ["scores"]),
-        h.make_node("Softmax", ["scores"], ["probs"], axis=-1),
-        h.make_node("MatMul", ["probs", "vh"], ["context0"]),
-        h.make_node("Transpose", ["context0"], ["context1"], perm=[0, 2, 1, 3]),
-        h.make_node("Concat", ["batch1", "seq1", "hidden"], ["merged_shape"], axis=0),
-        h.make_node("Reshape", ["context1", "merged_shape"], ["context"]),
-        h.make_node("MatMul", ["context", "w_o"], ["attn0"]),
-        h.make_node("Add", ["attn0", "b_o"], ["attn"]),
-        h.make_node("Add", ["x0", "attn"], ["x2"]),
-        h.make_node("MatMul", ["x2", "w_up"], ["up0"]),
-        h.make_node("Add", ["up0", "b_up"], ["up"]),
-        h.make_node("Pow", ["up", "three"], ["cube"]),
-        h.make_node("Mul", ["cube", "c"], ["cube_c"]),
-        h.make_node("Add", ["up", "cube_c"], ["inner0"]),
-        h.make_node("Mul", ["inner0", "gelu_k"], ["inner"]),
-        h.make_node("Tanh", ["inner"], ["t"]),
-        h.make_node("Add", ["t", "unit"], ["t1"]),
-        h.make_node("Mul", ["up", "half"], ["half_up"]),
-        h.make_node("Mul", ["half_up", "t1"], ["gelu"]),
-        h.make_node("MatMul", ["gelu", "w_down"], ["down0"]),
-        h.make_node("Add", ["down0", "b_down"], ["down"]),
-        h.make_node("Add", ["x2", "down"], ["x3"]),
-        h.make_node("MatMul", ["x3", "wte_t"], ["logits"]),
-    ]
-    initializers.append(ints("zero2", [0, 0]))
-    graph = h.make_graph(
-        nodes,
-        "gpt2_style",
-        [h.make_tensor_value_info("ids", T.INT64, ["batch", "sequence"])],
-        [h.make_tensor_value_info("logits", T.FLOAT, ["batch", "sequence", VOCAB])],
-        initializers,
-    )
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
-
-
 @pytest.fixture(scope="module")
 def gpt2(tmp_path_factory) -> tuple[onnx.ModelProto, onnxc.Session]:
-    model = _gpt2_style()
+    model = gpt2_style(VOCAB, HIDDEN, HEADS, MAX_POSITIONS)
     path = tmp_path_factory.mktemp("gpt2") / "gpt2.onnx"
     onnx.save(model, path)
     return model, onnxc.Session(onnxc.compile(str(path), path.with_suffix(".so")))

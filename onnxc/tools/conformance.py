@@ -38,6 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPECTATIONS = ROOT / "tests" / "conformance" / "expected.txt"
+DYNAMIC_EXPECTATIONS = ROOT / "tests" / "conformance" / "expected-dynamic.txt"
+"""Results with every graph-input dim made symbolic (`--force-dynamic`), as onnx-mlir runs its node tests."""
 SUPPORTED_OPS_DOC = ROOT / "docs" / "supported-ops.md"
 LOWERING_LIT_TESTS = ROOT / "tests" / "lit" / "convert-onnx-to-krnl"
 DEFAULT_TIMEOUT = 180.0
@@ -67,15 +69,32 @@ def all_cases() -> dict:
         return {case.name: case for case in collect_testcases("")}
 
 
-def run_case(case) -> Result:
-    """Compile and run one case in this process."""
+def with_symbolic_inputs(model):
+    """The model with every dim of its graph inputs (initializers aside) a fresh symbol."""
+    import onnx
+
+    symbolic = onnx.ModelProto()
+    symbolic.CopyFrom(model)
+    initializers = {tensor.name for tensor in symbolic.graph.initializer}
+    for position, value in enumerate(symbolic.graph.input):
+        if value.name in initializers or not value.type.HasField("tensor_type"):
+            continue
+        for axis, dim in enumerate(value.type.tensor_type.shape.dim):
+            dim.Clear()
+            dim.dim_param = f"in{position}_d{axis}"
+    return symbolic
+
+
+def run_case(case, force_dynamic: bool = False) -> Result:
+    """Compile and run one case in this process (with `force_dynamic`, once for
+    the symbolic version of its inputs, see with_symbolic_inputs)."""
     from onnx.backend.test.runner import Runner
 
     from onnxc.backend import as_array, prepare
     from onnxc.errors import UnsupportedOpError
 
     try:
-        rep = prepare(case.model)
+        rep = prepare(with_symbolic_inputs(case.model), pin_shapes=False) if force_dynamic else prepare(case.model)
         for inputs, expected in case.data_sets:
             outputs = rep.run(inputs)
             expected = [as_array(value) for value in expected]
@@ -117,13 +136,13 @@ def _first_line(text: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _worker() -> int:
+def _worker(force_dynamic: bool) -> int:
     """Worker process: reads case names from stdin, writes one JSON result per line."""
     cases = all_cases()
     print("ready", flush=True)
     for line in sys.stdin:
         name = line.strip()
-        result = run_case(cases[name])
+        result = run_case(cases[name], force_dynamic)
         print(json.dumps(result.__dict__), flush=True)
     return 0
 
@@ -383,10 +402,15 @@ def main(argv: list[str] | None = None) -> int:
         help="regenerate docs/supported-ops.md from the expectation file (alone: without running any case)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print every case, not only failures")
+    parser.add_argument(
+        "--force-dynamic",
+        action="store_true",
+        help=f"make every graph-input dim symbolic, one compile per case (expectations: {DYNAMIC_EXPECTATIONS.name})",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        return _worker()
+        return _worker(args.force_dynamic)
 
     cases = all_cases()
     names = [n for n in cases if not args.filter or re.search(args.filter, n)]
@@ -405,17 +429,19 @@ def _run_and_report(names: list[str], args) -> int:
         if args.verbose or result.status != PASS:
             print(f"{result.status:<11} {result.name}  {result.reason}", flush=True)
 
-    results = run_cases(names, jobs=args.jobs, timeout=args.timeout, on_result=report)
+    command = (*WORKER_COMMAND, "--force-dynamic") if args.force_dynamic else WORKER_COMMAND
+    expectations = DYNAMIC_EXPECTATIONS if args.force_dynamic else EXPECTATIONS
+    results = run_cases(names, jobs=args.jobs, timeout=args.timeout, on_result=report, command=command)
     counts = Counter(r.status for r in results.values())
     summary = ", ".join(f"{counts[s]} {s.lower()}" for s in STATUSES if counts[s])
     print(f"{counts[PASS]} of {len(results)} pass ({summary}) in {time.perf_counter() - start:.0f} s")
     if args.update:
-        merged = read_expectations() if EXPECTATIONS.exists() else {}
+        merged = read_expectations(expectations) if expectations.exists() else {}
         merged.update(results)
-        write_expectations(merged.values())
-        print(f"wrote {EXPECTATIONS}")
+        write_expectations(merged.values(), expectations)
+        print(f"wrote {expectations}")
     if args.check:
-        problems = differences(results, read_expectations())
+        problems = differences(results, read_expectations(expectations))
         for problem in problems:
             print(problem)
         return 1 if problems else 0

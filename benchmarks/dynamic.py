@@ -1,0 +1,104 @@
+"""One library for every shape against one per shape: `python benchmarks/dynamic.py [--repeat N] [--threads T]`.
+
+Each model is compiled twice from one .onnx file with symbolic dims: as exported
+(the dims bound at run time) and pinned to the measured shape with `--shape`
+(what a library for one shape costs). Both run the same inputs at that shape,
+timed in turn with onnxruntime (benchmarks/run.py's `_interleaved`: samples
+A B C A B C..., medians), at one thread by default. Reported: dynamic/pinned
+(the price of generality, the dynamic-shapes issue asks <= 1.05) and
+pinned/onnxruntime. Outputs must match onnxruntime within 1e-4 of max|ref|.
+
+Models: a BERT encoder layer (seq 128, hidden 256; batch x seq symbolic, the
+reshapes computed from Shape as torch writes them), a GPT-2-style decoder block
+(hidden 256, 64 tokens, causal mask sliced by the run-time length), and
+ResNet-50 and SqueezeNet with a symbolic batch (compiled as a batch loop).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+sys.path.insert(0, str(Path(__file__).parent))
+import models  # noqa: E402
+from run import _interleaved, _ort_session  # noqa: E402
+
+import onnxc  # noqa: E402
+from onnxc.examples.transformers import gpt2_style  # noqa: E402
+
+
+def _symbolic_batch(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with the leading dim of its inputs (not initializers) and outputs named N."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    for value in [*model.graph.input, *model.graph.output]:
+        dims = value.type.tensor_type.shape.dim
+        if value.name not in initializers and dims:  # an output without a shape gets it from inference
+            dims[0].dim_param = "N"
+    return model
+
+
+def _cases() -> dict:
+    """name -> (model, symbol bindings of the measured shape)."""
+    return {
+        "bert (batch x seq)": (models.bert_encoder(dynamic=True), {"batch": 1, "seq": 128}),
+        "gpt2-style (batch x seq)": (
+            gpt2_style(vocab=1000, hidden=256, heads=4, max_positions=128),
+            {"batch": 1, "sequence": 64},
+        ),
+        **{f"{name} (batch)": (_symbolic_batch(models.load(name)), {"N": 1}) for name in ("resnet50", "squeezenet")},
+    }
+
+
+def _inputs(session, bindings: dict) -> dict:
+    """Random inputs of the measured shape: token ids for int64 inputs, else normal floats."""
+    rng = np.random.default_rng(0)
+    feed = {}
+    for arg in session.get_inputs():
+        shape = [bindings[d] if isinstance(d, str) else d for d in arg.shape]
+        integer = "int64" in arg.type
+        feed[arg.name] = rng.integers(0, 1000, shape) if integer else rng.standard_normal(shape).astype(np.float32)
+    return feed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    print("| model | dynamic ms | pinned ms | onnxruntime ms | dynamic/pinned | pinned/onnxruntime |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    with tempfile.TemporaryDirectory() as directory:
+        for name, (model, bindings) in _cases().items():
+            path = Path(directory) / "model.onnx"
+            onnx.save(model, path)
+            dynamic = onnxc.compile(str(path), Path(directory) / "dynamic.so")
+            pinned = onnxc.compile(str(path), Path(directory) / "pinned.so", shapes={k: [v] for k, v in bindings.items()})
+            engines = {
+                "dynamic": onnxc.Session(dynamic, threads=args.threads),
+                "pinned": onnxc.Session(pinned, threads=args.threads),
+                "ort": _ort_session(str(path), args.threads),
+            }
+            feed = _inputs(engines["ort"], bindings)
+            want = engines["ort"].run(None, feed)[0]
+            for engine in ("dynamic", "pinned"):
+                got = engines[engine].run(None, feed)[0]
+                error = float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
+                assert error <= 1e-4, f"{name}: {engine} differs from onnxruntime by {error:.2e} of max|ref|"
+            ms = _interleaved({k: functools.partial(e.run, None, feed) for k, e in engines.items()}, args.repeat)
+            print(
+                f"| {name} | {ms['dynamic']:.2f} | {ms['pinned']:.2f} | {ms['ort']:.2f} "
+                f"| {ms['dynamic'] / ms['pinned']:.2f} | {ms['pinned'] / ms['ort']:.2f} |",
+                flush=True,
+            )
+            del engines
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
