@@ -116,7 +116,7 @@ class GraphFunctionTranslator(FunctionTranslator):
         if parallel is None:
             self.builder.call(kernel, [f for v in passed for f in flatten(self.builder, self.get(v))])
         else:
-            self.call_on_thread_pool(kernel, name, passed, parallel.trip_count)
+            self.call_on_thread_pool(kernel, name, passed, self.trip_count(parallel))
 
     def kernel(
         self,
@@ -145,7 +145,19 @@ class GraphFunctionTranslator(FunctionTranslator):
         kernel.builder.ret_void()
         return function
 
-    def call_on_thread_pool(self, kernel: ir.Function, name: str, passed: list[SSAValue], iterations: int) -> None:
+    def trip_count(self, parallel: ParallelLoop) -> int | ir.Value:
+        """The split loop's iterations: known, or computed here from its bounds (run-time dims)."""
+        if parallel.trip_count is not None:
+            return parallel.trip_count
+        b, loop = self.builder, parallel.loop
+        span = b.sub(self.get(loop.ub), self.get(loop.lb))
+        step = self.get(loop.step)
+        count = b.sdiv(b.add(span, b.sub(step, ir.Constant(I64, 1))), step)
+        return b.select(b.icmp_signed(">", count, ir.Constant(I64, 0)), count, ir.Constant(I64, 0))
+
+    def call_on_thread_pool(
+        self, kernel: ir.Function, name: str, passed: list[SSAValue], iterations: int | ir.Value
+    ) -> None:
         """Have the thread pool call `kernel` through the trampoline `name.slice(ptr context, i64 begin,
         i64 end)`, the context holding `passed`: the kernel keeps its `noalias` pointer arguments."""
         context_type = ir.LiteralStructType([value_type(v.type) for v in passed])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
@@ -26,12 +26,16 @@ from xdsl.ir import Operation, SSAValue
 MIN_PARALLEL_WORK = 1 << 18
 # A math function (exp, tanh, ...) costs about this many simple operations (vector_math.py).
 MATH_FUNCTION_WORK = 20
+RUN_TIME_TRIP_COUNT_GUESS = 64
+"""Iterations assumed of a loop bounded by a dim known at run time only (a batch
+times a sequence, a sequence: tens to hundreds), for deciding what to split."""
 
 
 @dataclass(frozen=True)
 class ParallelLoop:
     loop: scf.ForOp
-    trip_count: int
+    trip_count: int | None
+    """None: known at run time only (computed from the loop's bounds, defined outside the nest)."""
 
 
 def _constant(value: SSAValue) -> int | None:
@@ -48,11 +52,24 @@ def _trip_count(loop: scf.ForOp) -> int | None:
     return max(0, -(-(upper - lower) // step))
 
 
+def _run_time_bounds(loop: scf.ForOp) -> bool:
+    """Bounds that are run-time dims: defined at the graph function's top level (not by
+    an enclosing loop), with a constant step."""
+    step = _constant(loop.step)
+    top_level = all(
+        isinstance(v.owner, Operation) and isinstance(v.owner.parent_op(), func.FuncOp) for v in (loop.lb, loop.ub)
+    )
+    return step is not None and step > 0 and top_level
+
+
 def _estimated_trip_count(loop: scf.ForOp) -> int:
-    """The trip count, or for bounds computed at run time a guess from a constant clamp (min(x, C))."""
+    """The trip count, or for bounds computed at run time a guess from a constant clamp
+    (min(x, C)), or for run-time dims RUN_TIME_TRIP_COUNT_GUESS."""
     exact = _trip_count(loop)
     if exact is not None:
         return exact
+    if _run_time_bounds(loop):
+        return RUN_TIME_TRIP_COUNT_GUESS
     owner = loop.ub.owner
     if isinstance(owner, arith.MinSIOp | arith.MinUIOp):
         bounds = [c for c in (_constant(v) for v in owner.operands) if c is not None]
@@ -100,6 +117,8 @@ def parallel_loop(nest: Operation) -> ParallelLoop | None:
     if loop is None or loop.iter_args:
         return None
     trip_count = _trip_count(loop)
-    if trip_count is None or trip_count < 2 or _work(nest) < MIN_PARALLEL_WORK or not _slices_by(loop, nest):
+    if trip_count is None and not _run_time_bounds(loop):
+        return None
+    if (trip_count is not None and trip_count < 2) or _work(nest) < MIN_PARALLEL_WORK or not _slices_by(loop, nest):
         return None
     return ParallelLoop(loop, trip_count)
