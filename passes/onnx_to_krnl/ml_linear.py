@@ -43,22 +43,27 @@ def feature_index(x: SSAValue, sample: SSAValue, feature) -> list:
     return [sample, feature] if len(shape_of(x)) == 2 else [feature]
 
 
-def linear_scores(
-    g: GraphLowering, op: OnnxOp, b: KernelBuilder, x: SSAValue, sample: SSAValue, rows: int, features: int
-) -> list[SSAValue]:
-    """x[sample] @ coefficients^T + intercepts: one f32 score per coefficient row."""
+def linear_weights(g: GraphLowering, op: OnnxOp, rows: int, features: int) -> tuple[SSAValue, np.ndarray]:
+    """The coefficients as a weight [rows, features] and the intercepts (zeros if absent)."""
     coefficients = np.asarray(op.attr("coefficients") or [], dtype=np.float32)
     if coefficients.size != rows * features:
         raise g.shape_error(op, f"{coefficients.size} coefficients for {rows} rows of {features} features")
     intercepts = np.asarray(op.attr("intercepts") or [0.0] * rows, dtype=np.float32)
     if intercepts.size != rows:
         raise g.shape_error(op, f"{intercepts.size} intercepts for {rows} rows")
-    weights = weight_buffer(g, op, coefficients.reshape(rows, features), f32, "coefficients")
+    return weight_buffer(g, op, coefficients.reshape(rows, features), f32, "coefficients"), intercepts
+
+
+def linear_scores(
+    b: KernelBuilder, x: SSAValue, sample: SSAValue, weights: SSAValue, intercepts: np.ndarray
+) -> list[SSAValue]:
+    """x[sample] @ weights^T + intercepts: one f32 score per row of `weights`."""
 
     def step(inner: KernelBuilder, feature: SSAValue, sums: list) -> list:
         value = load_as(inner, x, feature_index(x, sample, feature), f32)
         return [inner.add(total, inner.mul(value, inner.load(weights, [row, feature]))) for row, total in enumerate(sums)]
 
+    features = shape_of(weights)[1]
     return accumulate(b, features, [b.constant(float(v), f32) for v in intercepts], step)
 
 
@@ -71,16 +76,17 @@ def lower_linear_classifier(g: GraphLowering, op: OnnxOp) -> None:
     if rows == 0 or (rows > 1 and len(labels) != rows):
         raise g.shape_error(op, f"{rows} score rows for {len(labels)} class labels")
     label_out, score_out = g.result(op, 0), g.result(op, 1)
+    weights, intercepts = linear_weights(g, op, rows, features)
+    table = weight_buffer(g, op, labels, i64, "class_labels") if rows > 1 else None
     ivs, b = g.top.loop_nest([samples])
-    scores = linear_scores(g, op, b, x, ivs[0], rows, features)
-    if rows == 1:
+    scores = linear_scores(b, x, ivs[0], weights, intercepts)
+    if table is None:
         binary = len(labels) == 2
         positive, negative = (int(labels[1]), int(labels[0])) if binary else (1, 0)
         above = b.compare("gt", scores[0], b.constant(0.0, f32))
         label = b.select(above, b.constant(positive, i64), b.constant(negative, i64))
         columns = single_score(b, scores[0], transform, 1 if linear_class_count(op) == 2 else None)
     else:
-        table = weight_buffer(g, op, labels, i64, "class_labels")
         label = b.load(table, [argmax(b, scores)])
         columns = post_transform(b, scores, transform)
     b.store(label, label_out, ivs)
@@ -94,8 +100,9 @@ def lower_linear_regressor(g: GraphLowering, op: OnnxOp) -> None:
     targets = op.attr("targets")
     transform = post_transform_of(g, op)
     out = g.result(op)
+    weights, intercepts = linear_weights(g, op, targets, features)
     ivs, b = g.top.loop_nest([samples])
-    scores = linear_scores(g, op, b, x, ivs[0], targets, features)
+    scores = linear_scores(b, x, ivs[0], weights, intercepts)
     values = single_score(b, scores[0], transform, None) if targets == 1 else post_transform(b, scores, transform)
     for column, value in enumerate(values):
         b.store(value, out, [ivs[0], column])

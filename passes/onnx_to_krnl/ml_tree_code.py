@@ -177,47 +177,65 @@ class _NodeArrays:
         return arrays
 
 
-def add_walked(
-    g: GraphLowering, op, b: KernelBuilder, code: TreeCode, trees: Sequence[Tree], accumulators: list[SSAValue]
-) -> list[SSAValue]:
-    """accumulators combined with the leaves the sample reaches in `trees`, walking node arrays."""
-    if not trees:
-        return accumulators
-    arrays = _NodeArrays.of(trees, len(accumulators), code.missing_value)
-    float_dtype = numpy_dtype_of(code.element)
+@dataclass
+class NodeWalk:
+    """The walked trees' node arrays as weights (made before the sample loop, outside
+    any nest) and the modes their branch nodes use."""
 
-    def table(values, dtype, element, hint: str) -> SSAValue:
-        return weight_buffer(g, op, np.asarray(values, dtype=dtype), element, hint)
+    count: int
+    buffers: dict[str, SSAValue]
+    branch_modes: list[str]
 
-    features = table(arrays.features, np.int32, i32, "tree_features")
-    thresholds = table(arrays.thresholds, float_dtype, code.element, "tree_thresholds")
-    true_children = table(arrays.true_children, np.int32, i32, "tree_true_children")
-    false_children = table(arrays.false_children, np.int32, i32, "tree_false_children")
-    leaf_rows = table(arrays.leaf_rows, np.int32, i32, "tree_leaf_rows")
-    roots = table(arrays.roots, np.int32, i32, "tree_roots")
-    depths = table(arrays.depths, np.int32, i32, "tree_depths")
-    leaf_values = table(arrays.leaf_values, float_dtype, code.element, "tree_leaf_values")
-    branch_modes = sorted({m for tree in trees for m in tree.modes if m != "LEAF"})
-    modes = table(arrays.modes, np.int8, i8, "tree_modes") if len(branch_modes) > 1 else None
-    missing = table(arrays.missing_true, np.int8, i8, "tree_missing_true") if any(arrays.missing_true) else None
+    @staticmethod
+    def build(g: GraphLowering, op, element: Attribute, trees: Sequence[Tree], targets: int, missing: float):
+        arrays = _NodeArrays.of(trees, targets, missing)
+        float_dtype = numpy_dtype_of(element)
+        branch_modes = sorted({m for tree in trees for m in tree.modes if m != "LEAF"}) or ["BRANCH_LEQ"]
+        columns = {
+            "features": (arrays.features, np.int32, i32),
+            "thresholds": (arrays.thresholds, float_dtype, element),
+            "true_children": (arrays.true_children, np.int32, i32),
+            "false_children": (arrays.false_children, np.int32, i32),
+            "leaf_rows": (arrays.leaf_rows, np.int32, i32),
+            "roots": (arrays.roots, np.int32, i32),
+            "depths": (arrays.depths, np.int32, i32),
+            "leaf_values": (arrays.leaf_values, float_dtype, element),
+        }
+        if len(branch_modes) > 1:
+            columns["modes"] = (arrays.modes, np.int8, i8)
+        if any(arrays.missing_true):
+            columns["missing_true"] = (arrays.missing_true, np.int8, i8)
+        buffers = {
+            name: weight_buffer(g, op, np.asarray(values, dtype=dtype), kind, f"tree_{name}")
+            for name, (values, dtype, kind) in columns.items()
+        }
+        return NodeWalk(len(trees), buffers, branch_modes)
 
-    def step(inner: KernelBuilder, _ivs: list, node: SSAValue) -> SSAValue:
-        value = code.feature(inner, inner.to_index(inner.load(features, [node])))
-        threshold = inner.load(thresholds, [node])
-        track = False if missing is None else inner.compare("ne", inner.load(missing, [node]), inner.constant(0, i8))
-        condition = _condition(inner, branch_modes[0], value, threshold, track)
-        if modes is not None:
-            mode = inner.load(modes, [node])
-            for other in branch_modes[1:]:
-                chosen = inner.compare("eq", mode, inner.constant(MODES.index(other), i8))
-                condition = inner.select(chosen, _condition(inner, other, value, threshold, track), condition)
-        true_child, false_child = inner.load(true_children, [node]), inner.load(false_children, [node])
-        return inner.to_index(inner.select(condition, true_child, false_child))
+    def add(self, b: KernelBuilder, code: TreeCode, accumulators: list[SSAValue]) -> list[SSAValue]:
+        """accumulators combined with the leaves the sample reaches in the walked trees."""
+        if not self.count:
+            return accumulators
+        arrays = self.buffers
+        modes, missing = arrays.get("modes"), arrays.get("missing_true")
 
-    def add_tree(inner: KernelBuilder, tree: SSAValue, carried: list) -> list:
-        root = inner.to_index(inner.load(roots, [tree]))
-        leaf = inner.reduce([(0, inner.to_index(inner.load(depths, [tree])))], root, step)
-        row = inner.to_index(inner.load(leaf_rows, [leaf]))
-        return [code.combine(inner, total, inner.load(leaf_values, [row, t])) for t, total in enumerate(carried)]
+        def step(inner: KernelBuilder, _ivs: list, node: SSAValue) -> SSAValue:
+            value = code.feature(inner, inner.to_index(inner.load(arrays["features"], [node])))
+            threshold = inner.load(arrays["thresholds"], [node])
+            track = False if missing is None else inner.compare("ne", inner.load(missing, [node]), inner.constant(0, i8))
+            condition = _condition(inner, self.branch_modes[0], value, threshold, track)
+            if modes is not None:
+                mode = inner.load(modes, [node])
+                for other in self.branch_modes[1:]:
+                    chosen = inner.compare("eq", mode, inner.constant(MODES.index(other), i8))
+                    condition = inner.select(chosen, _condition(inner, other, value, threshold, track), condition)
+            true_child = inner.load(arrays["true_children"], [node])
+            return inner.to_index(inner.select(condition, true_child, inner.load(arrays["false_children"], [node])))
 
-    return accumulate(b, len(trees), accumulators, add_tree)
+        def add_tree(inner: KernelBuilder, tree: SSAValue, carried: list) -> list:
+            root = inner.to_index(inner.load(arrays["roots"], [tree]))
+            leaf = inner.reduce([(0, inner.to_index(inner.load(arrays["depths"], [tree])))], root, step)
+            row = inner.to_index(inner.load(arrays["leaf_rows"], [leaf]))
+            values = arrays["leaf_values"]
+            return [code.combine(inner, total, inner.load(values, [row, t])) for t, total in enumerate(carried)]
+
+        return accumulate(b, self.count, accumulators, add_tree)

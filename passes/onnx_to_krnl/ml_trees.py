@@ -18,6 +18,7 @@ disagree with the weights in the binary case) are refused, named.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import f32, i64
@@ -36,12 +37,14 @@ from onnxc.passes.onnx_to_krnl.ml_scores import (
     post_transform_of,
     single_score,
 )
-from onnxc.passes.onnx_to_krnl.ml_tree_code import MODES, Tree, TreeCode, add_nested, add_walked, split_by_size
+from onnxc.passes.onnx_to_krnl.ml_tree_code import MODES, NodeWalk, Tree, TreeCode, add_nested, split_by_size
 
 AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
 """In TreeEnsemble's numbering (0..3)."""
 SET_MEMBERSHIP = 6
 """TreeEnsemble's BRANCH_MEMBER mode."""
+MISSING = {"MIN": np.inf, "MAX": -np.inf, "SUM": 0.0, "AVERAGE": 0.0}
+"""The value of a target a leaf has no weight for, per aggregate (so it changes nothing)."""
 
 
 def _floats(op: OnnxOp, name: str) -> np.ndarray:
@@ -164,41 +167,51 @@ def _aggregate(g: GraphLowering, op: OnnxOp) -> str:
     return value
 
 
-def _accumulate_trees(
-    g: GraphLowering, op: OnnxOp, b: KernelBuilder, x: SSAValue, sample: SSAValue, trees: list[Tree], targets: int
-) -> list[SSAValue]:
-    """One sample's aggregate per target (before base values), as f32; a MIN/MAX
-    target that no reached leaf has is 0."""
-    aggregate = _aggregate(g, op)
-    element = _compare_type(g, op, x)
-    missing = {"MIN": np.inf, "MAX": -np.inf}.get(aggregate, 0.0)
-    combine = {"MIN": KernelBuilder.min, "MAX": KernelBuilder.max}.get(aggregate, KernelBuilder.add)
-    features = shape_of_features(x)
+@dataclass
+class _Ensemble:
+    """The trees of one op ready to run a sample: the nested ones as they are, the
+    walked ones as node arrays (weights made before the sample loop), and how
+    leaf values combine. Totals are computed in the compare type."""
 
-    def feature(inner: KernelBuilder, index) -> SSAValue:
-        if isinstance(index, int) and not 0 <= index < features:
-            raise g.shape_error(op, f"a node reads feature {index} of {features}")
-        return load_as(inner, x, feature_index(x, sample, index), element)
+    element: Attribute
+    aggregate: str
+    nested: list[Tree]
+    walk: NodeWalk
+    tree_count: int
 
-    code = TreeCode(element, feature, lambda inner, total, value: combine(inner, total, value), missing)
-    for tree in trees:
-        if any(t >= targets or t < 0 for t in tree.targets()):
-            raise g.shape_error(op, f"a leaf weight names target {max(tree.targets())} of {targets}")
-    totals = [b.constant(missing, element)] * targets
-    nested, walked = split_by_size(trees)
-    for tree in nested:
-        totals = add_nested(b, code, tree, totals)
-    totals = add_walked(g, op, b, code, walked, totals)
-    if aggregate in ("MIN", "MAX"):
-        sentinel = b.constant(missing, element)
-        totals = [b.select(b.compare("eq", t, sentinel), b.constant(0.0, element), t) for t in totals]
-    if aggregate == "AVERAGE":
-        totals = [b.div(t, b.constant(float(len(trees)), element)) for t in totals]
-    return [v if v.type == f32 else b.convert(v, f32) for v in totals]
+    @staticmethod
+    def build(g: GraphLowering, op: OnnxOp, x: SSAValue, trees: list[Tree], targets: int) -> _Ensemble:
+        for tree in trees:
+            if any(t >= targets or t < 0 for t in tree.targets()):
+                raise g.shape_error(op, f"a leaf weight names target {max(tree.targets())} of {targets}")
+            if any(not 0 <= f < x.type.get_shape()[-1] for f in tree.features):
+                raise g.shape_error(op, f"a node reads feature {max(tree.features)} of {x.type.get_shape()[-1]}")
+        aggregate = _aggregate(g, op)
+        element = _compare_type(g, op, x)
+        nested, walked = split_by_size(trees)
+        walk = NodeWalk.build(g, op, element, walked, targets, MISSING[aggregate])
+        return _Ensemble(element, aggregate, nested, walk, len(trees))
 
+    def totals(self, b: KernelBuilder, x: SSAValue, sample: SSAValue, result: Attribute, targets: int):
+        """One sample's aggregate per target (before base values) as `result`s; a
+        MIN/MAX target that no reached leaf has is 0."""
+        missing = MISSING[self.aggregate]
+        combine = {"MIN": KernelBuilder.min, "MAX": KernelBuilder.max}.get(self.aggregate, KernelBuilder.add)
 
-def shape_of_features(x: SSAValue) -> int:
-    return x.type.get_shape()[-1]
+        def feature(inner: KernelBuilder, index) -> SSAValue:
+            return load_as(inner, x, feature_index(x, sample, index), self.element)
+
+        code = TreeCode(self.element, feature, lambda inner, total, value: combine(inner, total, value), missing)
+        totals = [b.constant(missing, self.element)] * targets
+        for tree in self.nested:
+            totals = add_nested(b, code, tree, totals)
+        totals = self.walk.add(b, code, totals)
+        if self.aggregate in ("MIN", "MAX"):
+            sentinel = b.constant(missing, self.element)
+            totals = [b.select(b.compare("eq", t, sentinel), b.constant(0.0, self.element), t) for t in totals]
+        if self.aggregate == "AVERAGE":
+            totals = [b.div(t, b.constant(float(self.tree_count), self.element)) for t in totals]
+        return [v if v.type == result else b.convert(v, result) for v in totals]
 
 
 def _compare_type(g: GraphLowering, op: OnnxOp, x: SSAValue) -> Attribute:
@@ -208,7 +221,7 @@ def _compare_type(g: GraphLowering, op: OnnxOp, x: SSAValue) -> Attribute:
 
 
 def _with_base(b: KernelBuilder, totals: Sequence[SSAValue], base: np.ndarray) -> list[SSAValue]:
-    return [b.add(t, b.constant(float(v), f32)) for t, v in zip(totals, base)] + list(totals[len(base) :])
+    return [b.add(t, b.constant(float(v), t.type)) for t, v in zip(totals, base)] + list(totals[len(base) :])
 
 
 @lowers("TreeEnsembleRegressor", "TreeEnsemble")
@@ -227,8 +240,9 @@ def lower_tree_ensemble_regressor(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, f"{len(base)} base values for {targets} targets")
     transform = post_transform_of(g, op)
     out = g.result(op)
+    ensemble = _Ensemble.build(g, op, x, trees, targets)
     ivs, b = g.top.loop_nest([samples])
-    totals = _accumulate_trees(g, op, b, x, ivs[0], trees, targets)
+    totals = ensemble.totals(b, x, ivs[0], out.type.get_element_type(), targets)
     totals = _with_base(b, totals, base)
     values = single_score(b, totals[0], transform, None) if targets == 1 else post_transform(b, totals, transform)
     for column, value in enumerate(values):
@@ -267,8 +281,10 @@ def lower_tree_ensemble_classifier(g: GraphLowering, op: OnnxOp) -> None:
     if classes == 2 and not binary and len(base) == 2:
         raise g.unsupported(op, "two classes with two base values (onnxruntime ignores the weights)")
     label_out, score_out = g.result(op, 0), g.result(op, 1)
+    ensemble = _Ensemble.build(g, op, x, trees, classes)
+    table = weight_buffer(g, op, labels, i64, "class_labels") if classes > 2 else None
     ivs, b = g.top.loop_nest([samples])
-    totals = _accumulate_trees(g, op, b, x, ivs[0], trees, classes)
+    totals = ensemble.totals(b, x, ivs[0], f32, classes)
     zero = b.constant(0.0, f32)
     if binary:
         score = _with_base(b, totals[:1], base)[0]
@@ -285,7 +301,6 @@ def lower_tree_ensemble_classifier(g: GraphLowering, op: OnnxOp) -> None:
         if classes == 2:  # onnxruntime's labels are 1 and 0 here, whatever the class labels
             label = b.select(b.compare("gt", scores[1], zero), b.constant(1, i64), b.constant(0, i64))
         else:
-            table = weight_buffer(g, op, labels, i64, "class_labels")
             label = b.load(table, [argmax(b, scores)])
         values = post_transform(b, scores, transform)
     b.store(label, label_out, ivs)
