@@ -130,11 +130,12 @@ def lower_array_feature_extractor(g: GraphLowering, op: OnnxOp) -> None:
 
 @lowers("OneHotEncoder")
 def lower_one_hot_encoder(g: GraphLowering, op: OnnxOp) -> None:
-    """y[..., k] = 1.0 where x[...] is the k-th category, else 0.0."""
+    """y[..., k] = 1.0 where x[...] is the k-th category, else 0.0. With zeros=0 an
+    unknown category is an error in onnxruntime; kernels have no way to fail at run
+    time (the ABI's statuses are the entry point's checks), so it gets a row of
+    zeros, as with zeros=1 (skl2onnx writes zeros=0 for handle_unknown='error')."""
     if op.attr("cats_strings"):
         raise g.unsupported(op, "string categories (cats_strings): string tensors are not supported")
-    if op.attr("zeros") == 0:
-        raise g.unsupported(op, "zeros=0 (an error for unknown categories at run time) is not supported")
     x, out = g.input(op, 0), g.result(op)
     element = g.element_type(op, x)
     categories = np.asarray(op.attr("cats_int64s") or [], dtype=np.int64)
