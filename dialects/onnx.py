@@ -73,9 +73,18 @@ from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
 
 OPSET_ATTR = "onnx.opset"
 TRAINING_DOMAIN = "ai.onnx.preview.training"
-DOMAINS = ("", TRAINING_DOMAIN)
-"""Operator domains with ops in the dialect: ai.onnx ("") and the training optimizers
-(Adagrad, Adam, Momentum), whose names no ai.onnx op shares."""
+ML_DOMAIN = "ai.onnx.ml"
+DOMAINS = ("", TRAINING_DOMAIN, ML_DOMAIN)
+"""Operator domains with ops in the dialect: ai.onnx (""), the training optimizers
+(Adagrad, Adam, Momentum) and classic machine learning (ai.onnx.ml), whose names no
+ai.onnx op shares."""
+ML_OPS = frozenset(
+    {"LinearClassifier", "LinearRegressor", "Scaler", "Normalizer", "Binarizer", "Imputer"}
+    | {"ArrayFeatureExtractor", "OneHotEncoder", "FeatureVectorizer"}
+    | {"TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble", "SVMClassifier", "SVMRegressor"}
+)
+"""The ai.onnx.ml ops onnxc compiles (numeric tensors only); the importer refuses the
+others of that domain by name (the string, map and sequence ops among them)."""
 WEIGHTS_ATTR = "onnx.weights"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
@@ -359,14 +368,19 @@ def _decode_strings(value: Any) -> Any:
 
 def op_schema(op_type: str, domain: str, opset: int) -> onnx.defs.OpSchema:
     """The schema an op follows: an ai.onnx op's at the model's opset, another domain's
-    newest (the module's opset is ai.onnx's). Raises onnx.defs.SchemaError."""
+    newest that is not deprecated (the module's opset is ai.onnx's; ai.onnx.ml's
+    TreeEnsembleClassifier/Regressor are deprecated by TreeEnsemble in ai.onnx.ml 5,
+    their newer versions only adding attributes). Raises onnx.defs.SchemaError."""
     if domain in ("", "ai.onnx"):
         return onnx.defs.get_schema(op_type, opset)
-    return onnx.defs.get_schema(op_type, domain=domain)
+    latest = onnx.defs.get_schema(op_type, domain=domain)
+    if latest.deprecated and latest.since_version > 1:
+        return onnx.defs.get_schema(op_type, latest.since_version - 1, domain)
+    return latest
 
 
 def _schema_versions(op_type: str, domain: str) -> list[onnx.defs.OpSchema]:
-    latest = onnx.defs.get_schema(op_type, domain=domain)
+    latest = op_schema(op_type, domain, onnx.defs.onnx_opset_version())
     versions = []
     version = latest.since_version
     while True:
@@ -454,10 +468,12 @@ def _make_op_class(schema: onnx.defs.OpSchema) -> type[OnnxOp]:
 
 
 def _generate_ops() -> dict[str, type[OnnxOp]]:
+    newest = onnx.defs.onnx_opset_version()
     schemas = sorted(
-        (s for s in onnx.defs.get_all_schemas() if s.domain in DOMAINS and not s.deprecated), key=lambda s: s.name
+        (op_schema(s.name, s.domain, newest) for s in onnx.defs.get_all_schemas() if s.domain in DOMAINS),
+        key=lambda s: s.name,
     )
-    return {s.name: _make_op_class(s) for s in schemas}
+    return {s.name: _make_op_class(s) for s in schemas if not s.deprecated}
 
 
 OPS: dict[str, type[OnnxOp]] = _generate_ops()

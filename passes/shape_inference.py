@@ -41,6 +41,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import (
+    ML_DOMAIN,
     OPSET_ATTR,
     SINCE_VERSION_ATTR,
     OnnxOp,
@@ -56,6 +57,7 @@ from onnxc.dialects.types import dim_params, element_type_of_onnx, numpy_dtype_o
 from onnxc.dtypes import numpy_dtype
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.frontend.tensors import check_tensor_size
+from onnxc.passes.helpers.ml_shapes import ml_result_dims
 from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS, required_equalities, symbolic_result_dims
 
 # Operand ranks the ONNX inference functions leave unchecked (Conv given `kernel_shape`
@@ -208,6 +210,9 @@ def infer_op(op: OnnxOp, opset: int, equalities: list | None = None) -> None:
         if proto is None or not proto.HasField("tensor_type"):
             raise UnsupportedOpError("no type could be inferred for its output (sequence/map or unknown)", **where)
         ttype = _tensor_type(proto.tensor_type, where)
+        ml_dims = ml_result_dims(op, index) if op.DOMAIN == ML_DOMAIN else None
+        if ml_dims is not None:
+            ttype = symbolic_tensor_type(ttype.get_element_type(), *map(list, zip(*ml_dims)))
         first = op.input(0)
         if isinstance(ttype, UnrankedTensorType) and op.OP_TYPE in SHAPE_OF_FIRST_INPUT and first is not None:
             if isinstance(first.type, TensorType):

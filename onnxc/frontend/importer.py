@@ -41,6 +41,8 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from onnxc.dialects.onnx import (
     DOMAINS,
+    ML_DOMAIN,
+    ML_OPS,
     OPS,
     OPSET_ATTR,
     SINCE_VERSION_ATTR,
@@ -96,8 +98,9 @@ def model_opset(model: onnx.ModelProto) -> int:
     versions = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
     if not versions:
         # IR version 1-2 models may omit opset_import; ONNX treats that as opset 1. A model
-        # of training ops only uses no ai.onnx op: what onnxc adds for it follows the newest.
-        if any(o.domain == TRAINING_DOMAIN for o in model.opset_import):
+        # of training or ai.onnx.ml ops only uses no ai.onnx op: what onnxc adds for it
+        # follows the newest.
+        if any(o.domain in (TRAINING_DOMAIN, ML_DOMAIN) for o in model.opset_import):
             return onnx.defs.onnx_opset_version()
         return 1 if not model.opset_import else 0
     return max(versions)
@@ -344,6 +347,8 @@ class _GraphImporter:
         domain = "" if node.domain in ONNX_DOMAINS else node.domain
         if domain not in DOMAINS:
             raise UnsupportedOpError(f"operator domain '{node.domain}' is not supported", **where)
+        if domain == ML_DOMAIN and node.op_type not in ML_OPS:
+            raise UnsupportedOpError(f"operator '{node.op_type}' of domain '{ML_DOMAIN}' is not supported", **where)
         node, replaced_since = self._replace_deprecated(block, node)
         op_class = OPS.get(node.op_type)
         if op_class is None or op_class.DOMAIN != domain or not onnx.defs.has(node.op_type, domain):

@@ -1,0 +1,241 @@
+"""Tree ensembles as code: the traversal of each tree emitted for one sample.
+
+Two forms, chosen per tree by its size:
+
+- nested comparisons (trees of at most NESTED_MAX_NODES nodes, while the
+  ensemble's nested nodes stay within NESTED_BUDGET): an `scf.if` per branch
+  node whose threshold, feature and mode are immediates and whose leaves yield
+  their values as constants. Nothing is loaded but the features; a sample takes
+  one chain of predictable branches. Code grows with the node count, so big
+  trees would fill the instruction cache (and LLVM's time).
+- a node-array walk (all other trees): one scf.for over those trees, and per
+  tree an scf.for of exactly its depth stepping `node = cond ? true : false`
+  branch-free through constant arrays (feature, threshold, children; weights by
+  handle). Leaves point at themselves, so a path shorter than the depth stays
+  put. Code size is constant; the arrays stay in the data cache.
+
+Leaf values are added (or min/max-ed) into one accumulator per target, carried
+in registers through both forms.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import i8, i32
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from onnxc.dialects.types import numpy_dtype_of
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, weight_buffer
+from onnxc.passes.onnx_to_krnl.ml_scores import accumulate
+
+NESTED_MAX_NODES = 63
+"""Trees up to this many nodes (depth 5 when balanced) become nested comparisons."""
+NESTED_BUDGET = 4096
+"""At most this many nodes of an ensemble become nested comparisons (about 80 KB of code)."""
+
+MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
+_COMPARISONS = dict(zip(MODES, ("le", "lt", "ge", "gt", "eq", "ne")))
+
+
+@dataclass
+class Tree:
+    """One tree, nodes by local index (0 is the root). A leaf has mode "LEAF" and
+    its children are itself; `weights[node]` maps target -> value for leaves."""
+
+    features: list[int] = field(default_factory=list)
+    thresholds: list[float] = field(default_factory=list)
+    modes: list[str] = field(default_factory=list)
+    missing_true: list[bool] = field(default_factory=list)
+    true_children: list[int] = field(default_factory=list)
+    false_children: list[int] = field(default_factory=list)
+    weights: dict[int, dict[int, float]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.modes)
+
+    def is_leaf(self, node: int) -> bool:
+        return self.modes[node] == "LEAF"
+
+    def depth(self) -> int:
+        """Branch nodes on the longest path from the root (the walk's step count)."""
+        deepest, stack = 0, [(0, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if self.is_leaf(node):
+                deepest = max(deepest, depth)
+            else:
+                stack += [(self.true_children[node], depth + 1), (self.false_children[node], depth + 1)]
+        return deepest
+
+    def targets(self) -> list[int]:
+        return sorted({t for values in self.weights.values() for t in values})
+
+
+Combine = Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]
+"""(builder, accumulator, a leaf's value) -> accumulator (sum, min or max)."""
+
+
+@dataclass
+class TreeCode:
+    """What the traversal of one sample needs: the compare type, the feature
+    loader, how leaf values combine and the value of a target a leaf lacks."""
+
+    element: Attribute
+    feature: Callable[[KernelBuilder, Bound], SSAValue]
+    combine: Combine
+    missing_value: float
+
+
+Bound = int | SSAValue
+
+
+def split_by_size(trees: Sequence[Tree]) -> tuple[list[Tree], list[Tree]]:
+    """(trees to nest, trees to walk), by NESTED_MAX_NODES and NESTED_BUDGET."""
+    nested, walked, budget = [], [], NESTED_BUDGET
+    for tree in trees:
+        if len(tree) <= NESTED_MAX_NODES and len(tree) <= budget:
+            nested.append(tree)
+            budget -= len(tree)
+        else:
+            walked.append(tree)
+    return nested, walked
+
+
+def _condition(b: KernelBuilder, mode: str, value: SSAValue, threshold: SSAValue, missing_true: SSAValue | bool):
+    """Whether a sample goes to the true child; NaN goes there where missing values track true."""
+    condition = b.compare(_COMPARISONS[mode], value, threshold)
+    if missing_true is False:
+        return condition
+    nan = b.is_nan(value)
+    return b.or_(condition, nan if missing_true is True else b.and_(nan, missing_true))
+
+
+def add_nested(b: KernelBuilder, code: TreeCode, tree: Tree, accumulators: list[SSAValue]) -> list[SSAValue]:
+    """accumulators combined with the leaf of `tree` the sample reaches, by nested scf.if."""
+    targets = tree.targets()
+
+    def emit(builder: KernelBuilder, node: int) -> list[SSAValue]:
+        if tree.is_leaf(node):
+            values = tree.weights.get(node, {})
+            return [builder.constant(values.get(t, code.missing_value), code.element) for t in targets]
+        value = code.feature(builder, tree.features[node])
+        threshold = builder.constant(tree.thresholds[node], code.element)
+        condition = _condition(builder, tree.modes[node], value, threshold, tree.missing_true[node])
+        regions = []
+        for child in (tree.true_children[node], tree.false_children[node]):
+            block = Block()
+            inner = builder.at_end(block)
+            inner.insert(scf.YieldOp(*emit(inner, child)))
+            regions.append(Region(block))
+        return list(builder.insert(scf.IfOp(condition, [code.element] * len(targets), *regions)).results)
+
+    result = list(accumulators)
+    for target, value in zip(targets, emit(b, 0)):
+        result[target] = code.combine(b, result[target], value)
+    return result
+
+
+@dataclass
+class _NodeArrays:
+    """The walked trees flattened: node arrays indexed by global node number."""
+
+    features: list[int] = field(default_factory=list)
+    thresholds: list[float] = field(default_factory=list)
+    modes: list[int] = field(default_factory=list)
+    missing_true: list[bool] = field(default_factory=list)
+    true_children: list[int] = field(default_factory=list)
+    false_children: list[int] = field(default_factory=list)
+    leaf_rows: list[int] = field(default_factory=list)
+    roots: list[int] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+    leaf_values: list[list[float]] = field(default_factory=list)
+
+    @staticmethod
+    def of(trees: Sequence[Tree], targets: int, missing_value: float) -> _NodeArrays:
+        arrays = _NodeArrays()
+        for tree in trees:
+            base = len(arrays.features)
+            arrays.roots.append(base)
+            arrays.depths.append(tree.depth())
+            for node in range(len(tree)):
+                leaf = tree.is_leaf(node)
+                arrays.features.append(0 if leaf else tree.features[node])
+                arrays.thresholds.append(0.0 if leaf else tree.thresholds[node])
+                arrays.modes.append(0 if leaf else MODES.index(tree.modes[node]))
+                arrays.missing_true.append(tree.missing_true[node])
+                arrays.true_children.append(base + (node if leaf else tree.true_children[node]))
+                arrays.false_children.append(base + (node if leaf else tree.false_children[node]))
+                arrays.leaf_rows.append(len(arrays.leaf_values) if leaf else 0)
+                if leaf:
+                    values = tree.weights.get(node, {})
+                    arrays.leaf_values.append([values.get(t, missing_value) for t in range(targets)])
+        return arrays
+
+
+@dataclass
+class NodeWalk:
+    """The walked trees' node arrays as weights (made before the sample loop, outside
+    any nest) and the modes their branch nodes use."""
+
+    count: int
+    buffers: dict[str, SSAValue]
+    branch_modes: list[str]
+
+    @staticmethod
+    def build(g: GraphLowering, op, element: Attribute, trees: Sequence[Tree], targets: int, missing: float):
+        arrays = _NodeArrays.of(trees, targets, missing)
+        float_dtype = numpy_dtype_of(element)
+        branch_modes = sorted({m for tree in trees for m in tree.modes if m != "LEAF"}) or ["BRANCH_LEQ"]
+        columns = {
+            "features": (arrays.features, np.int32, i32),
+            "thresholds": (arrays.thresholds, float_dtype, element),
+            "true_children": (arrays.true_children, np.int32, i32),
+            "false_children": (arrays.false_children, np.int32, i32),
+            "leaf_rows": (arrays.leaf_rows, np.int32, i32),
+            "roots": (arrays.roots, np.int32, i32),
+            "depths": (arrays.depths, np.int32, i32),
+            "leaf_values": (arrays.leaf_values, float_dtype, element),
+        }
+        if len(branch_modes) > 1:
+            columns["modes"] = (arrays.modes, np.int8, i8)
+        if any(arrays.missing_true):
+            columns["missing_true"] = (arrays.missing_true, np.int8, i8)
+        buffers = {
+            name: weight_buffer(g, op, np.asarray(values, dtype=dtype), kind, f"tree_{name}")
+            for name, (values, dtype, kind) in columns.items()
+        }
+        return NodeWalk(len(trees), buffers, branch_modes)
+
+    def add(self, b: KernelBuilder, code: TreeCode, accumulators: list[SSAValue]) -> list[SSAValue]:
+        """accumulators combined with the leaves the sample reaches in the walked trees."""
+        if not self.count:
+            return accumulators
+        arrays = self.buffers
+        modes, missing = arrays.get("modes"), arrays.get("missing_true")
+
+        def step(inner: KernelBuilder, _ivs: list, node: SSAValue) -> SSAValue:
+            value = code.feature(inner, inner.to_index(inner.load(arrays["features"], [node])))
+            threshold = inner.load(arrays["thresholds"], [node])
+            track = False if missing is None else inner.compare("ne", inner.load(missing, [node]), inner.constant(0, i8))
+            condition = _condition(inner, self.branch_modes[0], value, threshold, track)
+            if modes is not None:
+                mode = inner.load(modes, [node])
+                for other in self.branch_modes[1:]:
+                    chosen = inner.compare("eq", mode, inner.constant(MODES.index(other), i8))
+                    condition = inner.select(chosen, _condition(inner, other, value, threshold, track), condition)
+            true_child = inner.load(arrays["true_children"], [node])
+            return inner.to_index(inner.select(condition, true_child, inner.load(arrays["false_children"], [node])))
+
+        def add_tree(inner: KernelBuilder, tree: SSAValue, carried: list) -> list:
+            root = inner.to_index(inner.load(arrays["roots"], [tree]))
+            leaf = inner.reduce([(0, inner.to_index(inner.load(arrays["depths"], [tree])))], root, step)
+            row = inner.to_index(inner.load(arrays["leaf_rows"], [leaf]))
+            values = arrays["leaf_values"]
+            return [code.combine(inner, total, inner.load(values, [row, t])) for t, total in enumerate(carried)]
+
+        return accumulate(b, self.count, accumulators, add_tree)

@@ -1,0 +1,249 @@
+"""scikit-learn models converted by skl2onnx (ai.onnx.ml), compiled and compared with
+onnxruntime: labels equal, probabilities and values within 1e-4 (relative for values).
+
+Models are trained here on data scikit-learn ships (iris, breast cancer, diabetes);
+forests and boosting stay small so that the module runs in seconds. Hand-built
+models cover what skl2onnx does not write: every node mode, NaN tracking, the
+aggregates, the post transforms, and the refusals.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import onnxc
+from onnxc.errors import UnsupportedOpError
+from onnxc.runtime import Session
+
+sklearn = pytest.importorskip("sklearn")
+skl2onnx = pytest.importorskip("skl2onnx")
+
+from sklearn.compose import ColumnTransformer  # noqa: E402
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
+from sklearn.ensemble import (  # noqa: E402
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler  # noqa: E402
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+
+ML = "ai.onnx.ml"
+TOLERANCE = 1e-4
+
+
+def _data(loader) -> tuple[np.ndarray, np.ndarray]:
+    x, y = loader(return_X_y=True)
+    return x.astype(np.float32), y
+
+
+IRIS, CANCER, DIABETES = _data(load_iris), _data(load_breast_cancer), _data(load_diabetes)
+
+
+def _convert(model, x: np.ndarray) -> onnx.ModelProto:
+    options = {id(model): {"zipmap": False}} if hasattr(model, "predict_proba") else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return skl2onnx.to_onnx(model, x[:1], options=options, target_opset={"": 17, ML: 3})
+
+
+def compile_and_compare(tmp_path, proto: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Compile `proto`, run it and onnxruntime on `feeds`; assert labels (integer outputs)
+    equal and floats within TOLERANCE. Returns onnxc's outputs."""
+    path = tmp_path / "model.onnx"
+    onnx.save(proto, path)
+    onnxc.compile(path, tmp_path / "model.so")
+    got = Session(str(tmp_path / "model.so")).run(None, feeds)
+    want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    assert len(got) == len(want)
+    for ours, theirs in zip(got, want):
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+        if np.issubdtype(theirs.dtype, np.integer):
+            np.testing.assert_array_equal(ours, theirs)
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=TOLERANCE, atol=TOLERANCE)
+    return got
+
+
+SKLEARN_MODELS = {
+    "logistic_regression_scaler": (lambda: make_pipeline(StandardScaler(), LogisticRegression()), CANCER),
+    "logistic_regression_multiclass": (
+        lambda: make_pipeline(MinMaxScaler(), Normalizer(), LogisticRegression(max_iter=500)),
+        IRIS,
+    ),
+    "linear_regression": (LinearRegression, DIABETES),
+    "decision_tree": (lambda: DecisionTreeClassifier(max_depth=4, random_state=0), IRIS),
+    "decision_tree_regressor": (lambda: DecisionTreeRegressor(max_depth=6, random_state=0), DIABETES),
+    "random_forest_binary": (lambda: RandomForestClassifier(n_estimators=4, random_state=0), CANCER),
+    "random_forest_multiclass": (lambda: RandomForestClassifier(n_estimators=4, max_depth=4, random_state=0), IRIS),
+    "random_forest_regressor": (lambda: RandomForestRegressor(n_estimators=4, random_state=0), DIABETES),
+    "gradient_boosting_binary": (lambda: GradientBoostingClassifier(n_estimators=8, random_state=0), CANCER),
+    "gradient_boosting_multiclass": (lambda: GradientBoostingClassifier(n_estimators=8, random_state=0), IRIS),
+    "gradient_boosting_regressor": (lambda: GradientBoostingRegressor(n_estimators=8, random_state=0), DIABETES),
+}
+
+
+@pytest.mark.parametrize("name", SKLEARN_MODELS)
+def test_sklearn_model_matches_onnxruntime(tmp_path, name):
+    make, (x, y) = SKLEARN_MODELS[name]
+    proto = _convert(make().fit(x, y), x)
+    assert any(node.domain == ML for node in proto.graph.node)
+    compile_and_compare(tmp_path, proto, {"X": x})
+
+
+def test_column_transformer_with_one_hot(tmp_path):
+    """Two integer category columns one-hot encoded beside scaled numeric ones."""
+    x, y = CANCER
+    categories = np.stack([(x[:, 0] > 14).astype(np.int64) * 2, (x[:, 1] > 19).astype(np.int64) + 3], axis=1)
+    transformer = ColumnTransformer([("one_hot", OneHotEncoder(), [0, 1])])
+    model = make_pipeline(transformer, LogisticRegression()).fit(categories, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        proto = skl2onnx.to_onnx(
+            model, categories[:1], options={id(model[-1]): {"zipmap": False}}, target_opset={"": 17, ML: 3}
+        )
+    assert "OneHotEncoder" in {node.op_type for node in proto.graph.node}
+    compile_and_compare(tmp_path, proto, {"X": categories})
+
+
+# ---------------------------------------------------------------------- hand-built ensembles
+
+
+def _regressor(x_columns: int, attrs: dict, output_type=TensorProto.FLOAT, op="TreeEnsembleRegressor", opset=3):
+    node = helper.make_node(op, ["X"], ["Y"], domain=ML, **attrs)
+    targets = attrs.get("n_targets", 1)
+    graph = helper.make_graph(
+        [node],
+        "trees",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, x_columns])],
+        [helper.make_tensor_value_info("Y", output_type, [None, targets])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, opset)])
+
+
+def _stump_forest(modes: list[str], missing: list[int], targets: int = 1, aggregate: str = "SUM", transform="NONE"):
+    """One stump per mode on feature k % 2, threshold 0.5: leaf weights differ per tree and target."""
+    attrs = {key: [] for key in ("nodes_treeids", "nodes_nodeids", "nodes_modes", "nodes_featureids", "nodes_values")}
+    attrs |= {key: [] for key in ("nodes_truenodeids", "nodes_falsenodeids", "nodes_missing_value_tracks_true")}
+    attrs |= {key: [] for key in ("target_treeids", "target_nodeids", "target_ids", "target_weights")}
+    for tree, (mode, track) in enumerate(zip(modes, missing)):
+        attrs["nodes_treeids"] += [tree] * 3
+        attrs["nodes_nodeids"] += [0, 1, 2]
+        attrs["nodes_modes"] += [mode, "LEAF", "LEAF"]
+        attrs["nodes_featureids"] += [tree % 2, 0, 0]
+        attrs["nodes_values"] += [0.5, 0.0, 0.0]
+        attrs["nodes_truenodeids"] += [1, 0, 0]
+        attrs["nodes_falsenodeids"] += [2, 0, 0]
+        attrs["nodes_missing_value_tracks_true"] += [track, 0, 0]
+        for leaf in (1, 2):
+            for target in range(targets):
+                attrs["target_treeids"].append(tree)
+                attrs["target_nodeids"].append(leaf)
+                attrs["target_ids"].append(target)
+                attrs["target_weights"].append(float(tree + 1) * (leaf * 2 - 3) + target)
+    return attrs | {"n_targets": targets, "aggregate_function": aggregate, "post_transform": transform}
+
+
+MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]
+STUMP_INPUT = np.array([[0.5, 0.2], [0.7, 0.5], [np.nan, 0.9], [0.1, np.nan], [-1.0, 3.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
+def test_every_node_mode_and_missing_track(tmp_path, aggregate):
+    attrs = _stump_forest(MODES, [1, 0, 1, 0, 1, 0], targets=2, aggregate=aggregate)
+    compile_and_compare(tmp_path, _regressor(2, attrs), {"X": STUMP_INPUT})
+
+
+@pytest.mark.parametrize("transform", ["LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"])
+def test_post_transforms_are_fused(tmp_path, transform):
+    attrs = _stump_forest(MODES[:3], [0, 0, 0], targets=3, transform=transform)
+    if transform == "PROBIT":  # probit takes probabilities: weights in (0, 1)
+        attrs["target_weights"] = [0.05 + 0.1 * (k % 9) for k in range(len(attrs["target_weights"]))]
+    compile_and_compare(tmp_path, _regressor(2, attrs), {"X": STUMP_INPUT})
+
+
+def test_large_trees_are_walked_small_ones_nested(tmp_path):
+    """A forest mixing a deep tree (over NESTED_MAX_NODES nodes: walked, with mixed
+    modes read from the node arrays) and a small one (nested)."""
+    from onnxc.passes.onnx_to_krnl.ml_tree_code import NESTED_MAX_NODES
+
+    x, y = DIABETES
+    deep = DecisionTreeRegressor(random_state=0).fit(x, y)
+    assert deep.tree_.node_count > NESTED_MAX_NODES
+    proto = _convert(deep, x)
+    node = proto.graph.node[0]
+    modes = next(a for a in node.attribute if a.name == "nodes_modes")
+    modes.strings[0] = b"BRANCH_LT"  # a second mode in the walked tree
+    compile_and_compare(tmp_path, proto, {"X": x[:50]})
+
+
+def test_tree_ensemble_opset5(tmp_path):
+    """TreeEnsemble (ai.onnx.ml 5): a split node and leaves by array position, double input."""
+    attrs = {
+        "n_targets": 2,
+        "aggregate_function": 1,
+        "post_transform": 0,
+        "tree_roots": [0],
+        "nodes_featureids": [0, 1],
+        "nodes_modes": helper.make_tensor("modes", TensorProto.UINT8, [2], [0, 3]),
+        "nodes_splits": helper.make_tensor("splits", TensorProto.DOUBLE, [2], [0.25, 1.5]),
+        "nodes_truenodeids": [1, 0],
+        "nodes_trueleafs": [0, 1],
+        "nodes_falsenodeids": [2, 1],
+        "nodes_falseleafs": [1, 1],
+        "leaf_targetids": [0, 1, 0],
+        "leaf_weights": helper.make_tensor("weights", TensorProto.DOUBLE, [3], [1.5, -2.0, 4.0]),
+    }
+    node = helper.make_node("TreeEnsemble", ["X"], ["Y"], domain=ML, **attrs)
+    graph = helper.make_graph(
+        [node],
+        "trees",
+        [helper.make_tensor_value_info("X", TensorProto.DOUBLE, [4, 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.DOUBLE, [4, 2])],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML, 5)])
+    x = np.array([[0.1, 0.0], [0.3, 2.0], [0.3, 1.0], [0.2, 9.0]])
+    compile_and_compare(tmp_path, proto, {"X": x})
+
+
+def test_unimplemented_ml_op_is_refused_by_name(tmp_path):
+    node = helper.make_node("LabelEncoder", ["X"], ["Y"], name="encode", domain=ML, keys_int64s=[1], values_int64s=[2])
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.INT64, [3])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT64, [3])],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid(ML, 2)])
+    with pytest.raises(UnsupportedOpError, match="LabelEncoder.*ai.onnx.ml") as info:
+        onnxc.compile(proto, tmp_path / "m.so")
+    assert info.value.node == "encode" and info.value.op_type == "LabelEncoder"
+
+
+def test_string_class_labels_are_refused(tmp_path):
+    node = helper.make_node(
+        "LinearClassifier", ["X"], ["Y", "Z"], name="linear", domain=ML,
+        coefficients=[1.0, 2.0, 3.0, 4.0], intercepts=[0.0, 1.0], classlabels_strings=["a", "b"],
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [3, 2])],
+        [
+            helper.make_tensor_value_info("Y", TensorProto.STRING, [3]),
+            helper.make_tensor_value_info("Z", TensorProto.FLOAT, [3, 2]),
+        ],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 1)])
+    with pytest.raises(UnsupportedOpError) as info:
+        onnxc.compile(proto, tmp_path / "m.so")
+    assert info.value.op_type == "LinearClassifier" or "STRING" in str(info.value)
