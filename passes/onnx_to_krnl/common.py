@@ -327,7 +327,8 @@ class GraphLowering:
         return max(self.opset, since.value.data) if isinstance(since, IntegerAttr) else self.opset
 
     def unsupported(self, op: OnnxOp, message: str) -> UnsupportedOpError:
-        return UnsupportedOpError(f"{message} (opset {self.version(op)})", node=op.node_name, op_type=op.OP_TYPE)
+        where = op.DOMAIN or f"opset {self.version(op)}"  # the ai.onnx opset says nothing of another domain's op
+        return UnsupportedOpError(f"{message} ({where})", node=op.node_name, op_type=op.OP_TYPE)
 
     def shape_error(self, op: OnnxOp, message: str) -> ShapeError:
         return ShapeError(message, node=op.node_name, op_type=op.OP_TYPE)
