@@ -18,7 +18,7 @@ ABI_VERSION = 3
 """ONNXC_ABI_VERSION: a runtime refuses libraries of any other version."""
 
 MAX_DIM = 2**31 - 1
-"""ONNXC_MAX_DIM: a symbolic dim is bound to a size in [1, MAX_DIM] (ONNXC_ERR_SHAPE otherwise)."""
+"""ONNXC_MAX_DIM: a symbolic dim is bound to a size in [0, MAX_DIM] (ONNXC_ERR_SHAPE otherwise)."""
 
 TENSOR_FIELDS: tuple[tuple[str, str], ...] = (
     ("data", "void *"),

@@ -16,7 +16,7 @@ extern "C" {
 
 #define ONNXC_ABI_VERSION 3
 
-/* The largest size a symbolic dim may be bound to (the smallest is 1). */
+/* The largest size a symbolic dim may be bound to (the smallest is 0: empty tensors). */
 #define ONNXC_MAX_DIM 2147483647
 
 /* One tensor: contiguous, row-major, in the target's byte order. */
@@ -74,7 +74,7 @@ enum onnxc_status {
 
 /* Symbolic dims (ABI version 3): a dim given as -1 with an entry in "dims" is
  * chosen by the caller. An entry that is one name (a symbol: "N", "S") is
- * bound by the first input having it, to a size in [1, ONNXC_MAX_DIM]; any
+ * bound by the first input having it, to a size in [0, ONNXC_MAX_DIM]; any
  * other entry is an integer expression over symbols ("N*S", "(S - 3)//2 + 1":
  * + - * // min max, Python's semantics), and every symbolic dim of every
  * tensor, outputs included, must equal its expression's value: the caller

@@ -266,9 +266,9 @@ class Session:
             array = self._conform(arg, input_feed[arg.name])
             for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
                 if isinstance(dim, str) and dim_expressions.is_symbol(dim) and dim not in symbols:
-                    if not 1 <= size <= MAX_DIM:
+                    if not 0 <= size <= MAX_DIM:
                         raise InputError(
-                            f"input {arg.name!r}: dim {axis} ({dim}) is {size}, outside [1, {MAX_DIM}]", model=self.path
+                            f"input {arg.name!r}: dim {axis} ({dim}) is {size}, outside [0, {MAX_DIM}]", model=self.path
                         )
                     symbols[dim] = (size, arg.name)
             arrays.append(array)

@@ -266,14 +266,14 @@ class EntryPointBuilder:
 
     def check_symbolic_dims(self) -> None:
         """Bind each symbol to the first input dim that is that symbol alone, within
-        [1, MAX_DIM]; then every symbolic dim of every tensor must equal its
+        [0, MAX_DIM]; then every symbolic dim of every tensor must equal its
         expression's value (ERR_SHAPE): tensors sharing a symbol agree."""
         b = self.builder
         symbols: dict[str, ir.Value] = {}
         for actual, dim in self.symbolic_dims:
             name = str(dim)
             if name in dim.symbols() and name not in symbols:  # the symbol alone
-                too_small = b.icmp_signed("<", actual, ir.Constant(I64, 1))
+                too_small = b.icmp_signed("<", actual, ir.Constant(I64, 0))
                 too_large = b.icmp_signed(">", actual, ir.Constant(I64, MAX_DIM))
                 self.fail_if(b.or_(too_small, too_large), Status.ERR_SHAPE)
                 symbols[name] = actual
@@ -288,7 +288,7 @@ class EntryPointBuilder:
         """The first batched tensor sets the batch size; every other must agree (ERR_SHAPE)."""
         b = self.builder
         if self.batch_size is None:
-            too_small = b.icmp_signed("<", size, ir.Constant(I64, 1))
+            too_small = b.icmp_signed("<", size, ir.Constant(I64, 0))
             self.fail_if(b.or_(too_small, b.icmp_signed(">", size, ir.Constant(I64, MAX_DIM))), Status.ERR_SHAPE)
             self.batch_size = size
         else:

@@ -42,7 +42,7 @@ SHAPE_CONSUMERS = {"Reshape": 1, "Expand": 1, "ConstantOfShape": 0, "Tile": 1}
 MIXING_OPS = frozenset(
     {"Einsum", "NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"}
     | {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
-    | {"If", "Loop", "Scan", "CumSum", "ReverseSequence", "SequenceInsert", "SplitToSequence"}
+    | {"If", "Loop", "Scan", "CumSum", "CumProd", "ReverseSequence", "SequenceInsert", "SplitToSequence"}
     | {"RNN", "LSTM", "GRU", "TopK", "Pad", "MaxUnpool", "RoiAlign", "StringNormalizer"}
 )
 """Ops whose samples can interact, or whose batch semantics these rules do not check

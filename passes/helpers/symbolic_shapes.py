@@ -243,11 +243,14 @@ def broadcast_dims(shapes: Sequence[Sequence[Dim | None]]) -> tuple[list[Dim | N
 
 
 def required_equalities(op: OnnxOp) -> list[tuple[Dim, Dim]]:
-    """Pairs of dims the op requires equal: broadcast axes, the reduction dim of a
-    matrix product, a Conv's input channels and its weights'."""
+    """Pairs of dims the op requires equal: broadcast axes (Expand's too), the reduction
+    dim of a matrix product, a Conv's input channels and its weights'."""
     if op.OP_TYPE in BROADCASTING_OPS:
         shapes = [dims_of(v) for v in onnx_inputs(op) if v is not None]
         return [] if any(s is None for s in shapes) or not shapes else broadcast_dims(shapes)[1]
+    if op.OP_TYPE == "Expand":
+        data, target = dims_of(op.input(0)), symbolic_value(op.input(1))
+        return [] if data is None or target is None else broadcast_dims([data, list(target.reshape(-1))])[1]
     a, b = dims_of(op.input(0)), dims_of(op.input(1)) if len(onnx_inputs(op)) > 1 else None
     if a is None or b is None or not a or not b:
         return []
@@ -393,7 +396,10 @@ def _flatten_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     dims = dims_of(op.input(0))
     if dims is None or any(d is None for d in dims):
         return None
-    axis = op.attr("axis") % (len(dims) + 1) if dims else 0
+    axis = op.attr("axis")
+    axis = axis + len(dims) if axis < 0 else axis  # in [-rank, rank]
+    if not 0 <= axis <= len(dims):
+        return None
     return [_product(dims[:axis]), _product(dims[axis:])]
 
 

@@ -506,6 +506,10 @@ def broadcast_axes(
 
     if offset < 0 or not all(matches(d, out_shape[offset + k]) for k, d in enumerate(shape)):
         raise g.shape_error(op, f"cannot broadcast {_text(shape)} to {_text(out_shape)}")
+    for k, d in enumerate(shape):
+        out = out_shape[offset + k]
+        if not isinstance(d, int) and isinstance(out, int) and out != 1:  # 1 (stretched) or `out`: unknown here
+            raise g.unsupported(op, f"a dim known at run time only may broadcast to {out} (dim {k} of {_text(shape)})")
     return tuple(None if d == 1 and out_shape[offset + k] != 1 else offset + k for k, d in enumerate(shape))
 
 

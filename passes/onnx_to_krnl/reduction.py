@@ -159,11 +159,11 @@ def lower_reduce(g: GraphLowering, op: OnnxOp) -> None:
         copy_reshaped(g.top, x, out)
         return
     compute = accumulation_type(element)
-    nest = reduction_nest(g.top, shape, axes)
-    b = nest.body
-    count: Bound = 1
+    count: Bound = 1  # before the nest, which reads it
     for d in axes:
         count = g.top.mul(count, shape[d])
+    nest = reduction_nest(g.top, shape, axes)
+    b = nest.body
     acc = fold_reduced(
         nest, shape, reduction.init(b, compute), reduction.step, lambda b, index: b.convert(b.load(x, index), compute)
     )
