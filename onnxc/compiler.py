@@ -205,7 +205,10 @@ def _batch_loop_module(model, module: ModuleOp, shapes, ctx) -> ModuleOp:
         isinstance(arg.type, TensorType) and dim_params(arg.type)[:1] == [verdict.symbol]
         for arg in graph.body.block.args
     ]
-    pinned = import_model(model, shapes={**(shapes or {}), verdict.symbol: [1]})
+    # Each batched input by name: inputs whose own symbols shape inference unified with the batch's too.
+    names = [n.data for n in graph.attributes["onnx.input_names"].data]
+    batch_one = {name: [1, *arg.type.get_shape()[1:]] for name, arg, b in zip(names, graph.body.block.args, batched) if b}
+    pinned = import_model(model, shapes={**(shapes or {}), verdict.symbol: [1], **batch_one})
     pinned_graph = _main_graph(pinned)
     pinned_graph.attributes[BATCH_SYMBOL_ATTR] = StringAttr(verdict.symbol)
     pinned_graph.attributes[BATCHED_INPUTS_ATTR] = ArrayAttr([IntegerAttr(int(b), i64) for b in batched])
