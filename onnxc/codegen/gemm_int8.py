@@ -191,7 +191,8 @@ class QGemmEmitter:
         ints, floats, bytes_ = ir.VectorType(I32, lanes), ir.VectorType(F32, lanes), ir.VectorType(I8, lanes)
         low, high = op.clip_bounds
         zero_point = ir.Constant(ints, [op.zero_point.value.data] * lanes)
-        round_even = self.declare(f"llvm.roundeven.v{lanes}f32", floats, [floats])
+        # rint: the current rounding mode, to nearest even (roundeven is a libcall on ppc64le).
+        round_even = self.declare(f"llvm.rint.v{lanes}f32", floats, [floats])
         store = self.declare(f"llvm.masked.store.v{lanes}i8.p0", ir.VoidType(), [bytes_, PTR, I32, ir.VectorType(I1, lanes)])
         per_column = op.per_column is not None
         for r, row in enumerate(accumulators):

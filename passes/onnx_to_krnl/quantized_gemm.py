@@ -155,35 +155,52 @@ def _row_tiles(matrix: np.ndarray, groups: int) -> np.ndarray:
     return np.ascontiguousarray(padded.reshape(tiles, ROW_TILE, groups, 4).transpose(0, 2, 1, 3))
 
 
+def _padded(g: GraphLowering, x: SSAValue, windows, x_zero: int) -> SSAValue:
+    """Image 0 of x [1, C, H, W] as [C, H', W'] with every position the windows read, the
+    padding holding the zero point (x itself, as [C, H, W], where no window reaches padding)."""
+    channels, height, width = shape_of(x)[1:]
+    window_y, window_x = windows
+    if not (window_y.clipped or window_x.clipped):
+        return x
+    sizes = [w.pad_begin + max(w.input_size, w.last_position + 1) for w in windows]
+    element = x.type.get_element_type()
+    padded = g.top.alloc(MemRefType(element, [1, channels, *sizes]))
+    ivs, body = g.top.loop_nest([channels, *sizes])
+    c, py, px = ivs
+    y, x_ = body.sub(py, window_y.pad_begin), body.sub(px, window_x.pad_begin)
+    inside_y = body.and_(body.compare_index("sge", y, 0), body.compare_index("slt", y, height))
+    inside_x = body.and_(body.compare_index("sge", x_, 0), body.compare_index("slt", x_, width))
+    value = body.load(x, [0, c, body.min(body.max(y, 0), height - 1), body.min(body.max(x_, 0), width - 1)])
+    body.store(body.select(body.and_(inside_y, inside_x), value, body.constant(x_zero, element)), padded, [0, *ivs])
+    return padded
+
+
 def _pack_im2col(g, x, packed, windows, kernel, reduction: int, x_zero: int) -> None:
     """packed[k4, oy*OW + ox, t] = x[0, c, oy*sy - py + ky*dy, ox*sx - px + kx*dx] for
-    k = 4*k4 + t = (c, ky, kx); the zero point where that is padding, 0 past K."""
+    k = 4*k4 + t = (c, ky, kx); the zero point where that is padding, 0 past K. Read from
+    the padded image, the innermost loop loads at the conv's stride without bounds checks."""
     window_y, window_x = windows
     kernel_h, kernel_w = kernel
+    image = _padded(g, x, windows, x_zero)
     groups = shape_of(packed)[0]
     out_h, out_w = window_y.output_size, window_x.output_size
     element = x.type.get_element_type()
     ivs, body = g.top.loop_nest([groups, out_h, out_w])
     k4, oy, ox = ivs
     column = body.add(body.mul(oy, out_w), ox)
+    shift = 0 if image is x else 1  # the padded image starts pad_begin before x
     for t in range(4):
         k = body.add(body.mul(k4, 4), t)
         inside_k = body.compare_index("slt", k, reduction)
         k = body.min(k, reduction - 1)
         c, offset = body.div(k, kernel_h * kernel_w), body.rem(k, kernel_h * kernel_w)
         ky, kx = body.div(offset, kernel_w), body.rem(offset, kernel_w)
-        y = body.add(body.sub(body.mul(oy, window_y.stride), window_y.pad_begin), body.mul(ky, window_y.dilation))
-        x_ = body.add(body.sub(body.mul(ox, window_x.stride), window_x.pad_begin), body.mul(kx, window_x.dilation))
-        inside = inside_k
-        if window_y.clipped or window_x.clipped:
-            inside_y = body.and_(body.compare_index("sge", y, 0), body.compare_index("slt", y, window_y.input_size))
-            inside_x = body.and_(body.compare_index("sge", x_, 0), body.compare_index("slt", x_, window_x.input_size))
-            inside = body.and_(inside, body.and_(inside_y, inside_x))
-            y = body.min(body.max(y, 0), window_y.input_size - 1)
-            x_ = body.min(body.max(x_, 0), window_x.input_size - 1)
-        value = body.load(x, [0, c, y, x_])
-        padding = body.select(inside_k, body.constant(x_zero, element), body.constant(0, element))
-        body.store(body.select(inside, value, padding), packed, [k4, column, t])
+        y = body.add(body.mul(oy, window_y.stride), body.mul(ky, window_y.dilation))
+        x_ = body.add(body.mul(ox, window_x.stride), body.mul(kx, window_x.dilation))
+        if not shift:
+            y, x_ = body.sub(y, window_y.pad_begin), body.sub(x_, window_x.pad_begin)
+        value = body.load(image, [0, c, y, x_])
+        body.store(body.select(inside_k, value, body.constant(0, element)), packed, [k4, column, t])
 
 
 def lower_qlinear_matmul_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
