@@ -34,6 +34,7 @@ GRAPH_PASSES_O0 = ("inline-control-flow", "shape-inference", "fold-shapes", "dec
 GRAPH_PASSES_O1 = (
     "inline-control-flow",
     "shape-inference",
+    "fuse-qdq",
     "constprop",
     "decompose",
     "constprop",

@@ -20,6 +20,7 @@ _REGISTRY: dict[str, str] = {
     "simplify": "onnxc.passes.simplify:SimplifyPass",
     "fold-affine": "onnxc.passes.fold_affine:FoldAffinePass",
     "fuse-gemm": "onnxc.passes.fuse_gemm:FuseGemmPass",
+    "fuse-qdq": "onnxc.passes.fuse_qdq:FuseQDQPass",
     "cse": "onnxc.passes.cse:CSEPass",
     "dce": "onnxc.passes.dce:DCEPass",
     "convert-onnx-to-krnl": "onnxc.passes.convert_onnx_to_krnl:ConvertOnnxToKrnlPass",

@@ -31,6 +31,7 @@ from onnxc.codegen.llvm_types import I32, I64, NULL, PTR, value_type
 from onnxc.codegen.parallel import ParallelLoop, parallel_loop
 from onnxc.codegen.run_time_dims import CheckedDimOps
 from onnxc.dialects.krnl import GlobalOp
+from onnxc.dialects.krnl_int8 import QMatmulOp
 from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import Status
@@ -172,7 +173,7 @@ class GraphFunctionTranslator(FunctionTranslator):
 def _is_loop_nest(op: Operation) -> bool:
     """A top-level op worth a function of its own: a kernel, or an op with
     regions, no results and no allocs."""
-    return isinstance(op, MatmulOp) or (
+    return isinstance(op, MatmulOp | QMatmulOp) or (
         bool(op.regions) and not op.results and not any(isinstance(inner, memref.AllocOp) for inner in op.walk())
     )
 

@@ -58,6 +58,7 @@ from onnxc.dialects.onnx import (
 from onnxc.dialects.symbolic import symbol_name
 from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
+from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node
 from onnxc.frontend.sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name
 from onnxc.frontend.tensors import check_tensor_size, decode_tensor
 
@@ -345,6 +346,10 @@ class _GraphImporter:
     def _import_node(self, block: Block, node: onnx.NodeProto) -> None:
         where = {"node": node.name, "op_type": node.op_type}
         domain = "" if node.domain in ONNX_DOMAINS else node.domain
+        if domain == MICROSOFT_DOMAIN:
+            for part in expand_microsoft_node(node, self.opset):
+                self._import_node(block, part)
+            return
         if domain not in DOMAINS:
             raise UnsupportedOpError(f"operator domain '{node.domain}' is not supported", **where)
         if domain == ML_DOMAIN and node.op_type not in ML_OPS:

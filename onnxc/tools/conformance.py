@@ -352,7 +352,29 @@ def supported_ops_markdown(expected: dict[str, Result], cases: dict) -> str:
             f"{', '.join(types)} | {limits.replace('|', '/')} | {_doc_link(source and ROOT / source)} | "
             f"{_doc_link(lit_test)} |"
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _microsoft_ops_markdown()) + "\n"
+
+
+def _microsoft_ops_markdown() -> list[str]:
+    """The com.microsoft section: the contrib ops of onnxruntime's quantizer the importer expands."""
+    from onnxc.frontend.microsoft import EXPANSIONS, MICROSOFT_DOMAIN
+
+    lines = [
+        "",
+        f"## {MICROSOFT_DOMAIN}",
+        "",
+        "The onnxruntime contrib ops that `onnxruntime.quantization` emits in QOperator models, "
+        "imported as their float op between DequantizeLinear and QuantizeLinear "
+        "([microsoft.py](../onnxc/frontend/microsoft.py)); `fuse-qdq` then gives them integer kernels "
+        "where it applies. Results agree with onnxruntime to within one quantization step (onnxruntime "
+        "computes some with float lookup tables or scale ratios). Any other op of the domain is refused "
+        "with an error naming the domain, node and op. Tested against onnxruntime in "
+        "[test_microsoft_ops.py](../tests/test_microsoft_ops.py).",
+        "",
+        "| op | imported as |",
+        "| --- | --- |",
+    ]
+    return lines + [f"| {op} | {becomes} |" for op, (_, becomes) in sorted(EXPANSIONS.items())]
 
 
 def _lit_test(op: str, source: str, texts: dict[Path, str]) -> Path | None:

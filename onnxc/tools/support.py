@@ -2,7 +2,7 @@
 per op type, before any compile is tried.
 
 An op is supported when the importer accepts it (ai.onnx or ai.onnx.preview.training
-domain, an op of the model's opset) and the pipeline has a way through for it, the
+domain, an op of the model's opset; the com.microsoft ops frontend/microsoft.py expands) and the pipeline has a way through for it, the
 first that applies of:
 
 - the importer rewrites a deprecated op (Scatter, Upsample) as its replacement;
@@ -37,7 +37,8 @@ import onnxc
 from onnxc.dialects.onnx import DOMAINS, OPS, op_schema
 from onnxc.dialects.types import element_type_of_onnx
 from onnxc.frontend.importer import DEPRECATED_REPLACEMENTS, ONNX_DOMAINS
-from onnxc.frontend import sequences
+from onnxc.frontend import microsoft, sequences
+from onnxc.frontend.microsoft import MICROSOFT_DOMAIN
 
 # The inputs bodies are built for: each required input of rank 1 to 4, every dim 2 (some bodies
 # need static dims, e.g. a kernel size); a variadic one 12 times, whole groups for the training
@@ -60,6 +61,8 @@ def op_support(op_type: str, domain: str = "", opset: int | None = None) -> Supp
     """Whether the op `op_type` of `domain` at `opset` (default: newest) has a way
     through the compiler, with the reason in words."""
     dialect_domain = "" if domain in ONNX_DOMAINS else domain
+    if domain == MICROSOFT_DOMAIN:
+        return _microsoft_support(op_type)
     if dialect_domain not in DOMAINS:
         return Support(False, f"operator domain '{domain}' is not supported")
     opset = opset or onnx.defs.onnx_opset_version()
@@ -68,6 +71,14 @@ def op_support(op_type: str, domain: str = "", opset: int | None = None) -> Supp
     except onnx.defs.SchemaError:
         return Support(False, f"not an operator of {domain or 'ai.onnx'} opset {opset}")
     return _support(op_type, dialect_domain, opset, frozenset())
+
+
+def _microsoft_support(op_type: str) -> Support:
+    """A com.microsoft op is supported when the importer expands it into ai.onnx ops."""
+    if op_type not in microsoft.EXPANSIONS:
+        return Support(False, f"{MICROSOFT_DOMAIN} operator not supported")
+    source = _source(microsoft.__name__)
+    return Support(True, f"imported by {source} as its float op between Dequantize/QuantizeLinear", source)
 
 
 def _support(op_type: str, domain: str, opset: int, seen: frozenset[str]) -> Support:

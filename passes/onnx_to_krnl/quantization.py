@@ -35,6 +35,7 @@ from onnxc.passes.onnx_to_krnl.common import (
 )
 from onnxc.passes.onnx_to_krnl.conv import direct_conv
 from onnxc.passes.onnx_to_krnl.matmul import matmul_batch_rank, matmul_nest
+from onnxc.passes.onnx_to_krnl.quantized_gemm import lower_qlinear_conv_as_gemm, lower_qlinear_matmul_as_gemm
 
 Loader = Callable[[KernelBuilder, Sequence[Bound]], SSAValue]
 """(builder in a nest over a tensor, the nest's ivs) -> the parameter (scale or
@@ -393,6 +394,8 @@ def lower_qlinear_matmul(g: GraphLowering, op: OnnxOp) -> None:
     and one y scale and zero point."""
     check_scales(g, op, [1, 4, 6])
     quantization_target(g, op, floats=False)
+    if lower_qlinear_matmul_as_gemm(g, op):
+        return
     out = g.result(op)
     out_shape = shape_of(out)
     sums = g.top.alloc(MemRefType(i32, out_shape))
@@ -412,8 +415,10 @@ def lower_qlinear_conv(g: GraphLowering, op: OnnxOp) -> None:
     """ConvInteger of x and w plus the int32 bias, requantized with one x scale,
     w's scale per output channel, and one y scale and zero point."""
     check_scales(g, op, [1, 4, 6])
-    x, w = conv_operands(g, op, (0, 2, 3, 5))
     quantization_target(g, op, floats=False)
+    if lower_qlinear_conv_as_gemm(g, op):
+        return
+    x, w = conv_operands(g, op, (0, 2, 3, 5))
     bias = g.input(op, 8)
     if bias is not None and bias.type.get_element_type() != i32:
         raise g.unsupported(op, f"bias of element type {bias.type.get_element_type()} is not supported")

@@ -1,0 +1,233 @@
+"""The int8 kernel behind `krnl.qmatmul` (dialects/krnl_int8.py), as explicit LLVM vector IR.
+
+    for each batch triple:
+      for jr in [0, N) step nr:                    # a column tile: K4 x nr x 4 bytes of B
+        for each row tile of mr rows, in blocks of `rows` rows:
+          micro-kernel: rows x nv accumulators over the K4 groups of 4 products, each step
+            nv vector loads of B, one 4-byte broadcast of A per row, rows * nv dot products
+          epilogue: + offset, * multiplier (float32), round half to even, + zero point,
+            clamp, narrow to bytes, a masked store of each vector (rows past M skipped)
+
+The dot product of a step, by target:
+- x86 with AVX512-VNNI: `vpdpbusd` on zmm (16 columns per vector, 4 products per lane);
+  with AVX-VNNI (no AVX-512): the same on ymm;
+- anywhere else (AVX2, ppc64le, s390x): portable vector IR. Bytes widen to int32 and
+  multiply; adjacent pairs of products add (x86 makes it `vpmaddwd`), so each column keeps
+  two partial lanes, added in the epilogue. Exact: a pair of u8 x s8 products fits int32.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from onnxc.codegen.function_translator import FunctionTranslator, emits
+from onnxc.codegen.gemm import counted_loop
+from onnxc.codegen.llvm_idioms import internal_function
+from onnxc.codegen.llvm_types import F32, I1, I8, I32, I64, PTR
+from onnxc.codegen.target import Target
+from onnxc.dialects.krnl_int8 import QMatmulOp, padded_columns
+
+VNNI_512_CPUS = {
+    "icelake-client", "icelake-server", "tigerlake", "cascadelake", "cooperlake", "rocketlake",
+    "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "diamondrapids", "znver4", "znver5",
+}  # fmt: skip
+VNNI_256_CPUS = {"alderlake", "raptorlake", "meteorlake", "arrowlake", "arrowlake-s", "lunarlake", "gracemont", "sierraforest"}
+
+
+def dot_product_kind(target: Target) -> str:
+    """'vnni512', 'vnni256' or 'portable': from the features of a host build, else the CPU name."""
+    if target.arch != "x86_64":
+        return "portable"
+    features = target.features
+    if features:
+        if "+avx512vnni" in features and "+avx512bw" in features:
+            return "vnni512"
+        return "vnni256" if "+avxvnni" in features else "portable"
+    if target.cpu in VNNI_512_CPUS:
+        return "vnni512"
+    return "vnni256" if target.cpu in VNNI_256_CPUS else "portable"
+
+
+@dataclass(frozen=True)
+class QGemmShape:
+    """Columns per vector (int32 lanes of the result), vectors per tile, rows per micro-kernel."""
+
+    kind: str
+    lanes: int
+    vectors: int
+    rows: int
+
+    @staticmethod
+    def of(target: Target) -> QGemmShape:
+        kind = dot_product_kind(target)
+        if kind == "vnni512":
+            return QGemmShape(kind, 16, 2, 12)  # 24 of 32 zmm accumulate
+        if kind == "vnni256":
+            return QGemmShape(kind, 8, 2, 6)  # 12 of 16 ymm
+        if target.arch == "x86_64":
+            return QGemmShape(kind, 8, 1, 6)  # 2 ymm of partial lanes per accumulator
+        return QGemmShape(kind, 4, 2, 6 if target.arch == "ppc64le" else 3)
+
+
+def _c(value: int) -> ir.Constant:
+    return ir.Constant(I64, value)
+
+
+class QGemmEmitter:
+    def __init__(self, t: FunctionTranslator, op: QMatmulOp):
+        self.t = t
+        self.op = op
+        self.module = t.parent.module
+        self.declare = t.parent.declare
+        self.shape = QGemmShape.of(t.parent.target)
+        self.m, self.n, self.k4 = op.m_n_k4
+        self.mr = op.row_tile.value.data
+        self.np = padded_columns(self.n)
+        s = self.shape
+        self.partial = 1 if s.kind != "portable" else 2  # int32 lanes per column in an accumulator
+        self.acc_type = ir.VectorType(I32, s.lanes * self.partial)
+        self.bytes_type = ir.VectorType(I8, 4 * s.lanes)
+
+    def emit(self) -> None:
+        t, op = self.t, self.op
+        kernel = self.kernel_function()
+        pointers = [t.get(v) for v in (op.a, op.b, op.c, op.offsets, op.multipliers)]
+        for a_offset, b_offset, c_offset in op.batch_triples:
+            a, b, c = (t.builder.gep(p, [_c(o)], source_etype=I8) for p, o in zip(pointers, (a_offset, b_offset, c_offset)))
+            t.builder.call(kernel, [a, b, c, *pointers[3:]])
+
+    # ---------------------------------------------------------------- the kernel function
+
+    def kernel_function(self) -> ir.Function:
+        name = self.module.get_unique_name(f"{self.t.builder.function.name}.qgemm")
+        fn = internal_function(self.module, name, ir.FunctionType(ir.VoidType(), [PTR] * 5))
+        fn.attributes.add("noinline")
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        a, b_in, c, offsets, multipliers = fn.args
+        s = self.shape
+        nr = s.lanes * s.vectors
+        tiles = -(-self.m // self.mr)
+        with counted_loop(b, _c(0), _c(self.n), nr, "jr") as jr:
+            b_tile = b.gep(b_in, [b.mul(jr, _c(4))], source_etype=I8)
+            with counted_loop(b, _c(0), _c(tiles), 1, "tile") as tile:
+                a_tile = b.gep(a, [b.mul(tile, _c(self.k4 * self.mr * 4))], source_etype=I8)
+                for first in range(0, self.mr, s.rows):
+                    rows = min(s.rows, self.mr - first)
+                    row0 = b.add(b.mul(tile, _c(self.mr)), _c(first))
+                    with b.if_then(b.icmp_signed("<", row0, _c(self.m))):
+                        accumulators = self.micro_kernel(b, b.gep(a_tile, [_c(first * 4)], source_etype=I8), b_tile, rows)
+                        self.epilogue(b, accumulators, c, offsets, multipliers, row0, jr)
+        b.ret_void()
+        return fn
+
+    def micro_kernel(self, b: ir.IRBuilder, a: ir.Value, b_tile: ir.Value, rows: int) -> list[list[ir.Value]]:
+        """rows x vectors accumulators over the K4 groups: A's row r at a + (k4*mr + r)*4,
+        B's vector v at b_tile + (k4*Np + v*lanes)*4."""
+        s = self.shape
+        entry = b.block
+        header, body, exit_ = (b.append_basic_block(f"k4.{part}") for part in ("header", "body", "exit"))
+        b.branch(header)
+        b.position_at_end(header)
+        k4 = b.phi(I64, "k4")
+        k4.add_incoming(_c(0), entry)
+        accumulators = [[b.phi(self.acc_type) for _ in range(s.vectors)] for _ in range(rows)]
+        for row in accumulators:
+            for phi in row:
+                phi.add_incoming(ir.Constant(self.acc_type, None), entry)
+        b.cbranch(b.icmp_signed("<", k4, _c(self.k4)), body, exit_)
+        b.position_at_end(body)
+        b_row = b.gep(b_tile, [b.mul(k4, _c(self.np * 4))], source_etype=I8)
+        b_vectors = [
+            b.load(b.gep(b_row, [_c(v * s.lanes * 4)], source_etype=I8), typ=self.bytes_type, align=1)
+            for v in range(s.vectors)
+        ]
+        a_row = b.gep(a, [b.mul(k4, _c(self.mr * 4))], source_etype=I8)
+        for r in range(rows):
+            group = b.load(b.gep(a_row, [_c(r * 4)], source_etype=I8), typ=I32, align=1)
+            broadcast = self.splat(b, group, ir.VectorType(I32, s.lanes))
+            for v in range(s.vectors):
+                updated = self.dot(b, accumulators[r][v], broadcast, b_vectors[v])
+                accumulators[r][v].add_incoming(updated, b.block)
+        k4.add_incoming(b.add(k4, _c(1), flags=["nsw"]), b.block)
+        b.branch(header)
+        b.position_at_end(exit_)
+        return accumulators
+
+    def dot(self, b: ir.IRBuilder, acc: ir.Value, broadcast: ir.Value, b_bytes: ir.Value) -> ir.Value:
+        """acc + the dot products of 4-byte groups: A's group (broadcast) with each of B's."""
+        s, a_signed = self.shape, self.op.a_signed is not None
+        if s.kind != "portable":
+            words = ir.VectorType(I32, s.lanes)
+            b_words = b.bitcast(b_bytes, words)
+            unsigned, signed = (b_words, broadcast) if a_signed else (broadcast, b_words)
+            name = f"llvm.x86.avx512.vpdpbusd.{32 * s.lanes}"
+            return b.call(self.declare(name, words, [words] * 3), [acc, unsigned, signed])
+        wide = ir.VectorType(I32, 4 * s.lanes)
+        a_bytes = b.bitcast(broadcast, self.bytes_type)
+        a_wide = b.sext(a_bytes, wide) if a_signed else b.zext(a_bytes, wide)
+        b_wide = b.zext(b_bytes, wide) if a_signed else b.sext(b_bytes, wide)
+        products = b.mul(a_wide, b_wide)
+        return b.add(acc, self.pairs_added(b, products, 2 * s.lanes))
+
+    def pairs_added(self, b: ir.IRBuilder, vector: ir.Value, count: int) -> ir.Value:
+        """Lanes 2j and 2j+1 of `vector` added, for j < count."""
+        undef = ir.Constant(vector.type, None)
+        even = b.shuffle_vector(vector, undef, ir.Constant(ir.VectorType(I32, count), list(range(0, 2 * count, 2))))
+        odd = b.shuffle_vector(vector, undef, ir.Constant(ir.VectorType(I32, count), list(range(1, 2 * count, 2))))
+        return b.add(even, odd)
+
+    def splat(self, b: ir.IRBuilder, scalar: ir.Value, vector_type: ir.VectorType) -> ir.Value:
+        undef = ir.Constant(vector_type, None)
+        single = b.insert_element(undef, scalar, ir.Constant(I32, 0))
+        return b.shuffle_vector(single, undef, ir.Constant(ir.VectorType(I32, vector_type.count), [0] * vector_type.count))
+
+    # ---------------------------------------------------------------- requantization
+
+    def epilogue(self, b, accumulators, c, offsets, multipliers, row0, jr) -> None:
+        s, op = self.shape, self.op
+        lanes = s.lanes
+        ints, floats, bytes_ = ir.VectorType(I32, lanes), ir.VectorType(F32, lanes), ir.VectorType(I8, lanes)
+        low, high = op.clip_bounds
+        zero_point = ir.Constant(ints, [op.zero_point.value.data] * lanes)
+        # rint: the current rounding mode, to nearest even (roundeven is a libcall on ppc64le).
+        round_even = self.declare(f"llvm.rint.v{lanes}f32", floats, [floats])
+        store = self.declare(f"llvm.masked.store.v{lanes}i8.p0", ir.VoidType(), [bytes_, PTR, I32, ir.VectorType(I1, lanes)])
+        per_column = op.per_column is not None
+        for r, row in enumerate(accumulators):
+            m = b.add(row0, _c(r))
+            with b.if_then(b.icmp_signed("<", m, _c(self.m))):
+                if not per_column:
+                    offset = self.splat(b, b.load(b.gep(offsets, [m], source_etype=I32), typ=I32), ints)
+                    scale = self.splat(b, b.load(b.gep(multipliers, [m], source_etype=F32), typ=F32), floats)
+                for v, acc in enumerate(row):
+                    column = b.add(jr, _c(v * lanes))
+                    if per_column:
+                        offset = b.load(b.gep(offsets, [column], source_etype=I32), typ=ints, align=4)
+                        scale = b.load(b.gep(multipliers, [column], source_etype=F32), typ=floats, align=4)
+                    sums = acc if self.partial == 1 else self.pairs_added(b, acc, lanes)
+                    value = b.fmul(b.sitofp(b.add(sums, offset), floats), scale)
+                    quantized = b.add(b.fptosi(b.call(round_even, [value]), ints), zero_point)
+                    quantized = self.clamp(b, quantized, low, high, ints)
+                    pointer = b.gep(c, [b.add(b.mul(m, _c(op.ldc.value.data)), column)], source_etype=I8)
+                    mask = self.lane_mask(b, column, lanes)
+                    b.call(store, [b.trunc(quantized, bytes_), pointer, ir.Constant(I32, 1), mask])
+
+    @staticmethod
+    def clamp(b, value, low: int, high: int, ints) -> ir.Value:
+        lows, highs = ir.Constant(ints, [low] * ints.count), ir.Constant(ints, [high] * ints.count)
+        value = b.select(b.icmp_signed("<", value, lows), lows, value)
+        return b.select(b.icmp_signed(">", value, highs), highs, value)
+
+    def lane_mask(self, b, column, lanes: int) -> ir.Value:
+        """Lanes column + j < N."""
+        i64s = ir.VectorType(I64, lanes)
+        first = self.splat(b, column, i64s)
+        indices = b.add(first, ir.Constant(i64s, list(range(lanes))))
+        return b.icmp_signed("<", indices, ir.Constant(i64s, [self.n] * lanes))
+
+
+@emits(QMatmulOp)
+def _emit_qmatmul(t: FunctionTranslator, op: QMatmulOp) -> None:
+    QGemmEmitter(t, op).emit()

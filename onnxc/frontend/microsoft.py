@@ -1,0 +1,168 @@
+"""The `com.microsoft` quantized ops that onnxruntime's quantizer emits, as ai.onnx nodes.
+
+A QOperator model made by `onnxruntime.quantization` mixes ai.onnx's QLinearConv and
+QLinearMatMul with contrib ops of onnxruntime for everything else (QLinearAdd,
+QLinearConcat, QGemm, ...). Each of those is, by its definition, its float op between
+DequantizeLinear of its inputs and QuantizeLinear of its output; the importer replaces it
+with exactly that (new nodes named `<node>/<op>_<k>`). The `fuse-qdq` graph pass then finds
+the same patterns in these as in a QDQ model: one set of integer kernels serves both formats.
+
+onnxruntime computes some of these with float lookup tables or float scale ratios, so a
+result may differ from it by one quantization step (documented in docs/supported-ops.md).
+Any other op of the domain is refused, naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import onnx
+from onnx import helper
+
+from onnxc.errors import UnsupportedOpError
+
+MICROSOFT_DOMAIN = "com.microsoft"
+
+Expansion = Callable[["_Builder", onnx.NodeProto], None]
+EXPANSIONS: dict[str, tuple[Expansion, str]] = {}
+"""op type -> (how its nodes are built, what it becomes, for the docs)."""
+
+
+def expands(op_type: str, becomes: str) -> Callable[[Expansion], Expansion]:
+    def register(expansion: Expansion) -> Expansion:
+        EXPANSIONS[op_type] = (expansion, becomes)
+        return expansion
+
+    return register
+
+
+class _Builder:
+    """Nodes replacing one contrib node: fresh names under the node's, optional inputs as ''."""
+
+    def __init__(self, node: onnx.NodeProto, opset: int):
+        self.node = node
+        self.opset = opset
+        self.prefix = node.name or node.output[0]
+        self.nodes: list[onnx.NodeProto] = []
+
+    def input(self, index: int) -> str:
+        return self.node.input[index] if index < len(self.node.input) else ""
+
+    def attr(self, name: str, default=None):
+        for attribute in self.node.attribute:
+            if attribute.name == name:
+                return helper.get_attribute_value(attribute)
+        return default
+
+    def add(self, op_type: str, inputs: list[str], output: str | None = None, **attributes) -> str:
+        name = f"{self.prefix}/{op_type}_{len(self.nodes)}"
+        output = output or name
+        self.nodes.append(helper.make_node(op_type, inputs, [output], name=name, **attributes))
+        return output
+
+    def dequantize(self, x: int, scale: int, zero_point: int, axis: int | None = None) -> str:
+        """DequantizeLinear of inputs (x, scale, zero point); `axis` for a per-channel scale
+        (from opset 13, before which DequantizeLinear refuses a scale that is not a scalar)."""
+        inputs = [self.input(x), self.input(scale), self.input(zero_point)]
+        if axis is None or self.opset < 13:
+            return self.add("DequantizeLinear", inputs)
+        return self.add("DequantizeLinear", inputs, axis=axis)
+
+    def quantize(self, value: str, scale: int, zero_point: int) -> None:
+        """QuantizeLinear of `value` into the node's output."""
+        self.add("QuantizeLinear", [value, self.input(scale), self.input(zero_point)], self.node.output[0])
+
+    def refuse(self, why: str) -> None:
+        raise UnsupportedOpError(
+            f"{MICROSOFT_DOMAIN} operator '{self.node.op_type}': {why}", node=self.node.name, op_type=self.node.op_type
+        )
+
+
+def _binary(op_type: str) -> Expansion:
+    """QLinear<op>(A, A scale, A zero point, B, B scale, B zero point, C scale, C zero point)."""
+
+    def expand(b: _Builder, node: onnx.NodeProto) -> None:
+        b.quantize(b.add(op_type, [b.dequantize(0, 1, 2), b.dequantize(3, 4, 5)]), 6, 7)
+
+    return expand
+
+
+def _unary(op_type: str, attributes: tuple[str, ...] = ()) -> Expansion:
+    """QLinear<op>(X, X scale, X zero point, Y scale, Y zero point), attributes passed on."""
+
+    def expand(b: _Builder, node: onnx.NodeProto) -> None:
+        kept = {name: b.attr(name) for name in attributes if b.attr(name) is not None}
+        b.quantize(b.add(op_type, [b.dequantize(0, 1, 2)], **kept), 3, 4)
+
+    return expand
+
+
+expands("QLinearAdd", "Add")(_binary("Add"))
+expands("QLinearMul", "Mul")(_binary("Mul"))
+expands("QLinearSigmoid", "Sigmoid")(_unary("Sigmoid"))
+expands("QLinearLeakyRelu", "LeakyRelu (`alpha`)")(_unary("LeakyRelu", ("alpha",)))
+
+
+def _pool(op_type: str, attributes: tuple[str, ...]) -> Expansion:
+    def expand(b: _Builder, node: onnx.NodeProto) -> None:
+        if b.attr("channels_last", 0):
+            b.refuse("channels_last=1 (NHWC data) is not supported")
+        kept = {name: b.attr(name) for name in attributes if b.attr(name) is not None}
+        b.quantize(b.add(op_type, [b.dequantize(0, 1, 2)], **kept), 3, 4)
+
+    return expand
+
+
+expands("QLinearGlobalAveragePool", "GlobalAveragePool (NCHW only)")(_pool("GlobalAveragePool", ()))
+expands("QLinearAveragePool", "AveragePool (NCHW only)")(
+    _pool("AveragePool", ("auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads", "strides"))
+)
+
+
+@expands("QLinearConcat", "Concat (`axis`)")
+def _concat(b: _Builder, node: onnx.NodeProto) -> None:
+    """QLinearConcat(Y scale, Y zero point, (X, X scale, X zero point)...)."""
+    if (len(node.input) - 2) % 3 or len(node.input) < 5:
+        b.refuse(f"{len(node.input)} inputs: expected 2 and a triple per concatenated tensor")
+    parts = [b.dequantize(k, k + 1, k + 2) for k in range(2, len(node.input), 3)]
+    b.quantize(b.add("Concat", parts, axis=b.attr("axis")), 0, 1)
+
+
+@expands("QLinearSoftmax", "Softmax (`axis`; its `opset` must agree with the model's about axis)")
+def _softmax(b: _Builder, node: onnx.NodeProto) -> None:
+    """Softmax's meaning changed at opset 13 (one axis, not the flattened trailing dims)."""
+    if (b.attr("opset", b.opset) < 13) != (b.opset < 13):
+        b.refuse(f"Softmax of opset {b.attr('opset')} in a model of ai.onnx opset {b.opset}")
+    b.quantize(b.add("Softmax", [b.dequantize(0, 1, 2)], axis=b.attr("axis", -1)), 3, 4)
+
+
+@expands("QGemm", "Gemm (`alpha`, `transA`, `transB`; float output without a y scale)")
+def _qgemm(b: _Builder, node: onnx.NodeProto) -> None:
+    """QGemm(A, a scale, a zero point, B, b scale, b zero point, C, y scale, y zero point):
+    C is int32 with scale a scale * b scale (per column with a per-channel b scale) and no
+    zero point; without a y scale the output is the float Gemm."""
+    transpose_b = b.attr("transB", 0)
+    a = b.dequantize(0, 1, 2)
+    weights = b.dequantize(3, 4, 5, axis=0 if transpose_b else 1)
+    inputs = [a, weights]
+    if b.input(6):
+        bias_scale = b.add("Mul", [b.input(1), b.input(4)])
+        inputs.append(b.add("DequantizeLinear", [b.input(6), bias_scale], **({"axis": 0} if b.opset >= 13 else {})))
+    attributes = {"alpha": b.attr("alpha", 1.0), "transA": b.attr("transA", 0), "transB": transpose_b}
+    if not b.input(7):
+        b.add("Gemm", inputs, node.output[0], **attributes)
+        return
+    b.quantize(b.add("Gemm", inputs, **attributes), 7, 8)
+
+
+def expand_microsoft_node(node: onnx.NodeProto, opset: int) -> list[onnx.NodeProto]:
+    """The ai.onnx nodes computing `node` (of the com.microsoft domain) in a model of ai.onnx
+    `opset`; UnsupportedOpError for an op without an expansion."""
+    entry = EXPANSIONS.get(node.op_type)
+    builder = _Builder(node, opset)
+    if entry is None:
+        builder.refuse(f"not supported (supported: {', '.join(sorted(EXPANSIONS))})")
+    if len(node.output) != 1:
+        builder.refuse(f"{len(node.output)} outputs, expected 1")
+    entry[0](builder, node)
+    return builder.nodes

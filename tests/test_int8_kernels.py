@@ -1,0 +1,85 @@
+"""int8 models on the integer kernel (fuse-qdq, onnx_to_krnl/quantized_gemm.py,
+codegen/gemm_int8.py): QDQ and QOperator models made by onnxruntime.quantization agree with
+onnxruntime to within one quantization step of their last quantized tensor, with the
+vpdpbusd path (host, when it has VNNI), the portable path (an AVX2 build) and, under qemu,
+ppc64le and s390x builds."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+from test_cross import require_emulator
+
+import onnxc
+from onnxc.codegen.gemm_int8 import dot_product_kind
+from onnxc.codegen.target import resolve_target
+from onnxc.examples import quantized
+from onnxc.tools.emulation import EmulatedSession
+
+onnxruntime = pytest.importorskip("onnxruntime")
+
+
+def _model(name: str, quant_format: str) -> onnx.ModelProto:
+    return quantized.quantize(quantized.BUILDERS[name](), quant_format, calibration_samples=2)
+
+
+def _last_step(model: onnx.ModelProto) -> float:
+    """The scale of the DequantizeLinear producing the graph output (its quantization step)."""
+    output = model.graph.output[0].name
+    node = next(n for n in model.graph.node if output in n.output)
+    if node.op_type != "DequantizeLinear":
+        return 0.0
+    scale = next(i for i in model.graph.initializer if i.name == node.input[1])
+    return float(numpy_helper.to_array(scale))
+
+
+def _reference(model: onnx.ModelProto, feeds) -> np.ndarray:
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)[0]
+
+
+@pytest.mark.parametrize("name", ["resnet", "mobilenet"])
+@pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
+def test_int8_cnn_matches_onnxruntime(name, quant_format, tmp_path):
+    model = _model(name, quant_format)
+    text = onnxc.compile(model, tmp_path / "model.krnl.mlir", emit="krnl").read_text()
+    assert "krnl.qmatmul" in text  # the integer kernel, not the float simulation
+    feeds = quantized.random_inputs(model, 5)
+    expected = _reference(model, feeds)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, feeds)[0]
+    assert np.array_equal(actual.argmax(-1), expected.argmax(-1))
+    assert np.abs(actual - expected).max() <= _last_step(model) * 1.001
+
+
+def test_portable_path_matches_vnni(tmp_path):
+    """An x86-64-v3 build (AVX2: the portable dot product) gives the host build's bytes."""
+    model = _model("resnet", "qdq")
+    assert dot_product_kind(resolve_target("x86_64", cpu="x86-64-v3")) == "portable"
+    feeds = quantized.random_inputs(model, 6)
+    host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
+    portable = onnxc.Session(onnxc.compile(model, tmp_path / "v3.so", cpu="x86-64-v3")).run(None, feeds)[0]
+    np.testing.assert_array_equal(portable, host)
+
+
+def test_int8_matmul_encoder_matches_onnxruntime(tmp_path):
+    """The BERT-style encoder's QOperator weight MatMuls take the kernel (per-column epilogue)."""
+    model = _model("bert", "qoperator")
+    assert "krnl.qmatmul" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    feeds = quantized.random_inputs(model, 5)
+    expected = _reference(model, feeds)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, feeds)[0]
+    # The output is LayerNormalization's (float): a step upstream moves it by a fraction of one.
+    assert np.abs(actual - expected).max() <= 0.1 * np.abs(expected).max()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["ppc64le", "s390x"])
+def test_int8_foreign_target_matches_x86(target, tmp_path):
+    require_emulator(target)
+    model = _model("resnet", "qdq")
+    feeds = quantized.random_inputs(model, 8)
+    host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
+    library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
+    np.testing.assert_array_equal(EmulatedSession(library).run(None, feeds)[0], host)
