@@ -18,7 +18,7 @@ from onnx import numpy_helper as nh
 
 import onnxc
 from onnxc.errors import InputError
-from onnxc.examples.transformers import gpt2_style
+from onnxc.examples.transformers import gpt2_style, t5_style_encoder
 
 ort = pytest.importorskip("onnxruntime")
 
@@ -67,6 +67,14 @@ def test_gpt2_causal_mask_sliced_at_run_time(gpt2):
     model, session = gpt2
     assert session.get_outputs()[0].shape == ("batch", "sequence", VOCAB)
     _check(model, session, [(1, 1), (1, 7), (2, 32), (3, 12), (1, 7)])
+
+
+def test_t5_relative_position_bias_at_run_time(tmp_path):
+    """The relative position buckets (Range, Sub, Abs, Log, Cast, Min, Where, Gather) over
+    the run-time length, RMS norms with ReduceMean over an axes input."""
+    model = t5_style_encoder(VOCAB, HIDDEN, HEADS)
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "t5.so"))
+    _check(model, session, [(1, 1), (2, 9), (3, 40)])
 
 
 def test_shapes_from_threads_at_once(gpt2):
