@@ -77,6 +77,40 @@ def test_t5_relative_position_bias_at_run_time(tmp_path):
     _check(model, session, [(1, 1), (2, 9), (3, 40)])
 
 
+def test_cnn_of_free_height_and_width(tmp_path):
+    """Detectors and OCR models leave H and W free: strided, depthwise SAME convs and
+    max, padded average and global pooling over run-time spatial dims."""
+    rng = np.random.default_rng(0)
+
+    def weight(name, *shape):
+        return nh.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    nodes = [
+        h.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        h.make_node("Relu", ["c1"], ["r1"]),
+        h.make_node("Conv", ["r1", "w2"], ["c2"], group=8, auto_pad="SAME_UPPER"),
+        h.make_node("MaxPool", ["c2"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        h.make_node("AveragePool", ["p"], ["a"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        h.make_node("GlobalAveragePool", ["a"], ["y"]),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "free_hw",
+        [h.make_tensor_value_info("x", T.FLOAT, ["N", 3, "H", "W"])],
+        [h.make_tensor_value_info("a", T.FLOAT, None), h.make_tensor_value_info("y", T.FLOAT, ["N", 8, 1, 1])],
+        [weight("w1", 8, 3, 3, 3), weight("b1", 8), weight("w2", 8, 1, 3, 3)],
+    )
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "free_hw.so"))
+    assert session.get_inputs()[0].shape == ("N", 3, "H", "W")
+    reference = ort.InferenceSession(model.SerializeToString())
+    for shape in [(1, 3, 16, 16), (2, 3, 23, 31), (1, 3, 8, 40)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        for got, want in zip(session.run(None, {"x": x}), reference.run(None, {"x": x})):
+            assert got.shape == want.shape
+            assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
 def test_shapes_from_threads_at_once(gpt2):
     """Concurrent runs at different shapes: each thread's arena is its own."""
     model, session = gpt2

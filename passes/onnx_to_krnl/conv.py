@@ -11,7 +11,15 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, elementwise, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import (
+    GraphLowering,
+    Operand,
+    dims_agree,
+    elementwise,
+    has_static_shape,
+    lowers,
+    shape_of,
+)
 from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
@@ -23,16 +31,18 @@ vectorize well as they are, and the padding and compaction copies would cost mor
 0.33 -> 0.48 ms)."""
 
 
-@lowers("Conv")
+@lowers("Conv", run_time_dims=True)
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
-    """The GEMM kernel where it applies (see `lower_conv_as_gemm`), else direct convolution."""
-    if lower_conv_as_gemm(g, op):
+    """The GEMM kernel where it applies (see `lower_conv_as_gemm`), else direct
+    convolution (also for dims known at run time only: the GEMM's geometry is static)."""
+    static = has_static_shape(op.input(0)) and has_static_shape(op.results[0])
+    if static and lower_conv_as_gemm(g, op):
         return
     g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
     x, weights, bias, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
     (_, channels, *input_sizes), (out_channels, group_channels, *kernel) = shape_of(x), shape_of(weights)
     depthwise = op.attr("group") == channels and group_channels == 1 and out_channels % channels == 0
-    if depthwise and isinstance(out.type.get_element_type(), Float32Type) and len(kernel) == 2:
+    if static and depthwise and isinstance(out.type.get_element_type(), Float32Type) and len(kernel) == 2:
         shifted = ShiftedRows.of(sliding_windows(g, op, input_sizes, shape_of(out)[2:], kernel))
         short_rows = shifted is not None and shifted.window_x.output_size <= SHORT_ROW
         if short_rows and (bias is None or shape_of(bias) == (out_channels,)):
@@ -93,7 +103,7 @@ def direct_conv(
         raise g.shape_error(op, f"kernel_shape {op.attr('kernel_shape')} differs from the weights' {kernel}")
     if bias is not None and shape_of(bias) != (out_channels,):
         raise g.shape_error(op, f"bias of shape {list(shape_of(bias))}")
-    if out_shape[:2] != (batch, out_channels):
+    if not dims_agree(out_shape[:2], (batch, out_channels)):
         raise g.shape_error(op, f"output shape {list(out_shape)}")
     *outer_windows, row_window = sliding_windows(g, op, input_sizes, out_shape[2:], kernel)
 

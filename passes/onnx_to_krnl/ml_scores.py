@@ -18,7 +18,6 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Attribute, Block, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.dialects.types import is_float
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering
 

@@ -11,7 +11,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, linearize, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, linearize, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
 
 
@@ -37,7 +37,7 @@ def lower_pool(
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=kind == "max")
     out = g.result(op)
     (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
-    if not input_sizes or out_shape[:2] != (batch, channels):
+    if not input_sizes or not dims_agree(out_shape[:2], (batch, channels)):
         raise g.shape_error(op, f"input {list(shape_of(x))}, output {list(out_shape)}")
     if windows is None:
         kernel = op.attr("kernel_shape")
@@ -49,7 +49,12 @@ def lower_pool(
     # loops have constant bounds, LLVM unrolls them, and the loop along the row vectorizes with
     # interleaved loads (stride 2 row by row: one strided load per loop, left scalar, 6x slower).
     strided_inside = windows[-1].stride > 1 and not any(w.clipped for w in windows)
-    if windows[-1].output_size > 1 and not with_indices and not strided_inside:  # the row-wise kernel keeps no argmax
+    static = all(w.static for w in windows)
+    if with_indices and not static:
+        raise g.unsupported(op, "MaxPool indices over dims known at run time only")
+    if (
+        static and windows[-1].output_size > 1 and not with_indices and not strided_inside
+    ):  # the row-wise kernel keeps no argmax
         pool_rows(g, op, kind, windows)
         return
     ivs, body = g.top.loop_nest(out_shape)
@@ -160,17 +165,17 @@ def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Sliding
     end.store(result, out, [*row_ivs, column])
 
 
-@lowers("MaxPool")
+@lowers("MaxPool", run_time_dims=True)
 def lower_max_pool(g: GraphLowering, op: OnnxOp) -> None:
     lower_pool(g, op, "max", with_indices=len(op.results) > 1 and bool(op.results[1].uses))
 
 
-@lowers("AveragePool")
+@lowers("AveragePool", run_time_dims=True)
 def lower_average_pool(g: GraphLowering, op: OnnxOp) -> None:
     lower_pool(g, op, "average")
 
 
-@lowers("LpPool")
+@lowers("LpPool", run_time_dims=True)
 def lower_lp_pool(g: GraphLowering, op: OnnxOp) -> None:
     lower_pool(g, op, "lp")
 
@@ -178,7 +183,7 @@ def lower_lp_pool(g: GraphLowering, op: OnnxOp) -> None:
 GLOBAL_POOL_KINDS = {"GlobalMaxPool": "max", "GlobalAveragePool": "average", "GlobalLpPool": "lp"}
 
 
-@lowers(*GLOBAL_POOL_KINDS)
+@lowers(*GLOBAL_POOL_KINDS, run_time_dims=True)
 def lower_global_pool(g: GraphLowering, op: OnnxOp) -> None:
     """A pool whose one window covers the whole plane."""
     input_sizes = shape_of(g.input(op, 0))[2:]

@@ -19,11 +19,13 @@ from onnxc.passes.onnx_to_krnl.common import GraphLowering, fill, shape_of
 @dataclass(frozen=True)
 class SlidingWindow:
     """One spatial axis of a Conv or pooling window: output position o reads input
-    positions o*stride - pad_begin + k*dilation for kernel offsets k in [0, kernel)."""
+    positions o*stride - pad_begin + k*dilation for kernel offsets k in [0, kernel).
+    Sizes known at run time only are index values: every window is then clipped
+    at run time (no static proof that none reaches the padding)."""
 
-    input_size: int
-    output_size: int
-    kernel: int
+    input_size: Bound
+    output_size: Bound
+    kernel: Bound
     stride: int = 1
     dilation: int = 1
     pad_begin: int = 0
@@ -37,27 +39,33 @@ class SlidingWindow:
     def position(self, builder: KernelBuilder, start: Bound, offset: Bound) -> Bound:
         return builder.add(start, builder.mul(offset, self.dilation))
 
-    def kernel_range(self, builder: KernelBuilder, start: Bound, lower: int, upper: int) -> tuple[Bound, Bound]:
+    def kernel_range(self, builder: KernelBuilder, start: Bound, lower: int, upper: Bound) -> tuple[Bound, Bound]:
         """Offsets [lo, hi) whose position lies in [lower, upper): constants where no
         window reaches past that bound, so unpadded windows cost no arithmetic."""
         low: Bound = 0
         if -self.pad_begin < lower:
             low = builder.ceil_div(builder.max(builder.sub(lower, start), 0), self.dilation)
         high: Bound = self.kernel
-        if self.last_position >= upper:
+        if self._reaches(upper):
             reach = builder.ceil_div(builder.max(builder.sub(upper, start), 0), self.dilation)
             high = builder.min(reach, self.kernel)
         return low, high
 
     @property
     def clipped(self) -> bool:
-        """Whether some window reaches the padding (or past the input)."""
-        return self.pad_begin > 0 or self.last_position >= self.input_size
+        """Whether some window may reach the padding (or past the input)."""
+        return self.pad_begin > 0 or self._reaches(self.input_size)
 
     @property
-    def last_position(self) -> int:
-        """The input position the last offset of the last window reads."""
-        return (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
+    def static(self) -> bool:
+        return all(isinstance(v, int) for v in (self.input_size, self.output_size, self.kernel))
+
+    def _reaches(self, upper: Bound) -> bool:
+        """Whether the last offset of the last window may read at `upper` or past it."""
+        if not self.static or not isinstance(upper, int):
+            return True
+        last = (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
+        return last >= upper
 
     def shift(self, builder: KernelBuilder, offset: Bound) -> Bound:
         """For kernel offset `offset`, output position o reads input o*stride - shift."""
@@ -72,7 +80,7 @@ class SlidingWindow:
         if self.pad_begin > 0:
             low = builder.ceil_div(builder.max(shift, 0), self.stride)
         high: Bound = self.output_size
-        if self.last_position >= self.input_size:
+        if self._reaches(self.input_size):
             reach = builder.ceil_div(builder.max(builder.add(shift, self.input_size), 0), self.stride)
             high = builder.min(reach, self.output_size)
         return low, high
@@ -83,7 +91,28 @@ class SlidingWindow:
 
     def padded_range(self, builder: KernelBuilder, start: Bound) -> tuple[Bound, Bound]:
         """Offsets within input and explicit padding (AveragePool count_include_pad)."""
-        return self.kernel_range(builder, start, -self.pad_begin, self.input_size + self.pad_end)
+        return self.kernel_range(builder, start, -self.pad_begin, builder.add(self.input_size, self.pad_end))
+
+
+def _run_time_window(g, op, size, output_size, kernel, stride, dilation, pads, d, auto_pad, ceil_mode) -> SlidingWindow:
+    """The window of a spatial dim known at run time only: its output size is the result
+    type's (shape inference computed it from the same attributes); padding that would
+    depend on the size (SAME with stride > 1) and ceil_mode are refused."""
+    rank = len(pads) // 2
+    if ceil_mode:
+        raise g.unsupported(op, "ceil_mode over a spatial dim known at run time only")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if stride != 1:
+            raise g.unsupported(
+                op, f"auto_pad {auto_pad} with stride {stride} over a spatial dim known at run time only"
+            )
+        total = (kernel - 1) * dilation
+        begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+        return SlidingWindow(size, output_size, kernel, stride, dilation, begin, total - begin)
+    if auto_pad not in ("VALID", "NOTSET"):
+        raise g.unsupported(op, f"auto_pad '{auto_pad}'")
+    begin, end = (0, 0) if auto_pad == "VALID" else (pads[d], pads[d + rank])
+    return SlidingWindow(size, output_size, kernel, stride, dilation, begin, end)
 
 
 def sliding_windows(
@@ -110,6 +139,13 @@ def sliding_windows(
     windows = []
     for d in range(rank):
         size, stride = input_sizes[d], strides[d]
+        if not isinstance(size, int) or not isinstance(output_sizes[d], int):
+            windows.append(
+                _run_time_window(
+                    g, op, size, output_sizes[d], kernel[d], stride, dilations[d], pads, d, auto_pad, ceil_mode
+                )
+            )
+            continue
         extent = (kernel[d] - 1) * dilations[d] + 1
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             expected = -(-size // stride)
