@@ -13,7 +13,6 @@ the node and op.
 from __future__ import annotations
 
 import os
-import re
 from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,19 +23,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import DecodeError
 from onnx.reference import ReferenceEvaluator
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    ArrayAttr,
-    IntegerAttr,
-    ModuleOp,
-    NameLoc,
-    NoneAttr,
-    NoneType,
-    StringAttr,
-    TensorType,
-    UnrankedTensorType,
-    i64,
-)
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, NameLoc, NoneAttr, StringAttr, i64
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from onnxc.dialects.onnx import (
@@ -56,15 +43,15 @@ from onnxc.dialects.onnx import (
     segments,
 )
 from onnxc.dialects.symbolic import symbol_name
-from onnxc.dialects.types import element_type_of_onnx, numpy_dtype_of, symbolic_tensor_type
+from onnxc.dialects.types import element_type_of_onnx
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node
 from onnxc.frontend.sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name
-from onnxc.frontend.tensors import check_tensor_size, decode_tensor
+from onnxc.frontend.input_types import declared_type_of, fresh_symbol, input_type
+from onnxc.frontend.tensors import decode_tensor
 
 ONNX_DOMAINS = ("", "ai.onnx")
 # Result type of a node output the model declares nothing about: shape inference fills it in.
-UNKNOWN_TYPE = UnrankedTensorType(NoneType())
 MAIN_FUNCTION = "main_graph"
 # Nodes evaluated at import to decide control flow (`known_value`) take and give tensors of at
 # most this many elements each, and at most MAX_IMPORT_EVALUATIONS of them run per model (about
@@ -149,7 +136,7 @@ class _GraphImporter:
         initializer_names = {t.name for t in self.graph.initializer}
         inputs = [vi for vi in self.graph.input if vi.name not in initializer_names]
         symbols = {
-            symbol_name(dim.dim_param, _fresh_symbol(vi.name, axis))
+            symbol_name(dim.dim_param, fresh_symbol(vi.name, axis))
             for vi in inputs
             if vi.type.tensor_type.HasField("shape")
             for axis, dim in enumerate(vi.type.tensor_type.shape.dim)
@@ -161,7 +148,7 @@ class _GraphImporter:
                 f"--shape names unknown inputs or dims {sorted(unknown_pins)}; inputs are "
                 f"{[vi.name for vi in inputs]}, symbolic dims {sorted(symbols)}"
             )
-        arg_types = [self._input_type(vi) for vi in inputs]
+        arg_types = [input_type(vi, self.shapes) for vi in inputs]
         block = Block(arg_types=arg_types)
         for vi, arg in zip(inputs, block.args):
             self._define(vi.name, arg, "graph input")
@@ -201,82 +188,9 @@ class _GraphImporter:
             raise InvalidModelError(f"value '{name}' is defined twice (again as {what})")
         self.values[name] = value
 
-    def _input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
-        ttype = self._declared_input_type(vi)
-        if DYNAMIC_INDEX not in ttype.get_shape():
-            itemsize = numpy_dtype_of(ttype.get_element_type()).itemsize
-            check_tensor_size(ttype.get_shape(), itemsize, f"graph input '{vi.name}'")
-        return ttype
-
-    def _declared_input_type(self, vi: onnx.ValueInfoProto) -> TensorType:
-        value_type = vi.type
-        if value_type.HasField("optional_type"):  # present: the caller passes its tensor
-            value_type = value_type.optional_type.elem_type
-        if not value_type.HasField("tensor_type"):
-            raise UnsupportedOpError(
-                f"graph input '{vi.name}' is not a tensor (sequence inputs are expanded into tensors by "
-                "onnxc.backend only; maps are not supported)"
-            )
-        tensor_type = value_type.tensor_type
-        element = self._element_type(tensor_type.elem_type, f"graph input '{vi.name}'")
-        if not tensor_type.HasField("shape"):
-            if vi.name in self.shapes:
-                return TensorType(element, list(self.shapes[vi.name]))
-            raise ShapeError(f"graph input '{vi.name}' has no shape; pin it with --shape {vi.name}=D0,D1,...")
-        dims, params = [], []
-        for axis, dim in enumerate(tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value != -1:  # paddle2onnx writes -1 for unknown
-                if dim.dim_value < 0:
-                    raise InvalidModelError(f"graph input '{vi.name}' has a negative dimension {dim.dim_value}")
-                dims.append(dim.dim_value)
-                params.append("")
-                continue
-            symbol = symbol_name(dim.dim_param, _fresh_symbol(vi.name, axis))
-            pinned_symbol = self.shapes.get(symbol)
-            if pinned_symbol is not None and len(pinned_symbol) == 1 and vi.name not in self.shapes:
-                dims.append(int(pinned_symbol[0]))
-                params.append("")
-            else:
-                dims.append(DYNAMIC_INDEX)
-                params.append(symbol)
-        if vi.name in self.shapes:
-            pinned = list(self.shapes[vi.name])
-            if len(pinned) != len(dims) or any(d != DYNAMIC_INDEX and d != p for d, p in zip(dims, pinned)):
-                raise ShapeError(
-                    f"--shape {vi.name}={','.join(map(str, pinned))} does not fit the declared shape "
-                    f"{_dims_text(dims, params)}"
-                )
-            return TensorType(element, pinned)
-        return symbolic_tensor_type(element, dims, params)
-
-    def _element_type(self, onnx_type: int, what: str) -> Attribute:
-        element = element_type_of_onnx(onnx_type)
-        if element is None:
-            type_name = (
-                onnx.TensorProto.DataType.Name(onnx_type)
-                if onnx_type in onnx.TensorProto.DataType.values()
-                else str(onnx_type)
-            )
-            raise UnsupportedOpError(f"{what} has element type {type_name}, which is not supported")
-        return element
-
     def _declared_type(self, name: str) -> Attribute:
         """The type the model declares for a node output, if any; refined by shape inference."""
-        return self._declared_type_of(self.declared_types.get(name))
-
-    @staticmethod
-    def _declared_type_of(declared: onnx.TypeProto | None) -> Attribute:
-        if declared is not None and declared.HasField("tensor_type"):
-            element = element_type_of_onnx(declared.tensor_type.elem_type)
-            if element is not None:
-                if declared.tensor_type.HasField("shape"):
-                    dims = [
-                        d.dim_value if d.HasField("dim_value") else DYNAMIC_INDEX
-                        for d in declared.tensor_type.shape.dim
-                    ]
-                    return TensorType(element, dims)
-                return UnrankedTensorType(element)
-        return UNKNOWN_TYPE
+        return declared_type_of(self.declared_types.get(name))
 
     def constant(self, block: Block, name: str, array: np.ndarray, onnx_type: int | None = None) -> SSAValue:
         """An onnx.Constant holding `array`; `onnx_type`, the source tensor's element
@@ -404,7 +318,7 @@ class _GraphImporter:
         its outputs the operands of the closing onnx.yield; outer values are used directly."""
         if graph is None:
             raise InvalidModelError("a required sub-graph attribute is missing", node=node.name, op_type=node.op_type)
-        block = Block(arg_types=[self._declared_type_of(vi.type) for vi in graph.input])
+        block = Block(arg_types=[declared_type_of(vi.type) for vi in graph.input])
         outputs = self.inline_graph(block, graph, list(block.args))
         for vi, value in zip(graph.output, outputs):
             if not isinstance(value, SSAValue):
@@ -478,7 +392,8 @@ class _GraphImporter:
         if not self._evaluable(op) or self.evaluations >= MAX_IMPORT_EVALUATIONS:
             return None
         arguments = [
-            None if not isinstance(operand.owner, OnnxOp) or self.known[operand.owner] is None
+            None
+            if not isinstance(operand.owner, OnnxOp) or self.known[operand.owner] is None
             else self.known[operand.owner][operand.index]
             for operand in op.operands
         ]
@@ -736,13 +651,3 @@ def _check_text(message, where: str) -> None:
 
 def _strings(values) -> ArrayAttr:
     return ArrayAttr([StringAttr(v) for v in values])
-
-
-def _fresh_symbol(input_name: str, axis: int) -> str:
-    """The symbol of an input dim the model leaves unnamed (-1, "", "?"): `<input>_d<axis>`."""
-    stem = re.sub(r"[^A-Za-z0-9_]", "_", input_name)
-    return f"{stem if stem[:1].isalpha() else 'in_' + stem}_d{axis}"
-
-
-def _dims_text(dims: Sequence[int], params: Sequence[str]) -> str:
-    return "[" + ", ".join(p if d == DYNAMIC_INDEX else str(d) for d, p in zip(dims, params)) + "]"

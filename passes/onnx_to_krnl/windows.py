@@ -60,12 +60,14 @@ class SlidingWindow:
     def static(self) -> bool:
         return all(isinstance(v, int) for v in (self.input_size, self.output_size, self.kernel))
 
+    @property
+    def last_position(self) -> int:
+        """The input position the last offset of the last window reads (static windows)."""
+        return (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
+
     def _reaches(self, upper: Bound) -> bool:
         """Whether the last offset of the last window may read at `upper` or past it."""
-        if not self.static or not isinstance(upper, int):
-            return True
-        last = (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
-        return last >= upper
+        return not self.static or not isinstance(upper, int) or self.last_position >= upper
 
     def shift(self, builder: KernelBuilder, offset: Bound) -> Bound:
         """For kernel offset `offset`, output position o reads input o*stride - shift."""
