@@ -195,3 +195,24 @@ def parse(text: str, **weights: np.ndarray) -> ModuleOp:
 def compile_model(module: ModuleOp, path, **options) -> Model:
     emit_library(module, path, **options)
     return Model(path)
+
+
+def run_from_threads(session, feeds: dict, expected: dict, repeat: int = 10) -> list:
+    """Run `session` on each feed (key -> input dict) from a thread of its own, `repeat`
+    times, all at once; the keys whose output ever differed from `expected[key]`."""
+    import threading
+
+    failures = []
+
+    def run(key):
+        for _ in range(repeat):
+            (got,) = session.run(None, feeds[key])
+            if got.shape != expected[key].shape or np.abs(got - expected[key]).max() > 1e-4:
+                failures.append(key)
+
+    threads = [threading.Thread(target=run, args=(key,)) for key in feeds]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return failures

@@ -3,11 +3,10 @@ libraries that run any batch size (compared with onnxruntime)."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import onnx
 import pytest
+from helpers import run_from_threads
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -196,20 +195,7 @@ def test_batches_from_threads_at_once(tmp_path):
     reference = ort.InferenceSession(model.SerializeToString())
     inputs = {batch: np.random.default_rng(batch).standard_normal((batch, 3, 16, 16)).astype(np.float32) for batch in (1, 2, 5, 7)}
     expected = {batch: reference.run(None, {"x": x})[0] for batch, x in inputs.items()}
-    failures = []
-
-    def run(batch):
-        for _ in range(20):
-            (got,) = session.run(None, {"x": inputs[batch]})
-            if got.shape != expected[batch].shape or np.abs(got - expected[batch]).max() > 1e-4:
-                failures.append(batch)
-
-    threads = [threading.Thread(target=run, args=(batch,)) for batch in inputs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures
+    assert not run_from_threads(session, {batch: {"x": x} for batch, x in inputs.items()}, expected, repeat=20)
 
 
 def test_inputs_sharing_a_symbol_must_agree(tmp_path):

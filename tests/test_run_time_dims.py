@@ -6,12 +6,12 @@ at run time (passes/helpers/run_time_dims.py, the entry point binds them).
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from helpers import run_from_threads
 from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
@@ -117,20 +117,7 @@ def test_shapes_from_threads_at_once(gpt2):
     reference = ort.InferenceSession(model.SerializeToString())
     shapes = [(1, 5), (2, 17), (3, 32), (1, 1)]
     expected = {shape: reference.run(None, {"ids": _ids(shape)})[0] for shape in shapes}
-    failures = []
-
-    def run(shape):
-        for _ in range(10):
-            (got,) = session.run(None, {"ids": _ids(shape)})
-            if got.shape != expected[shape].shape or np.abs(got - expected[shape]).max() > 1e-4:
-                failures.append(shape)
-
-    threads = [threading.Thread(target=run, args=(shape,)) for shape in shapes]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not failures
+    assert not run_from_threads(session, {shape: {"ids": _ids(shape)} for shape in shapes}, expected)
 
 
 def test_empty_sequence(bert):
