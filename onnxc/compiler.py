@@ -123,9 +123,10 @@ def compile(
 
     `emit` selects what is written: "lib" (shared library, default), "obj",
     "llvm" (LLVM IR text), or the IR text of level "onnx-basic" (as imported),
-    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, ppc64le,
-    s390x or a triple (default: the host); `cpu` an LLVM CPU name for it
-    (default: the host's for a native build, pwr9 for ppc64le, z14 for s390x).
+    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, aarch64,
+    ppc64le, riscv64, s390x, wasm32 or a triple (default: the host); `cpu` an
+    LLVM CPU name for it (default: the host's for a native build, see
+    codegen/target.py for the others). For wasm32 the library is a .wasm module.
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")

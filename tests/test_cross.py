@@ -1,6 +1,7 @@
-"""Foreign targets end to end: compile for s390x (big-endian) and ppc64le, run under qemu-user, compare with x86.
+"""Foreign targets end to end: compile for s390x (big-endian), ppc64le, aarch64 and riscv64,
+run under qemu-user, compare with x86.
 
-Each model is compiled for the host and for both foreign targets; the foreign
+Each model is compiled for the host and for every foreign target; the foreign
 libraries run through `onnxc.tools.emulation.EmulatedSession` (a harness under
 qemu-user). Outputs must match the host build: within 1e-5 (relative to the
 largest output) for floats, exactly for integers and bools. A build whose
@@ -27,12 +28,14 @@ from onnx.reference import ReferenceEvaluator
 import onnxc
 import onnxc.codegen
 from onnxc import dtypes
+from onnxc.codegen import resolve_target
+from onnxc.codegen.gemm_plan import vector_shape
 from onnxc.codegen.weights import write_weights_object
 from onnxc.tools.emulation import EMULATORS, EmulatedSession, EmulatorMissingError, emulator_for, needs_emulation
 from onnxc.errors import CompileError, InvalidModelError
 from onnxc.examples.mnist import build_mnist_cnn, digit_image
 
-FOREIGN_TARGETS = ("s390x", "ppc64le")
+FOREIGN_TARGETS = ("s390x", "ppc64le", "aarch64", "riscv64")
 OPSET = 13
 
 
@@ -426,9 +429,13 @@ def test_cli_run_foreign_library(build_dir, tmp_path, target):
     assert_same_outputs([np.load(tmp_path / "out" / "logits.npy")], want)
 
 
-@pytest.mark.parametrize(("target", "cpu"), [("s390x", "z15"), ("ppc64le", "pwr10")])
+@pytest.mark.parametrize(
+    ("target", "cpu"),
+    [("s390x", "z15"), ("ppc64le", "pwr10"), ("aarch64", "neoverse-v1"), ("riscv64", "spacemit-x60")],
+)
 def test_newer_cpu_runs_under_emulation(build_dir, target, cpu):
-    """qemu emulates its newest CPU, so a library built with a newer --mcpu than the default runs."""
+    """qemu emulates its newest CPU, so a library built with a newer --mcpu than the default runs
+    (neoverse-v1: SVE; spacemit-x60: RVV with VLEN >= 256)."""
     require_emulator(target)
     model, feeds, want = _host_run("mnist", build_dir)
     library = onnxc.compile(model, os.path.join(build_dir, f"mnist-{cpu}.so"), target=target, cpu=cpu)
@@ -486,6 +493,15 @@ def test_mcpu(build_dir, tmp_path):
     }
     # z14 is the default (vector float); z13 has no vector float, so its code differs.
     assert objects[None] == objects["z14"] != objects["z13"]
+
+
+def test_riscv_tile_follows_the_vector_extension():
+    """rv64gc has no vector unit (a narrow tile of scalar accumulators); a CPU with RVV gets NEON's tile."""
+    baseline, rvv = resolve_target("riscv64"), resolve_target("riscv64", cpu="spacemit-x60")
+    assert (baseline.has_riscv_vectors, rvv.has_riscv_vectors) == (False, True)
+    shapes = [vector_shape(target) for target in (baseline, rvv, resolve_target("aarch64"))]
+    assert shapes == [(4, 1), (4, 2), (4, 2)]
+    assert not resolve_target("aarch64").has_riscv_vectors
 
 
 def build_low_precision_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray], None]:

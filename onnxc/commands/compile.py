@@ -55,9 +55,14 @@ def parser() -> argparse.ArgumentParser:
         )
     parser.set_defaults(opt_level=3)
     parser.add_argument("--emit", choices=tuple(EMIT_SUFFIXES), default="lib", help="what to write (default: lib)")
-    parser.add_argument("--target", help="x86_64 (default: host), ppc64le, s390x, or an LLVM triple")
     parser.add_argument(
-        "--mcpu", help="LLVM CPU name (default: the host's for native builds, pwr9 for ppc64le, z14 for s390x)"
+        "--target",
+        help="x86_64 (default: host), aarch64, ppc64le, riscv64, s390x, wasm32 (a .wasm module), or an LLVM triple",
+    )
+    parser.add_argument(
+        "--mcpu",
+        help="LLVM CPU name (default: the host's for native builds, generic for aarch64, generic-rv64 "
+        "for riscv64, pwr9 for ppc64le, z14 for s390x)",
     )
     add_shape_option(parser, "pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)")
     parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")

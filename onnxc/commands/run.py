@@ -1,8 +1,8 @@
 """`onnxc run OUT.so ...`: run a compiled library from the shell.
 
-A library built for another architecture (ppc64le, s390x on an x86 host) runs
-transparently under qemu-user (`onnxc.tools.emulation`); its latencies are then
-emulated time.
+A library built for another architecture (aarch64, ppc64le, riscv64, s390x on
+an x86 host) runs transparently under qemu-user (`onnxc.tools.emulation`); its
+latencies are then emulated time.
 """
 
 from __future__ import annotations

@@ -94,6 +94,28 @@ EMULATORS = (
         sysroot=Path("/usr/powerpc64le-linux-gnu"),
         libc_package="libc6-ppc64el-cross",
     ),
+    Emulator(
+        arch="aarch64",
+        elf_machine=183,
+        byte_order="little",
+        qemu="qemu-aarch64",
+        qemu_cpu="max",  # up to SVE2
+        sysroot=Path("/usr/aarch64-linux-gnu"),
+        libc_package="libc6-arm64-cross",
+    ),
+    Emulator(
+        arch="riscv64",
+        elf_machine=243,
+        byte_order="little",
+        qemu="qemu-riscv64",
+        # qemu 7.2 has no "max" riscv CPU: rv64gc plus RVV 1.0 and the bit manipulation and half
+        # float extensions of RVV CPUs. VLEN 1024, the most qemu offers: LLVM's code assumes only
+        # the CPU's minimum VLEN (zvl256b on spacemit-x60, zvl512b on sifive-x280), so it all runs.
+        qemu_cpu="rv64,v=true,vlen=1024,elen=64,vext_spec=v1.0,"
+        "zba=true,zbb=true,zbc=true,zbs=true,Zfh=true,Zfhmin=true",
+        sysroot=Path("/usr/riscv64-linux-gnu"),
+        libc_package="libc6-riscv64-cross",
+    ),
 )
 
 
