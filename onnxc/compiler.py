@@ -68,11 +68,14 @@ EMIT_SUFFIXES = {
 EMIT_KINDS = tuple(EMIT_SUFFIXES)
 
 
-def default_output_path(model: str | os.PathLike, emit: str = "lib") -> Path:
+def default_output_path(model: str | os.PathLike, emit: str = "lib", target: str | None = None) -> Path:
     """Where `onnxc MODEL` writes without `-o`: beside the model, `model.onnx` -> `model.so`
-    (`model.o`, `model.ll`, `model.<level>.mlir` with --emit)."""
+    (`model.o`, `model.ll`, `model.<level>.mlir` with --emit; `model.wasm` for a wasm32 `target`)."""
+    from onnxc.codegen import resolve_target
+
     model = Path(model)
-    return model.with_name(_stem(model.name) + EMIT_SUFFIXES[emit])
+    wasm = emit == "lib" and target is not None and resolve_target(target).is_wasm
+    return model.with_name(_stem(model.name) + (".wasm" if wasm else EMIT_SUFFIXES[emit]))
 
 
 @dataclass

@@ -64,6 +64,9 @@ class MatmulPlan:
     window: bool
     run_time_rows: bool
     """M is known at run time only: `m` is the guess the schedule is chosen for."""
+    fused: bool = True
+    """Whether the target multiplies and adds vectors in one instruction. WebAssembly's SIMD128 does
+    not: llvm.fma would become a call of the C library's software fmaf per lane."""
 
     @property
     def row_offsets(self) -> list[int]:
@@ -141,4 +144,5 @@ class MatmulPlan:
             packed=op.pack is not None,
             window=op.b_access.data == MatmulBAccess.WINDOW,
             run_time_rows=op.rows is not None,
+            fused=not target.is_wasm,
         )

@@ -58,6 +58,11 @@ class Target:
         return self.arch == "wasm32"
 
     @property
+    def pointer_bits(self) -> int:
+        """The width of a pointer and of the C library's size_t: 32 on wasm32, 64 elsewhere."""
+        return 32 if self.is_wasm else 64
+
+    @property
     def has_riscv_vectors(self) -> bool:
         """Whether a riscv64 target has RVV (the V extension), from its CPU and features."""
         return self.arch == "riscv64" and "_v1p0" in _riscv_isa_string(self.triple, self.cpu, self.features)

@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     out = compile(
         args.model,
-        args.output or default_output_path(args.model, args.emit),
+        args.output or default_output_path(args.model, args.emit, args.target),
         target=args.target,
         cpu=args.mcpu,
         opt_level=args.opt_level,
