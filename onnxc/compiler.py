@@ -117,6 +117,7 @@ def compile(
     *,
     target: str | None = None,
     cpu: str | None = None,
+    features: str | None = None,
     opt_level: int = 3,
     shapes: Mapping[str, Sequence[int]] | None = None,
     emit: str = "lib",
@@ -129,7 +130,8 @@ def compile(
     "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, aarch64,
     ppc64le, riscv64, s390x, wasm32 or a triple (default: the host); `cpu` an
     LLVM CPU name for it (default: the host's for a native build, see
-    codegen/target.py for the others). For wasm32 the library is a .wasm module.
+    codegen/target.py for the others); `features` LLVM target features to add
+    (e.g. "+v": RVV on riscv64). For wasm32 the library is a .wasm module.
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
@@ -142,7 +144,7 @@ def compile(
         from onnxc.codegen import resolve_target
 
         # Resolved first, so that a mistyped target or CPU fails before any work is done.
-        resolved = resolve_target(target, cpu=cpu)
+        resolved = resolve_target(target, cpu=cpu, features=features)
         return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name)
     except OnnxcError as exc:
         raise exc.with_model(model_name) from None

@@ -210,29 +210,46 @@ def _host_arch() -> str:
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
 
 
-def resolve_target(spelling: str | Target | None = None, *, cpu: str | None = None) -> Target:
+def resolve_target(
+    spelling: str | Target | None = None, *, cpu: str | None = None, features: str | None = None
+) -> Target:
     """The Target a user means by `spelling` (None, "host" or "native": the host).
 
     `cpu` overrides the default CPU (e.g. "x86-64-v3" for a portable x86 build
-    instead of the host's own CPU, "pwr10", "z15"), dropping the host's feature
-    list with it; None, "default" (or for an x86 host "host"/"native") keep the default.
+    instead of the host's own CPU, "pwr10", "z15", "neoverse-v1", "spacemit-x60"),
+    dropping the default feature list with it; None, "default" (or for an x86
+    host "host"/"native") keep the default. `features` are LLVM target
+    features added to the CPU's, comma-separated (e.g. "+v" for RVV on
+    riscv64, "+sve" on aarch64).
     """
     target = spelling if isinstance(spelling, Target) else _target_of_spelling(spelling)
-    if cpu is None or cpu == "default" or (cpu in ("host", "native") and target.arch == _host_arch()):
-        return target
-    if not _llvm_knows_cpu(target.triple, cpu):
-        raise CompileError(
-            f"unknown CPU '{cpu}' for {target.arch} (default: {target.cpu}); "
-            f"list them with `llc -mtriple={target.triple} -mcpu=help`"
-        )
-    return dataclasses.replace(target, cpu=cpu, features="")
+    if not (cpu is None or cpu == "default" or (cpu in ("host", "native") and target.arch == _host_arch())):
+        if "is not a recognized processor" in _llvm_warnings(target.triple, cpu, ""):
+            raise CompileError(
+                f"unknown CPU '{cpu}' for {target.arch} (default: {target.cpu}); "
+                f"list them with `llc -mtriple={target.triple} -mcpu=help`"
+            )
+        target = dataclasses.replace(target, cpu=cpu, features="")
+    if features:
+        unknown = [
+            feature
+            for feature in features.split(",")
+            if feature[:1] not in "+-" or "is not a recognized feature" in _llvm_warnings(target.triple, target.cpu, feature)
+        ]
+        if unknown:
+            raise CompileError(
+                f"unknown LLVM feature {', '.join(map(repr, unknown))} for {target.arch} (write +name or -name); "
+                f"list them with `llc -mtriple={target.triple} -mattr=help`"
+            )
+        target = dataclasses.replace(target, features=",".join(filter(None, [target.features, features])))
+    return target
 
 
-def _llvm_knows_cpu(triple: str, cpu: str) -> bool:
-    """Whether LLVM accepts `cpu` for `triple`.
+def _llvm_warnings(triple: str, cpu: str, features: str) -> str:
+    """What LLVM writes on standard error as it makes a target machine for `cpu` and `features`.
 
-    LLVM only warns on standard error about an unknown CPU and then generates
-    code for a generic one; that warning is the only sign, so it is captured.
+    LLVM only warns about an unknown CPU or feature and then ignores it; that
+    warning is the only sign, so it is captured.
     """
     initialize_llvm()
     with tempfile.TemporaryFile() as captured:
@@ -240,12 +257,12 @@ def _llvm_knows_cpu(triple: str, cpu: str) -> bool:
         saved = os.dup(2)
         os.dup2(captured.fileno(), 2)
         try:
-            llvm.Target.from_triple(triple).create_target_machine(cpu=cpu)
+            llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
         finally:
             os.dup2(saved, 2)
             os.close(saved)
         captured.seek(0)
-        return b"is not a recognized processor" not in captured.read()
+        return captured.read().decode(errors="replace")
 
 
 def _target_of_spelling(spelling: str | None) -> Target:

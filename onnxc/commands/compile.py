@@ -64,6 +64,9 @@ def parser() -> argparse.ArgumentParser:
         help="LLVM CPU name (default: the host's for native builds, generic for aarch64, generic-rv64 "
         "for riscv64, pwr9 for ppc64le, z14 for s390x)",
     )
+    parser.add_argument(
+        "--mattr", help="LLVM target features to add, comma-separated (e.g. +v: RVV on riscv64; +sve on aarch64)"
+    )
     add_shape_option(parser, "pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)")
     parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")
     parser.add_argument(
@@ -93,6 +96,7 @@ def main(argv: list[str]) -> int:
         args.output or default_output_path(args.model, args.emit, args.target),
         target=args.target,
         cpu=args.mcpu,
+        features=args.mattr,
         opt_level=args.opt_level,
         shapes=dict(args.shape),
         emit=args.emit,
