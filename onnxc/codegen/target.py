@@ -6,8 +6,8 @@ default is the host. Native x86 builds use the host CPU's name and features;
 foreign targets get a fixed CPU that still has vector units where the
 architecture's Linux baseline allows (z14 is the first s390x CPU with vector
 float; every aarch64 CPU has NEON; rv64gc has no vectors, RVV comes with a CPU
-that has it, e.g. `--mcpu spacemit-x60`). `--mcpu` replaces either with any
-CPU LLVM knows for the target.
+that has it, e.g. `--mcpu spacemit-x60`, or `--mattr +v`). `--mcpu` replaces
+either with any CPU LLVM knows for the target; `--mattr` adds features.
 
 wasm32 is the odd one: no ELF and no Linux. Its library is a WebAssembly module
 (WASI's C library for malloc and the math functions) that the JavaScript
