@@ -69,14 +69,24 @@ def _compare_in_wasm(model: onnx.ModelProto, path: str, feeds_list: list[dict]) 
     return session
 
 
-def test_wasm_symbolic_batch(build_dir):
-    """A caller-chosen batch size N, the empty batch included."""
+def _symbolic_model() -> onnx.ModelProto:
+    """x [N, 4] -> y = Relu(x W) [N, 3] and c = Concat(x, x) [2*N, 4] (a dim expression)."""
     w = numpy_helper.from_array(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32), "w")
-    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"])]
-    x, y = (helper.make_tensor_value_info(name, TensorProto.FLOAT, ["N", n]) for name, n in (("x", 4), ("y", 3)))
-    batches = [{"x": np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)} for n in (5, 0)]
-    session = _compare_in_wasm(_model(nodes, [x], [y], [w], "batch"), os.path.join(build_dir, "batch"), batches)
-    assert [arg.shape for arg in session.get_outputs()] == [("N", 3)]
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Relu", ["m"], ["y"]),
+        helper.make_node("Concat", ["x", "x"], ["c"], axis=0),
+    ]
+    x, y, c = (helper.make_tensor_value_info(name, TensorProto.FLOAT, dims) for name, dims in
+               (("x", ["N", 4]), ("y", ["N", 3]), ("c", [None, 4])))  # fmt: skip
+    return _model(nodes, [x], [y, c], [w], "symbolic")
+
+
+def test_wasm_symbolic_dims(build_dir):
+    """A caller-chosen batch size N and an output of 2*N rows."""
+    batches = [{"x": np.random.default_rng(n).standard_normal((n, 4)).astype(np.float32)} for n in (5, 1)]
+    session = _compare_in_wasm(_symbolic_model(), os.path.join(build_dir, "symbolic"), batches)
+    assert [arg.shape for arg in session.get_outputs()] == [("N", 3), ("2*N", 4)]
     with pytest.raises(InputError, match="expected dtype float32, got float64"):
         session.run(None, {"x": np.zeros((1, 4))})
 
@@ -164,3 +174,27 @@ def test_javascript_loader_runs_typed_arrays(build_dir):
     assert_same_outputs([np.array(result["data"], np.float32).reshape(1, 10)], want)
     assert result["error"] == "input 'input': expected a Float32Array (float32), got Float64Array"
     assert result["shapeError"] == "input 'input': dim 3 must be 28, got 27"
+
+
+def test_javascript_loader_evaluates_symbolic_dims(build_dir):
+    """The loader binds N from the input's shape and allocates the 2*N-row output."""
+    model = _symbolic_model()
+    library = _wasm(model, os.path.join(build_dir, "symbolic-loader.wasm"))
+    x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
+    script = f"""
+        import {{ loadModel }} from {json.dumps("file://" + LOADER)};
+        const model = await loadModel(process.argv[1]);
+        const x = {{ data: Float32Array.from(JSON.parse(process.argv[2])), shape: [3, 4] }};
+        const {{ y, c }} = model.run({{ x }});
+        let error = null;
+        try {{ model.run({{ x: {{ data: new Float32Array(0), shape: [0, 4] }} }}); }} catch (e) {{ error = e.message; }}
+        console.log(JSON.stringify({{ y: [Array.from(y.data), y.shape], c: [Array.from(c.data), c.shape], error }}));
+    """
+    ran = _node(script, library, json.dumps(x.reshape(-1).tolist()))
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    want = onnxc.Session(onnxc.compile(model, os.path.join(build_dir, "symbolic-loader.so"))).run(None, {"x": x})
+    got = [np.array(data, np.float32).reshape(shape) for data, shape in (result["y"], result["c"])]
+    assert [g.shape for g in got] == [(3, 3), (6, 4)]
+    assert_same_outputs(got, want)
+    assert result["error"] == "input 'x': dim 0 (N) is 0, outside [1, 2147483647]"

@@ -88,6 +88,73 @@ export async function loadModel(source) {
   return new OnnxcModel(instance);
 }
 
+const MAX_DIM = 2147483647; // ONNXC_MAX_DIM: the largest size a symbol may be bound to
+const SYMBOL = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Symbol -> size: each symbol (a "dims" entry that is one name) bound by the first input having it. */
+function bindSymbols(given) {
+  const sizes = {};
+  for (const { spec, shape } of given) {
+    spec.dims?.forEach((entry, axis) => {
+      if (!SYMBOL.test(entry) || entry in sizes) return;
+      if (!(shape[axis] >= 1 && shape[axis] <= MAX_DIM)) {
+        throw new OnnxcError(`input '${spec.name}': dim ${axis} (${entry}) is ${shape[axis]}, outside [1, ${MAX_DIM}]`);
+      }
+      sizes[entry] = shape[axis];
+    });
+  }
+  return sizes;
+}
+
+/** The value of a signature's dim expression ("N*S", "(H - 3)//2 + 1": integers, symbols,
+ * + - *, // floor division, min, max, parentheses) for the symbols' `sizes`. */
+export function evaluateDim(expression, sizes) {
+  const tokens = expression.match(/\d+|[A-Za-z_]\w*|\/\/|\S/g) ?? [];
+  let at = 0;
+  const fail = () => {
+    throw new OnnxcError(`not a dim expression: '${expression}'`);
+  };
+  const take = (token) => (tokens[at] === token ? (++at, true) : false);
+  const sum = () => {
+    let value = product();
+    for (;;) {
+      if (take("+")) value += product();
+      else if (take("-")) value -= product();
+      else return value;
+    }
+  };
+  const product = () => {
+    let value = unary();
+    for (;;) {
+      if (take("*")) value *= unary();
+      else if (take("//")) value = Math.floor(value / unary());
+      else return value;
+    }
+  };
+  const unary = () => (take("-") ? -unary() : atom());
+  const atom = () => {
+    const token = tokens[at++];
+    if (token === "(") {
+      const value = sum();
+      return take(")") ? value : fail();
+    }
+    if (/^\d+$/.test(token)) return Number(token);
+    if (token === "min" || token === "max") {
+      if (!take("(")) fail();
+      const values = [sum()];
+      while (take(",")) values.push(sum());
+      return take(")") ? Math[token](...values) : fail();
+    }
+    if (token !== undefined && SYMBOL.test(token)) {
+      if (!(token in sizes)) throw new OnnxcError(`dim expression '${expression}': no input binds ${token}`);
+      return sizes[token];
+    }
+    return fail();
+  };
+  const value = sum();
+  return at === tokens.length ? value : fail();
+}
+
 export class OnnxcModel {
   constructor(instance) {
     const exports = instance.exports;
@@ -120,13 +187,11 @@ export class OnnxcModel {
   /** Run on `feeds` ({name: typed array or {data, shape}}); returns {name: {data, shape, dtype}}.
    * A plain typed array takes the signature's shape; a model with symbolic dims needs {data, shape}. */
   run(feeds) {
-    const sizes = {}; // symbolic dim name -> size, from the inputs
-    const inputs = this.inputs.map((spec) => {
+    const given = this.inputs.map((spec) => {
       const feed = feeds[spec.name];
       if (feed === undefined) throw new OnnxcError(`missing input '${spec.name}'`);
-      const data = ArrayBuffer.isView(feed) ? feed : feed.data;
-      const shape = ArrayBuffer.isView(feed) ? spec.shape : feed.shape;
-      const [code, Type] = DTYPES[spec.dtype];
+      const [data, shape] = ArrayBuffer.isView(feed) ? [feed, spec.shape] : [feed.data, feed.shape];
+      const Type = DTYPES[spec.dtype][1];
       if (!(data instanceof Type)) {
         const got = data?.constructor?.name;
         throw new OnnxcError(`input '${spec.name}': expected a ${Type.name} (${spec.dtype}), got ${got}`);
@@ -134,21 +199,27 @@ export class OnnxcModel {
       if (shape.length !== spec.shape.length) {
         throw new OnnxcError(`input '${spec.name}': expected rank ${spec.shape.length}, got ${shape.length}`);
       }
-      shape.forEach((dim, axis) => {
-        const symbol = spec.dims?.[axis];
-        if (symbol) sizes[symbol] ??= dim;
-        const want = symbol ? sizes[symbol] : spec.shape[axis];
-        if (dim !== want) throw new OnnxcError(`input '${spec.name}': dim ${axis} must be ${want}, got ${dim}`);
+      return { spec, data, shape };
+    });
+    const sizes = bindSymbols(given);
+    const shapeOf = (spec, dims) =>
+      dims.map((dim, axis) => (spec.dims?.[axis] ? evaluateDim(spec.dims[axis], sizes) : dim));
+    const inputs = given.map(({ spec, data, shape }) => {
+      shapeOf(spec, spec.shape).forEach((want, axis) => {
+        if (shape[axis] !== want) {
+          throw new OnnxcError(`input '${spec.name}': dim ${axis} must be ${want}, got ${shape[axis]}`);
+        }
       });
       const count = shape.reduce((a, b) => a * b, 1);
       if (data.length !== count) {
         throw new OnnxcError(`input '${spec.name}': ${data.length} elements for shape [${shape}] (${count})`);
       }
-      return { dtype: code, shape, bytes: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
+      const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      return { dtype: DTYPES[spec.dtype][0], shape, bytes };
     });
     const outputs = this.outputs.map((spec) => ({
       dtype: DTYPES[spec.dtype][0],
-      shape: spec.dynamic ? null : spec.shape.map((dim, axis) => (spec.dims?.[axis] ? sizes[spec.dims[axis]] : dim)),
+      shape: spec.dynamic ? null : shapeOf(spec, spec.shape),
       rank: spec.shape.length,
     }));
     const results = this.runTensors(inputs, outputs);
