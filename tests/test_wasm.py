@@ -24,7 +24,7 @@ import onnxc
 from onnxc.compiler import default_output_path
 from onnxc.errors import InputError, InvalidModelError, RuntimeFailure
 from onnxc.runtime import library as runtime_library
-from onnxc.tools.emulation import EmulatedSession, emulator_for, needs_emulation
+from onnxc.tools.emulation import EmulatedSession, EmulatorMissingError, emulator_for, needs_emulation
 
 LOADER = os.path.join(os.path.dirname(runtime_library.__file__), "js", "onnxc.mjs")
 
@@ -138,6 +138,14 @@ def test_native_runtime_refuses_wasm_and_points_to_onnxc_run(build_dir):
     library = _wasm(model, os.path.join(build_dir, "refused.wasm"))
     with pytest.raises(InvalidModelError, match=r"is a WebAssembly module: run it with `onnxc run`"):
         onnxc.Session(library)
+
+
+def test_missing_node_names_the_package(build_dir, monkeypatch, tmp_path):
+    model, _, _ = _host_run("constant_int8", build_dir)
+    library = _wasm(model, str(tmp_path / "int8.wasm"))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no node on it
+    with pytest.raises(EmulatorMissingError, match=r"WebAssembly modules needs node: apt-get install -y nodejs"):
+        EmulatedSession(library)
 
 
 def _node(script: str, *args: str) -> subprocess.CompletedProcess:
