@@ -68,11 +68,14 @@ EMIT_SUFFIXES = {
 EMIT_KINDS = tuple(EMIT_SUFFIXES)
 
 
-def default_output_path(model: str | os.PathLike, emit: str = "lib") -> Path:
+def default_output_path(model: str | os.PathLike, emit: str = "lib", target: str | None = None) -> Path:
     """Where `onnxc MODEL` writes without `-o`: beside the model, `model.onnx` -> `model.so`
-    (`model.o`, `model.ll`, `model.<level>.mlir` with --emit)."""
+    (`model.o`, `model.ll`, `model.<level>.mlir` with --emit; `model.wasm` for a wasm32 `target`)."""
+    from onnxc.codegen import resolve_target
+
     model = Path(model)
-    return model.with_name(_stem(model.name) + EMIT_SUFFIXES[emit])
+    wasm = emit == "lib" and target is not None and resolve_target(target).is_wasm
+    return model.with_name(_stem(model.name) + (".wasm" if wasm else EMIT_SUFFIXES[emit]))
 
 
 @dataclass
@@ -114,6 +117,7 @@ def compile(
     *,
     target: str | None = None,
     cpu: str | None = None,
+    features: str | None = None,
     opt_level: int = 3,
     shapes: Mapping[str, Sequence[int]] | None = None,
     emit: str = "lib",
@@ -123,9 +127,11 @@ def compile(
 
     `emit` selects what is written: "lib" (shared library, default), "obj",
     "llvm" (LLVM IR text), or the IR text of level "onnx-basic" (as imported),
-    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, ppc64le,
-    s390x or a triple (default: the host); `cpu` an LLVM CPU name for it
-    (default: the host's for a native build, pwr9 for ppc64le, z14 for s390x).
+    "onnx" (after graph passes), "krnl" or "loops". `target` is x86_64, aarch64,
+    ppc64le, riscv64, s390x, wasm32 or a triple (default: the host); `cpu` an
+    LLVM CPU name for it (default: the host's for a native build, see
+    codegen/target.py for the others); `features` LLVM target features to add
+    (e.g. "+v": RVV on riscv64). For wasm32 the library is a .wasm module.
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
@@ -138,7 +144,7 @@ def compile(
         from onnxc.codegen import resolve_target
 
         # Resolved first, so that a mistyped target or CPU fails before any work is done.
-        resolved = resolve_target(target, cpu=cpu)
+        resolved = resolve_target(target, cpu=cpu, features=features)
         return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name)
     except OnnxcError as exc:
         raise exc.with_model(model_name) from None

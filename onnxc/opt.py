@@ -28,8 +28,8 @@ from onnxc.passes import available_passes
 
 @dataclass(frozen=True)
 class OnnxcLLVMTarget(Target):
-    """Loop-level IR through onnxc's code generator, for `target` (x86_64, ppc64le, s390x or a
-    triple; default: the host) and `cpu`, printed as translated or after LLVM's -O`opt`."""
+    """Loop-level IR through onnxc's code generator, for `target` (x86_64, aarch64, ppc64le,
+    riscv64, s390x, wasm32 or a triple; default: the host) and `cpu`, printed as translated or after LLVM's -O`opt`."""
 
     name = "onnxc-llvm"
 

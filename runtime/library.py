@@ -103,6 +103,12 @@ def read_elf_identity(path: str) -> ElfIdentity | None:
     return ElfIdentity(bits=32 * header[4], byte_order=byte_order, machine=machine, file_type=file_type)
 
 
+def is_wasm_module(path: str) -> bool:
+    """Whether the file at `path` starts like a WebAssembly module (`onnxc --target wasm32`)."""
+    with open(path, "rb") as file:
+        return file.read(4) == b"\0asm"
+
+
 def _check_elf_header(file: str, path: str) -> None:
     """Check the ELF header of `file`, the private name of the library at `path`."""
     if not sys.platform.startswith("linux"):
@@ -110,6 +116,11 @@ def _check_elf_header(file: str, path: str) -> None:
             f"onnxc libraries are Linux shared objects; this host runs {platform.system()}", model=path
         )
     library = read_elf_identity(file)
+    if library is None and is_wasm_module(file):
+        raise InvalidModelError(
+            "is a WebAssembly module: run it with `onnxc run` (in node) or load it with runtime/js/onnxc.mjs",
+            model=path,
+        )
     if library is None:
         raise InvalidModelError("not an ELF shared library (made by `onnxc model.onnx -o model.so`)", model=path)
     if library.file_type != _ET_DYN:

@@ -529,7 +529,10 @@ def test_target_spellings():
     assert resolve_target(None) == resolve_target("host")
     portable = resolve_target("x86_64", cpu="x86-64-v3")
     assert (portable.cpu, portable.features) == ("x86-64-v3", "")
-    for bad in ("arm64", "s390x-ibm-zos", "mips"):
+    assert resolve_target("arm64").arch == resolve_target("aarch64-linux-gnu").arch == "aarch64"
+    assert resolve_target("riscv64-unknown-linux-gnu").triple == "riscv64-unknown-linux-gnu"
+    assert resolve_target("wasm32-unknown-unknown").triple == "wasm32-unknown-wasi"
+    for bad in ("arm", "aarch64-apple-darwin", "s390x-ibm-zos", "mips", "wasm64"):
         with pytest.raises(CompileError, match="accepted"):
             resolve_target(bad)
 

@@ -1,6 +1,7 @@
-"""Foreign targets end to end: compile for s390x (big-endian) and ppc64le, run under qemu-user, compare with x86.
+"""Foreign targets end to end: compile for s390x (big-endian), ppc64le, aarch64 and riscv64,
+run under qemu-user, compare with x86.
 
-Each model is compiled for the host and for both foreign targets; the foreign
+Each model is compiled for the host and for every foreign target; the foreign
 libraries run through `onnxc.tools.emulation.EmulatedSession` (a harness under
 qemu-user). Outputs must match the host build: within 1e-5 (relative to the
 largest output) for floats, exactly for integers and bools. A build whose
@@ -27,12 +28,14 @@ from onnx.reference import ReferenceEvaluator
 import onnxc
 import onnxc.codegen
 from onnxc import dtypes
+from onnxc.codegen import resolve_target
+from onnxc.codegen.gemm_plan import vector_shape
 from onnxc.codegen.weights import write_weights_object
 from onnxc.tools.emulation import EMULATORS, EmulatedSession, EmulatorMissingError, emulator_for, needs_emulation
 from onnxc.errors import CompileError, InvalidModelError
 from onnxc.examples.mnist import build_mnist_cnn, digit_image
 
-FOREIGN_TARGETS = ("s390x", "ppc64le")
+FOREIGN_TARGETS = ("s390x", "ppc64le", "aarch64", "riscv64")
 OPSET = 13
 
 
@@ -426,12 +429,24 @@ def test_cli_run_foreign_library(build_dir, tmp_path, target):
     assert_same_outputs([np.load(tmp_path / "out" / "logits.npy")], want)
 
 
-@pytest.mark.parametrize(("target", "cpu"), [("s390x", "z15"), ("ppc64le", "pwr10")])
-def test_newer_cpu_runs_under_emulation(build_dir, target, cpu):
-    """qemu emulates its newest CPU, so a library built with a newer --mcpu than the default runs."""
+@pytest.mark.parametrize(
+    ("target", "cpu", "features"),
+    [
+        ("s390x", "z15", None),
+        ("ppc64le", "pwr10", None),
+        ("aarch64", "neoverse-v1", None),
+        ("aarch64", None, "+sve"),
+        ("riscv64", "spacemit-x60", None),
+        ("riscv64", None, "+v"),
+    ],
+)
+def test_newer_cpu_runs_under_emulation(build_dir, target, cpu, features):
+    """qemu emulates its newest CPU, so a library built with a newer --mcpu (or more --mattr
+    features) than the default runs (neoverse-v1: SVE; spacemit-x60: RVV with VLEN >= 256)."""
     require_emulator(target)
     model, feeds, want = _host_run("mnist", build_dir)
-    library = onnxc.compile(model, os.path.join(build_dir, f"mnist-{cpu}.so"), target=target, cpu=cpu)
+    path = os.path.join(build_dir, f"mnist-{target}-{cpu}-{features}.so")
+    library = onnxc.compile(model, path, target=target, cpu=cpu, features=features)
     assert_same_outputs(EmulatedSession(library).run(None, feeds), want)
 
 
@@ -486,6 +501,27 @@ def test_mcpu(build_dir, tmp_path):
     }
     # z14 is the default (vector float); z13 has no vector float, so its code differs.
     assert objects[None] == objects["z14"] != objects["z13"]
+
+
+def test_riscv_tile_follows_the_vector_extension():
+    """rv64gc has no vector unit (a narrow tile of scalar accumulators); with RVV, from a CPU
+    that has it or from --mattr +v, riscv64 gets NEON's tile."""
+    baseline, rvv_cpu, rvv_feature = (
+        resolve_target("riscv64"),
+        resolve_target("riscv64", cpu="spacemit-x60"),
+        resolve_target("riscv64", features="+v"),
+    )
+    assert [t.has_riscv_vectors for t in (baseline, rvv_cpu, rvv_feature)] == [False, True, True]
+    shapes = [vector_shape(target) for target in (baseline, rvv_cpu, rvv_feature, resolve_target("aarch64"))]
+    assert shapes == [(4, 1), (4, 2), (4, 2), (4, 2)]
+    assert not resolve_target("aarch64").has_riscv_vectors
+
+
+def test_mattr_checks_features():
+    """--mattr adds to the CPU's features; a feature LLVM does not know is a compile error, not a warning."""
+    assert resolve_target("aarch64", cpu="neoverse-n1", features="+sve").features == "+sve"
+    with pytest.raises(CompileError, match=r"unknown LLVM feature '\+bogus', 'v' for riscv64 \(write \+name"):
+        resolve_target("riscv64", features="+bogus,v")
 
 
 def build_low_precision_model() -> tuple[onnx.ModelProto, dict[str, np.ndarray], None]:

@@ -2,7 +2,7 @@
 codegen/gemm_int8.py): QDQ and QOperator models made by onnxruntime.quantization agree with
 onnxruntime to within one quantization step of their last quantized tensor, with the
 vpdpbusd path (host, when it has VNNI), the portable path (an AVX2 build) and, under qemu,
-ppc64le and s390x builds."""
+ppc64le, s390x, aarch64 and riscv64 builds."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_int8_matmul_encoder_matches_onnxruntime(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("target", ["ppc64le", "s390x"])
+@pytest.mark.parametrize("target", ["ppc64le", "s390x", "aarch64", "riscv64"])
 def test_int8_foreign_target_matches_x86(target, tmp_path):
     require_emulator(target)
     model = _model("resnet", "qdq")

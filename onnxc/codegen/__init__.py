@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from onnxc.codegen.link import link_shared_library
 from onnxc.codegen.llvm import Translation, translate_module
 from onnxc.codegen.target import Target, resolve_target
-from onnxc.codegen.weights import write_weights_object
+from onnxc.codegen.weights import write_weights_assembly, write_weights_object
 from onnxc.errors import CompileError
 
 __all__ = ["Target", "resolve_target", "emit_llvm_ir", "emit_object", "emit_library"]
@@ -105,9 +105,13 @@ def emit_library(
         objects = [Path(work) / "model.o"]
         objects[0].write_bytes(code)
         if translation.weights.arrays:
-            objects.append(Path(work) / "weights.o")
             with _stage(on_stage, "weights object"):
-                write_weights_object(objects[1], translation.weights, target)
+                if target.is_wasm:  # no ELF: assembly that zig assembles as it links
+                    objects.append(Path(work) / "weights.s")
+                    write_weights_assembly(objects[1], translation.weights, target)
+                else:
+                    objects.append(Path(work) / "weights.o")
+                    write_weights_object(objects[1], translation.weights, target)
         with _stage(on_stage, "link"):
             linked = Path(work) / "model.so"
             link_shared_library(objects, linked, target)

@@ -13,7 +13,7 @@ from xdsl.ir import SSAValue
 from onnxc.codegen.function_translator import FunctionTranslator, emits
 from onnxc.codegen.gemm import MatmulEmitter
 from onnxc.codegen.gemm_plan import MatmulPlan
-from onnxc.codegen.llvm_idioms import field_pointer
+from onnxc.codegen.llvm_idioms import c_size, field_pointer
 from onnxc.codegen.llvm_types import (
     I1,
     I8,
@@ -210,7 +210,8 @@ def _emit_dynamic_output(t: FunctionTranslator, op: DynamicOutputOp) -> None:
     data_offset = align_up(rank * 8, DYNAMIC_DATA_OFFSET_ALIGNMENT)
     row_bytes = b.mul(extent, ir.Constant(I64, inner_bytes), flags=["nuw"])
     data_bytes = b.mul(row_bytes, ir.Constant(I64, outer), flags=["nuw"])
-    block = t.call("malloc", PTR, [b.add(data_bytes, ir.Constant(I64, data_offset), flags=["nuw"])])
+    size = b.add(data_bytes, ir.Constant(I64, data_offset), flags=["nuw"])
+    block = t.call("malloc", PTR, [c_size(b, size, t.parent.target.pointer_bits)])
     with b.if_then(b.icmp_unsigned("==", block, NULL), likely=False):
         t.return_status(ir.Constant(I32, int(Status.ERR_NOMEM)))
     tensor = t.get(op.output)

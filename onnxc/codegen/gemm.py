@@ -448,7 +448,8 @@ class MatmulEmitter:
                 b.call(prefetch, [following, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
         ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), a_columns))
         b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
-        fma = self.declare(f"llvm.fma.v{p.vw}f32", self.vector, [self.vector] * 3)
+        # llvm.fmuladd: fused where the target has an instruction for it, a multiply and an add elsewhere.
+        fma = self.declare(f"llvm.{'fma' if p.fused else 'fmuladd'}.v{p.vw}f32", self.vector, [self.vector] * 3)
         for r in range(rows):
             broadcast = self.splat(b, a_scalar(b, kk, r), self.vector)
             for v in range(vectors):

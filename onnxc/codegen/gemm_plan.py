@@ -22,12 +22,18 @@ def vector_shape(target: Target) -> tuple[int, int]:
     """(floats per vector, vectors per tile row) for the target's SIMD unit.
 
     With mr = 12 tile rows: AVX-512 12 x 2 zmm = 24 of 32 registers, AVX2
-    12 x 1 ymm = 12 of 16, VSX 12 x 4 = 48 of 64, z14 12 x 2 = 24 of 32.
+    12 x 1 ymm = 12 of 16, VSX 12 x 4 = 48 of 64, z14 12 x 2 = 24 of 32,
+    NEON 12 x 2 = 24 of 32, RVV (VLEN >= 128) 12 x 2 = 24 of 32. WebAssembly
+    engines map SIMD128 onto the host's registers (16 xmm on x86): 12 x 1.
+    rv64gc has no vector unit: LLVM splits the vectors into 48 scalar
+    accumulators, so the narrower tile spills least.
     """
     if target.arch == "x86_64":
         return (16, 2) if "+avx512f" in target.features else (8, 1)
     if target.arch == "ppc64le":
         return 4, 4
+    if target.arch == "wasm32" or (target.arch == "riscv64" and not target.has_riscv_vectors):
+        return 4, 1
     return 4, 2
 
 
@@ -58,6 +64,9 @@ class MatmulPlan:
     window: bool
     run_time_rows: bool
     """M is known at run time only: `m` is the guess the schedule is chosen for."""
+    fused: bool = True
+    """Whether the target multiplies and adds vectors in one instruction. WebAssembly's SIMD128 does
+    not: llvm.fma would become a call of the C library's software fmaf per lane."""
 
     @property
     def row_offsets(self) -> list[int]:
@@ -135,4 +144,5 @@ class MatmulPlan:
             packed=op.pack is not None,
             window=op.b_access.data == MatmulBAccess.WINDOW,
             run_time_rows=op.rows is not None,
+            fused=not target.is_wasm,
         )

@@ -8,6 +8,12 @@ in ~/.cache/zig).
 Every library also gets the runtime support code (runtime/support/*.c: the
 thread pool behind `onnxc_parallel_for`), compiled once per target and
 source version and cached under the user's cache directory.
+
+A wasm32 "library" is a WebAssembly module linked against WASI's C library
+(malloc, the math functions) as a reactor: no main, an `_initialize` export
+to call first, and the functions of runtime/onnxc.h plus malloc and free (for
+the JavaScript loader's tensors) exported. It imports nothing: the support
+code for it (onnxc_single_thread.c) needs no clock, file or thread.
 """
 
 from __future__ import annotations
@@ -25,8 +31,24 @@ from pathlib import Path
 from onnxc.codegen.target import Target
 from onnxc.errors import CompileError
 
-SUPPORT_SOURCES = ("onnxc_parallel.c",)
 _SUPPORT_FLAGS = ("-O2", "-fPIC", "-fvisibility=hidden", "-std=c11")
+WASM_EXPORTS = (
+    "run_main_graph",
+    "onnxc_free_tensor",
+    "onnxc_signature",
+    "onnxc_abi_version",
+    "onnxc_set_num_threads",
+    "onnxc_get_num_threads",
+    "malloc",
+    "free",
+)
+"""What a WebAssembly module exports (besides `memory` and `_initialize`): runtime/onnxc.h's functions,
+and malloc and free for the loader, which places the tensors in the module's memory."""
+
+
+def support_sources(target: Target) -> tuple[str, ...]:
+    """The runtime support of a library for `target`: a thread pool, or for wasm32 one thread."""
+    return ("onnxc_single_thread.c",) if target.is_wasm else ("onnxc_parallel.c",)
 
 
 def _zig(arguments: Sequence[str], what: str) -> None:
@@ -76,10 +98,15 @@ def support_object(source_name: str, target: Target) -> Path:
 
 
 def link_shared_library(objects: Sequence[str | Path], output: str | Path, target: Target) -> None:
-    """Link `objects`, the runtime support objects, libm and pthreads into the shared library `output`."""
-    support = [support_object(name, target) for name in SUPPORT_SOURCES]
+    """Link `objects` (objects or assembly), the runtime support objects, libm and pthreads into
+    the shared library `output`, or for wasm32 into the WebAssembly module `output`."""
+    inputs = [str(o) for o in [*objects, *(support_object(name, target) for name in support_sources(target))]]
+    if target.is_wasm:
+        exports = ",".join(f"--export={name}" for name in WASM_EXPORTS)
+        flags = ["-mexec-model=reactor", "-s", f"-Wl,{exports}", "-lm"]
+    else:
+        flags = ["-shared", "-lm", "-lpthread"]
     _zig(
-        ["cc", "-target", target.zig_target, "-shared", "-o", str(output),
-         *(str(o) for o in [*objects, *support]), "-lm", "-lpthread"],
+        ["cc", "-target", target.zig_target, "-o", str(output), *inputs, *flags],
         f"linking {output} for {target.triple}",
-    )  # fmt: skip
+    )

@@ -42,6 +42,14 @@ def internal_function(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir
     return function
 
 
+def c_size(b: ir.IRBuilder, size: ir.Value, pointer_bits: int) -> ir.Value:
+    """The i64 byte count `size` as a C `size_t` argument (malloc's) on a target with `pointer_bits`-bit pointers.
+
+    Truncating loses nothing: the code asks for copies of buffers it already holds, so on a
+    32-bit target every size fits in 32 bits."""
+    return size if pointer_bits == 64 else b.trunc(size, ir.IntType(pointer_bits))
+
+
 def opaque(pointer: ir.Value) -> ir.Value:
     """`pointer` typed as an opaque `ptr`, like every other pointer (llvmlite would print `T*`)."""
     pointer.type = PTR

@@ -5,6 +5,10 @@ gigabytes; writing the bytes of the numpy arrays straight into a `.rodata`
 section costs about as much as copying them. The object defines one hidden
 symbol (`WEIGHTS_SYMBOL`); the code refers to each weight by its offset in it.
 Every element is stored in the *target's* byte order, whatever the host's.
+
+WebAssembly objects are no ELF: for wasm32 the weights are a raw file that a
+few lines of assembly include (`.incbin`) under the same symbol, and zig
+assembles them as it links.
 """
 
 from __future__ import annotations
@@ -89,6 +93,35 @@ def _write_array(out: BinaryIO, array: np.ndarray, byte_order: str) -> None:
         out.write(flat[start : start + _SWAP_CHUNK].astype(target_dtype).view(np.uint8))
 
 
+def _write_blob(out: BinaryIO, table: WeightTable, byte_order: str) -> None:
+    """Write the arrays of `table` at their offsets from where `out` is, zeros between them."""
+    position = 0
+    for array, offset in zip(table.arrays, table.offsets):
+        out.write(bytes(offset - position))
+        _write_array(out, array, byte_order)
+        position = offset + array.nbytes
+
+
+def write_weights_assembly(path: str | Path, table: WeightTable, target: Target) -> None:
+    """Write `table` as raw bytes to `path`.bin and, to `path`, WebAssembly assembly defining
+    WEIGHTS_SYMBOL as those bytes (for a wasm32 target, which has no ELF objects)."""
+    blob = Path(path).with_suffix(".bin")
+    with open(blob, "wb") as out:
+        _write_blob(out, table, target.numpy_byte_order)
+    quoted = str(blob).replace("\\", "\\\\").replace('"', '\\"')
+    Path(path).write_text(
+        f"""\t.section .rodata.{WEIGHTS_SYMBOL},"",@
+\t.hidden {WEIGHTS_SYMBOL}
+\t.type {WEIGHTS_SYMBOL},@object
+\t.globl {WEIGHTS_SYMBOL}
+\t.p2align {WEIGHT_ALIGNMENT.bit_length() - 1}
+{WEIGHTS_SYMBOL}:
+\t.incbin "{quoted}"
+\t.size {WEIGHTS_SYMBOL}, {table.size}
+"""
+    )
+
+
 def write_weights_object(
     path: str | Path, table: WeightTable, target: Target, *, _element_byte_order: str | None = None
 ) -> None:
@@ -164,12 +197,9 @@ def write_weights_object(
 
     with open(path, "wb") as out:
         out.write(header)
-        position = _EHDR_SIZE
-        for array, offset in zip(table.arrays, table.offsets):
-            out.write(bytes(rodata_offset + offset - position))
-            _write_array(out, array, _element_byte_order or e)
-            position = rodata_offset + offset + array.nbytes
-        out.write(bytes(symtab_offset - position))
+        out.write(bytes(rodata_offset - _EHDR_SIZE))
+        _write_blob(out, table, _element_byte_order or e)
+        out.write(bytes(symtab_offset - (rodata_offset + table.size)))
         out.write(symtab + strtab + shstrtab)
         out.write(bytes(shdr_offset - (shstrtab_offset + len(shstrtab))))
         out.write(section_headers)

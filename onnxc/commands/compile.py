@@ -55,9 +55,17 @@ def parser() -> argparse.ArgumentParser:
         )
     parser.set_defaults(opt_level=3)
     parser.add_argument("--emit", choices=tuple(EMIT_SUFFIXES), default="lib", help="what to write (default: lib)")
-    parser.add_argument("--target", help="x86_64 (default: host), ppc64le, s390x, or an LLVM triple")
     parser.add_argument(
-        "--mcpu", help="LLVM CPU name (default: the host's for native builds, pwr9 for ppc64le, z14 for s390x)"
+        "--target",
+        help="x86_64 (default: host), aarch64, ppc64le, riscv64, s390x, wasm32 (a .wasm module), or an LLVM triple",
+    )
+    parser.add_argument(
+        "--mcpu",
+        help="LLVM CPU name (default: the host's for native builds, generic for aarch64, generic-rv64 "
+        "for riscv64, pwr9 for ppc64le, z14 for s390x)",
+    )
+    parser.add_argument(
+        "--mattr", help="LLVM target features to add, comma-separated (e.g. +v: RVV on riscv64; +sve on aarch64)"
     )
     add_shape_option(parser, "pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)")
     parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")
@@ -85,9 +93,10 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     out = compile(
         args.model,
-        args.output or default_output_path(args.model, args.emit),
+        args.output or default_output_path(args.model, args.emit, args.target),
         target=args.target,
         cpu=args.mcpu,
+        features=args.mattr,
         opt_level=args.opt_level,
         shapes=dict(args.shape),
         emit=args.emit,

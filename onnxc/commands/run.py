@@ -1,8 +1,9 @@
 """`onnxc run OUT.so ...`: run a compiled library from the shell.
 
-A library built for another architecture (ppc64le, s390x on an x86 host) runs
-transparently under qemu-user (`onnxc.tools.emulation`); its latencies are then
-emulated time.
+A library built for another architecture (aarch64, ppc64le, riscv64, s390x on
+an x86 host) runs transparently under qemu-user (`onnxc.tools.emulation`); its
+latencies are then emulated time. A WebAssembly module (`--target wasm32`) runs
+in node the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="onnxc run", description="Run a compiled model library.")
-    parser.add_argument("library", help="the .so written by onnxc")
+    parser.add_argument("library", help="the .so (or .wasm) written by onnxc")
     parser.add_argument(
         "--input",
         action="append",
@@ -68,7 +69,7 @@ def main(argv: list[str]) -> int:
         preview = np.array2string(flat[:8], precision=5, separator=", ")
         print(f"{arg.name}: {value.dtype}{list(value.shape)} {preview}{' ...' if flat.size > 8 else ''}")
     if repeat > 1:
-        under = f" (emulated by {session.emulator.qemu})" if emulated else ""
+        under = f" (emulated by {session.emulator.program})" if emulated else ""
         print(f"median latency: {np.median(latencies) * 1000:.3f} ms over {repeat} runs{under}")
     return 0
 

@@ -1,14 +1,16 @@
-"""Run a library compiled for another architecture under qemu-user.
+"""Run a library compiled for another architecture under qemu-user, or a WebAssembly module under node.
 
 A process cannot dlopen a library of another architecture, so a small C
 harness (`runtime/harness/onnxc_harness.c`) is built for the library's target
 with zig and run by `qemu-<arch>` against that target's C library from
-Debian's cross packages. The harness only moves bytes: this module writes
-every input in the target's byte order and reads the outputs back into native
-numpy arrays, so `EmulatedSession` behaves like `onnxc.runtime.Session`
+Debian's cross packages. A wasm32 module runs in node through
+`runtime/js/harness.mjs`, which speaks the same protocol over the JavaScript
+loader (`runtime/js/onnxc.mjs`). The harness only moves bytes: this module
+writes every input in the target's byte order and reads the outputs back into
+native numpy arrays, so `EmulatedSession` behaves like `onnxc.runtime.Session`
 (same input checks and errors, same results) on any host.
 
-Tooling, not runtime: it needs zig and qemu, but neither xdsl nor llvmlite.
+Tooling, not runtime: it needs zig and qemu (or node), but neither xdsl nor llvmlite.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ from onnxc.runtime.session import DynamicOutput, Session, TypedArray, _node_args
 
 HARNESS_SOURCE = Path(runtime_library.__file__).parent / "harness" / "onnxc_harness.c"
 ABI_HEADER = Path(runtime_library.__file__).parent / "onnxc.h"
+NODE_HARNESS = Path(runtime_library.__file__).parent / "js" / "harness.mjs"
 _HARNESS_RUN_FAILED = 3  # the harness's exit status when run_main_graph returns an error
 
 
 class EmulatorMissingError(RuntimeFailure):
-    """qemu-user or the target's C library is not installed on this host."""
+    """qemu-user or the target's C library (or node, for WebAssembly) is not installed on this host."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,11 @@ class Emulator:
     @property
     def numpy_byte_order(self) -> str:
         return "<" if self.byte_order == "little" else ">"
+
+    @property
+    def program(self) -> str:
+        """What runs the code, for messages."""
+        return self.qemu
 
     @property
     def install_hint(self) -> str:
@@ -94,15 +102,60 @@ EMULATORS = (
         sysroot=Path("/usr/powerpc64le-linux-gnu"),
         libc_package="libc6-ppc64el-cross",
     ),
+    Emulator(
+        arch="aarch64",
+        elf_machine=183,
+        byte_order="little",
+        qemu="qemu-aarch64",
+        qemu_cpu="max",  # up to SVE2
+        sysroot=Path("/usr/aarch64-linux-gnu"),
+        libc_package="libc6-arm64-cross",
+    ),
+    Emulator(
+        arch="riscv64",
+        elf_machine=243,
+        byte_order="little",
+        qemu="qemu-riscv64",
+        # qemu 7.2 has no "max" riscv CPU: rv64gc plus RVV 1.0 and the bit manipulation and half
+        # float extensions of RVV CPUs. VLEN 1024, the most qemu offers: LLVM's code assumes only
+        # the CPU's minimum VLEN (zvl256b on spacemit-x60, zvl512b on sifive-x280), so it all runs.
+        qemu_cpu="rv64,v=true,vlen=1024,elen=64,vext_spec=v1.0,"
+        "zba=true,zbb=true,zbc=true,zbs=true,Zfh=true,Zfhmin=true",
+        sysroot=Path("/usr/riscv64-linux-gnu"),
+        libc_package="libc6-riscv64-cross",
+    ),
 )
 
 
+@dataclass(frozen=True)
+class NodeRunner:
+    """Runs a wasm32 module in node, through runtime/js/harness.mjs (the Emulator protocol)."""
+
+    arch: str = "wasm32"
+    byte_order: str = "little"
+    program: str = "node"
+    numpy_byte_order: str = "<"
+
+    def check_installed(self) -> None:
+        if shutil.which("node") is None:
+            raise EmulatorMissingError("running WebAssembly modules needs node: apt-get install -y nodejs")
+
+    def run(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["node", str(NODE_HARNESS), *args], capture_output=True, text=True)
+
+
+NODE = NodeRunner()
+
+
 def needs_emulation(path: str | os.PathLike) -> bool:
-    """True if the ELF file at `path` is for another machine than this process's.
+    """True if the file at `path` is a WebAssembly module or an ELF file for another
+    machine than this process's.
 
     False for anything else, unreadable files included: Session reports those.
     """
     try:
+        if runtime_library.is_wasm_module(os.fspath(path)):
+            return True
         library = runtime_library.read_elf_identity(os.fspath(path))
     except OSError:
         return False
@@ -110,15 +163,17 @@ def needs_emulation(path: str | os.PathLike) -> bool:
     return library is not None and host is not None and not library.runs_on(host)
 
 
-def emulator_for(path: str | os.PathLike) -> Emulator:
-    """The Emulator that runs the library at `path`, from its ELF header."""
+def emulator_for(path: str | os.PathLike) -> Emulator | NodeRunner:
+    """What runs the library at `path`: node for a WebAssembly module, else the Emulator its ELF header calls for."""
+    if runtime_library.is_wasm_module(os.fspath(path)):
+        return NODE
     identity = runtime_library.read_elf_identity(os.fspath(path))
     if identity is None:
         raise InvalidModelError("not an ELF shared library (made by `onnxc model.onnx -o model.so`)", model=str(path))
     for emulator in EMULATORS:
         if (emulator.elf_machine, emulator.byte_order, 64) == (identity.machine, identity.byte_order, identity.bits):
             return emulator
-    known = ", ".join(e.arch for e in EMULATORS)
+    known = ", ".join([*(e.arch for e in EMULATORS), NODE.arch])
     raise InvalidModelError(f"the library is built for {identity}; onnxc can emulate only {known}", model=str(path))
 
 
@@ -153,7 +208,8 @@ def harness_for(emulator: Emulator) -> Path:
 
 
 class EmulatedSession(Session):
-    """A Session over a foreign-architecture library: each run is one harness process under qemu.
+    """A Session over a foreign-architecture library or a WebAssembly module: each run is one
+    harness process under qemu (or node).
 
     Inputs are checked exactly as by Session. Each `run` calls the model
     `repeat` times in one harness process; `last_latencies` holds the most
@@ -195,14 +251,14 @@ class EmulatedSession(Session):
         if result.returncode == _HARNESS_RUN_FAILED:  # stderr: "run_main_graph returned S"
             status = int(result.stderr.split()[-1])
             raise RuntimeFailure(
-                f"run_main_graph returned {runtime_library.describe_status(status)} under {self.emulator.qemu}",
+                f"run_main_graph returned {runtime_library.describe_status(status)} under {self.emulator.program}",
                 model=self.path,
             )
         if result.returncode != 0:
             code = result.returncode
             how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"failed (exit status {code})"
             raise RuntimeFailure(
-                f"the harness under {self.emulator.qemu} {how}: {result.stderr.strip()}", model=self.path
+                f"the harness under {self.emulator.program} {how}: {result.stderr.strip()}", model=self.path
             )
         return result
 
