@@ -34,8 +34,17 @@ from onnxc.examples.transformers import gpt2_style  # noqa: E402
 
 
 def _symbolic_batch(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with the leading dim of its inputs (not initializers) and outputs named N."""
+    """The model with the leading dim of its inputs (not initializers) and outputs named N.
+    These opset-9 models flatten with a constant Reshape shape [1, C]: made [-1, C], as a
+    batch-generic export writes it (with 1, no batch but 1 would run, in any engine)."""
     initializers = {tensor.name for tensor in model.graph.initializer}
+    reshape_shapes = {node.input[1] for node in model.graph.node if node.op_type == "Reshape"}
+    for tensor in model.graph.initializer:
+        if tensor.name in reshape_shapes:
+            shape = onnx.numpy_helper.to_array(tensor).copy()
+            if shape.ndim == 1 and shape.size > 1 and shape[0] == 1:
+                shape[0] = -1
+                tensor.CopyFrom(onnx.numpy_helper.from_array(shape, tensor.name))
     for value in [*model.graph.input, *model.graph.output]:
         dims = value.type.tensor_type.shape.dim
         if value.name not in initializers and dims:  # an output without a shape gets it from inference

@@ -97,8 +97,8 @@ function bindSymbols(given) {
   for (const { spec, shape } of given) {
     spec.dims?.forEach((entry, axis) => {
       if (!SYMBOL.test(entry) || entry in sizes) return;
-      if (!(shape[axis] >= 1 && shape[axis] <= MAX_DIM)) {
-        throw new OnnxcError(`input '${spec.name}': dim ${axis} (${entry}) is ${shape[axis]}, outside [1, ${MAX_DIM}]`);
+      if (!(shape[axis] >= 0 && shape[axis] <= MAX_DIM)) {
+        throw new OnnxcError(`input '${spec.name}': dim ${axis} (${entry}) is ${shape[axis]}, outside [0, ${MAX_DIM}]`);
       }
       sizes[entry] = shape[axis];
     });
