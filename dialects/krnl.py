@@ -81,6 +81,7 @@ from xdsl.traits import HasParent, IsTerminator, SingleBlockImplicitTerminator
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.onnx import TensorValueAttr
+from onnxc.dialects.symbolic import DimCheck
 
 
 @irdl_attr_definition
@@ -453,6 +454,9 @@ class EntryPointOp(IRDLOperation):
     dims = opt_prop_def(ArrayAttr)
     """Per input, then per output, the expression of each dim (`"N*S"`, "" where
     static): the symbolic dims the entry point binds from the inputs and checks."""
+    checks = opt_prop_def(ArrayAttr)
+    """What the nodes need of the bound dims beyond that (symbolic.DimCheck, each
+    [lhs, relation, rhs, node, op type]), checked by the entry point too."""
 
     assembly_format = "attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
@@ -465,6 +469,7 @@ class EntryPointOp(IRDLOperation):
         batch_symbol: str | None = None,
         batched_inputs: Sequence[bool] = (),
         dims: Sequence[Sequence[str]] = (),
+        checks: Sequence[DimCheck] = (),
     ):
         properties = {
             "func": SymbolRefAttr(func),
@@ -476,13 +481,24 @@ class EntryPointOp(IRDLOperation):
             properties["batched_inputs"] = ArrayAttr([IntegerAttr(int(b), i64) for b in batched_inputs])
         if any(any(tensor) for tensor in dims):
             properties["dims"] = ArrayAttr([ArrayAttr([StringAttr(d) for d in tensor]) for tensor in dims])
+        if checks:
+            properties["checks"] = ArrayAttr([ArrayAttr([StringAttr(t) for t in c.strings()]) for c in checks])
         super().__init__(properties=properties)
 
     def dim_expressions(self) -> list[list[str]]:
         """`dims` as lists of strings, empty if no dim is symbolic."""
         return [[d.data for d in tensor.data] for tensor in self.dims.data] if self.dims is not None else []
 
+    def dim_checks(self) -> list[DimCheck]:
+        if self.checks is None:
+            return []
+        return [DimCheck.from_strings(*(s.data for s in check.data)) for check in self.checks.data]
+
     def verify_(self) -> None:
+        try:
+            self.dim_checks()
+        except (TypeError, ValueError) as exc:
+            raise VerifyException(f"krnl.entry_point: bad dim check: {exc}") from None
         if (self.batch_symbol is None) != (self.batched_inputs is None):
             raise VerifyException("krnl.entry_point: batch_symbol and batched_inputs go together")
         if self.batched_inputs is not None and len(self.batched_inputs.data) != len(self.input_names.data):

@@ -95,6 +95,9 @@ BATCH_SYMBOL_ATTR = "onnx.batch_symbol"
 BATCHED_INPUTS_ATTR = "onnx.batched_inputs"
 # On @main_graph with symbolic dims that no batch loop takes: why (for the error lowering gives).
 NOT_SEPARABLE_ATTR = "onnx.not_batch_separable"
+# On @main_graph: what its nodes need of the inputs' dims beyond the dims themselves
+# (symbolic.DimCheck), as [lhs, relation, rhs, node, op type] strings.
+DIM_CHECKS_ATTR = "onnx.dim_checks"
 
 
 # --------------------------------------------------------------------------- weights

@@ -4,7 +4,11 @@ A dynamic dim of a tensor type carries its expression as text in the type's
 encoding (`tensor<?x49xf32, ["2*N", ""]>`, see `types.symbolic_tensor_type`),
 so the IR stays the one source of every shape fact and prints readably. The
 text is a Python expression over symbols (identifiers), integers, `+ - *`,
-`//` (floor division) and `min`/`max`; `Dim.parse` reads it back.
+`//` (floor division; `x // 0` is 0, so no run-time dim can trap), `min`/`max`
+and the 0/1 comparisons `eq`/`lt`; `Dim.parse` reads it back. With the
+comparisons, the exporters' shape arithmetic on booleans (Equal, Not, And,
+Where over dims, as in grouped-query attention) stays polynomial: And is a
+product, Not is 1 - x, Where(c, a, b) is c*a + (1 - c)*b.
 
 A `Dim` is kept canonical: a polynomial with integer coefficients whose atoms
 are symbols or opaque terms (a floor division or min/max that does not
@@ -68,7 +72,14 @@ class Dim:
 
     def symbols(self) -> set[str]:
         """The input-dim symbols the value depends on (also inside opaque terms)."""
-        return {name for atom in self.atoms() for name in _IDENTIFIER.findall(atom)} - {"min", "max"}
+        return {name for atom in self.atoms() for name in _IDENTIFIER.findall(atom)} - set(_FUNCTIONS)
+
+    def never_negative(self) -> bool:
+        """Whether no value of the symbols (dims, never negative) makes it negative:
+        positive coefficients over symbols and comparisons only."""
+        return all(c > 0 for _, c in self.terms) and all(
+            _IDENTIFIER.fullmatch(atom) or atom.startswith(("(eq(", "(lt(")) for atom in self.atoms()
+        )
 
     def split_coefficient(self) -> tuple[int, Dim]:
         """(c, m) with self == c * m where m is a single monomial of coefficient 1,
@@ -113,6 +124,8 @@ class Dim:
         other = _dim(other)
         if other.constant == 1:
             return self
+        if other.constant == 0:
+            return Dim.const(0)
         if self.constant is not None and other.constant:
             return Dim.const(self.constant // other.constant)
         divisor = other.constant
@@ -126,11 +139,33 @@ class Dim:
     def ceil_div(self, other: Dim | int) -> Dim:
         return -((-self) // other)
 
+    def __mod__(self, other: Dim | int) -> Dim:
+        other = _dim(other)
+        return self - other * (self // other)
+
     def minimum(self, other: Dim | int) -> Dim:
         return _extremum("min", self, _dim(other))
 
     def maximum(self, other: Dim | int) -> Dim:
         return _extremum("max", self, _dim(other))
+
+    def equals(self, other: Dim | int) -> Dim:
+        """1 where the two are equal at run time, else 0."""
+        other = _dim(other)
+        if self == other:
+            return Dim.const(1)
+        difference = (self - other).constant
+        if difference is not None:
+            return Dim.const(0)
+        first, second = sorted((str(self), str(other)))
+        return Dim._atom(f"(eq({first}, {second}))")
+
+    def less_than(self, other: Dim | int) -> Dim:
+        """1 where self < other at run time, else 0."""
+        difference = (_dim(other) - self).constant
+        if difference is not None:
+            return Dim.const(int(difference > 0))
+        return Dim._atom(f"(lt({self}, {other}))")
 
     # ------------------------------------------------------------------ text
 
@@ -148,6 +183,10 @@ class Dim:
     @staticmethod
     def parse(text: str) -> Dim:
         return _parse(text.strip())
+
+    def substitute(self, mapping: Mapping[str, Dim]) -> Dim:
+        """The expression with symbols replaced by what `mapping` says they are."""
+        return self.evaluate(lambda name: mapping.get(name, Dim.symbol(name)), _DimAlgebra())
 
     def evaluate(self, value_of: Callable[[str], object], ops: DimOps) -> object:
         """Compute the expression with `ops` over the values `value_of` gives each symbol
@@ -175,13 +214,79 @@ class DimOps:
         return a * b
 
     def floordiv(self, a, b):
-        return a // b
+        return a // b if b else 0
+
+    def eq(self, a, b):
+        return int(a == b)
+
+    def lt(self, a, b):
+        return int(a < b)
 
     def min(self, a, b):
         return min(a, b)
 
     def max(self, a, b):
         return max(a, b)
+
+
+class _DimAlgebra(DimOps):
+    """`Dim.evaluate` over `Dim`s: substitution."""
+
+    def const(self, value: int) -> Dim:
+        return Dim.const(value)
+
+    def floordiv(self, a: Dim, b: Dim) -> Dim:
+        return a // b
+
+    def min(self, a: Dim, b: Dim) -> Dim:
+        return a.minimum(b)
+
+    def max(self, a: Dim, b: Dim) -> Dim:
+        return a.maximum(b)
+
+    def eq(self, a: Dim, b: Dim) -> Dim:
+        return a.equals(b)
+
+    def lt(self, a: Dim, b: Dim) -> Dim:
+        return a.less_than(b)
+
+
+@dataclass(frozen=True)
+class DimCheck:
+    """A condition on the inputs' dims that a node needs beyond the inputs' own
+    dims: a Reshape keeps the element count, a computed dim is never negative,
+    two dims an op requires equal are. The entry point checks each when a run
+    starts (ERR_SHAPE), and the runtime first, naming the node."""
+
+    lhs: Dim
+    relation: str
+    """"==" or ">="."""
+    rhs: Dim
+    node: str
+    op_type: str
+
+    RELATIONS = ("==", ">=")
+
+    def outcome(self) -> bool | None:
+        """True if it always holds, False if never, None if only a run can tell."""
+        difference = (self.lhs - self.rhs).constant
+        if difference is None:
+            return None
+        return difference == 0 if self.relation == "==" else difference >= 0
+
+    def substitute(self, mapping: Mapping[str, Dim]) -> DimCheck:
+        return DimCheck(
+            self.lhs.substitute(mapping), self.relation, self.rhs.substitute(mapping), self.node, self.op_type
+        )
+
+    def strings(self) -> list[str]:
+        return [str(self.lhs), self.relation, str(self.rhs), self.node, self.op_type]
+
+    @staticmethod
+    def from_strings(lhs: str, relation: str, rhs: str, node: str, op_type: str) -> DimCheck:
+        if relation not in DimCheck.RELATIONS:
+            raise ValueError(f"a dim check's relation is one of {DimCheck.RELATIONS}, not {relation!r}")
+        return DimCheck(Dim.parse(lhs), relation, Dim.parse(rhs), node, op_type)
 
 
 def _dim(value: Dim | int) -> Dim:
@@ -198,7 +303,7 @@ def _exact_quotient(numerator: Dim, denominator: Dim) -> Dim | None:
     coefficient, monomial = denominator.split_coefficient()
     if coefficient <= 0 or not monomial.terms:
         return None
-    (atoms, _), = monomial.terms
+    ((atoms, _),) = monomial.terms
     terms: dict[Monomial, int] = {}
     for m, c in numerator.terms:
         remaining = list(m)
@@ -229,10 +334,14 @@ def _evaluate_opaque(atom: str, value_of, ops: DimOps):
 def _evaluate_node(node: ast.AST, value_of, ops: DimOps):
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
         return ops.floordiv(_evaluate_node(node.left, value_of, ops), _evaluate_node(node.right, value_of, ops))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
         first, second = (_evaluate_node(arg, value_of, ops) for arg in node.args)
-        return ops.min(first, second) if node.func.id == "min" else ops.max(first, second)
+        return getattr(ops, node.func.id)(first, second)
     return _to_dim(node).evaluate(value_of, ops)
+
+
+_FUNCTIONS = {"min": Dim.minimum, "max": Dim.maximum, "eq": Dim.equals, "lt": Dim.less_than}
+"""The calls a dim expression may hold, and the `Dim` method each reads back as."""
 
 
 @cache
@@ -260,10 +369,10 @@ def _to_dim(node: ast.AST) -> Dim:
             return left * right
         if isinstance(node.op, ast.FloorDiv):
             return left // right
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
         if len(node.args) == 2 and not node.keywords:
             first, second = (_to_dim(arg) for arg in node.args)
-            return first.minimum(second) if node.func.id == "min" else first.maximum(second)
+            return _FUNCTIONS[node.func.id](first, second)
     raise ValueError(f"unsupported syntax {ast.dump(node)}")
 
 

@@ -23,7 +23,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.krnl import EntryPointOp
-from onnxc.dialects.onnx import BATCH_SYMBOL_ATTR, BATCHED_INPUTS_ATTR
+from onnxc.dialects.onnx import BATCH_SYMBOL_ATTR, BATCHED_INPUTS_ATTR, DIM_CHECKS_ATTR
+from onnxc.dialects.symbolic import DimCheck
 from onnxc.errors import InvalidModelError
 from onnxc.passes import onnx_to_krnl  # noqa: F401  (registers the lowerings)
 from onnxc.passes.onnx_to_krnl.common import GRAPH_NAME, GraphLowering
@@ -42,6 +43,7 @@ class ConvertOnnxToKrnlPass(ModulePass):
         lowered = lowering.run()
         batch = graph.attributes.get(BATCH_SYMBOL_ATTR)
         batched = graph.attributes.get(BATCHED_INPUTS_ATTR)
+        checks = graph.attributes.get(DIM_CHECKS_ATTR)
         entry_point = EntryPointOp(
             GRAPH_NAME,
             lowering.input_names,
@@ -49,5 +51,6 @@ class ConvertOnnxToKrnlPass(ModulePass):
             batch_symbol=batch.data if batch is not None else None,
             batched_inputs=[flag.value.data for flag in batched.data] if batched is not None else (),
             dims=lowering.argument_dims(),
+            checks=[DimCheck.from_strings(*(s.data for s in c.data)) for c in checks.data] if checks else (),
         )
         Rewriter.replace_op(graph, [lowered, entry_point], new_results=[])

@@ -28,11 +28,13 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     BFloat16Type,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     ModuleOp,
     NoneType,
+    StringAttr,
     TensorType,
     UnrankedTensorType,
 )
@@ -41,6 +43,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import (
+    DIM_CHECKS_ATTR,
     ML_DOMAIN,
     OPSET_ATTR,
     SINCE_VERSION_ATTR,
@@ -52,13 +55,13 @@ from onnxc.dialects.onnx import (
     op_schema,
     tensor_value,
 )
-from onnxc.dialects.symbolic import Dim
+from onnxc.dialects.symbolic import Dim, DimCheck
 from onnxc.dialects.types import dim_params, element_type_of_onnx, numpy_dtype_of, onnx_type_of, symbolic_tensor_type
 from onnxc.dtypes import numpy_dtype
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.frontend.tensors import check_tensor_size
 from onnxc.passes.helpers.ml_shapes import ml_result_dims
-from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS, required_equalities, symbolic_result_dims
+from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS, required_checks, symbolic_result_dims
 
 # Operand ranks the ONNX inference functions leave unchecked (Conv given `kernel_shape`
 # never looks at the weights' rank): (op type, operand) -> the operand whose rank it must have.
@@ -120,11 +123,11 @@ class ShapeInferencePass(ModulePass):
 
 
 def infer_function(function: func.FuncOp, opset: int) -> None:
-    equalities: list[tuple[Dim, Dim]] = []
+    checks: list[DimCheck] = []
     for op in list(function.body.walk()):
         if isinstance(op, OnnxOp):
-            infer_op(op, opset, equalities)
-    substitution = unify_symbols(equalities)
+            infer_op(op, opset, checks)
+    substitution = unify_symbols([(c.lhs, c.rhs) for c in checks if c.relation == "=="])
     if substitution:  # an input dim is another's, or a constant: say so on the inputs and infer again
         for arg in function.body.block.args:
             if isinstance(arg.type, TensorType):
@@ -135,6 +138,7 @@ def infer_function(function: func.FuncOp, opset: int) -> None:
         for op in list(function.body.walk()):
             if isinstance(op, OnnxOp):
                 infer_op(op, opset)
+    _record_dim_checks(function, [c.substitute(substitution) for c in checks])
     returns = [o for o in function.body.block.ops if isinstance(o, func.ReturnOp)]
     if returns:
         function.function_type = func.FunctionType.from_lists(
@@ -142,10 +146,33 @@ def infer_function(function: func.FuncOp, opset: int) -> None:
         )
 
 
-def infer_op(op: OnnxOp, opset: int, equalities: list | None = None) -> None:
+def _record_dim_checks(function: func.FuncOp, checks: list[DimCheck]) -> None:
+    """Keep the checks only a run can decide on the function (DIM_CHECKS_ATTR, with
+    those recorded before: a folded node's requirement still stands); one that can
+    never hold is the model's error."""
+    recorded = function.attributes.get(DIM_CHECKS_ATTR)
+    known = [DimCheck.from_strings(*(s.data for s in c.data)) for c in recorded.data] if recorded else []
+    for check in checks:
+        outcome = check.outcome()
+        if outcome is False:
+            raise ShapeError(
+                f"needs {check.lhs} {check.relation} {check.rhs}, which never holds",
+                node=check.node,
+                op_type=check.op_type,
+            )
+        if outcome is None and check not in known:
+            known.append(check)
+    if known:
+        function.attributes[DIM_CHECKS_ATTR] = ArrayAttr(
+            [ArrayAttr([StringAttr(t) for t in c.strings()]) for c in known]
+        )
+
+
+def infer_op(op: OnnxOp, opset: int, checks: list[DimCheck] | None = None) -> None:
     """Set the result types of one op from its operands' types (and small constant values);
     dims ONNX leaves unknown get symbolic expressions where `symbolic_result_dims` knows
-    them. Dims the op requires equal (broadcasting, a MatMul's K) are added to `equalities`."""
+    them. What the op requires of its dims at run time (broadcast dims equal, a Reshape's
+    element count kept, a computed dim not negative) is added to `checks`."""
     if op.OP_TYPE == "Constant":
         value = op.attributes.get("value")
         if isinstance(value, WeightAttr | DenseIntOrFPElementsAttr):
@@ -203,8 +230,7 @@ def infer_op(op: OnnxOp, opset: int, equalities: list | None = None) -> None:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise ShapeError(f"shape inference failed: {message}", **where) from None
 
-    if equalities is not None:
-        equalities += required_equalities(op)
+    own = [DimCheck(a, relation, b, op.node_name or "", op.OP_TYPE) for a, relation, b in required_checks(op)]
     for index, result in ((i, v) for i, v in enumerate(outputs) if v is not None):
         proto = inferred.get(f"out{index}")
         if proto is None or not proto.HasField("tensor_type"):
@@ -224,20 +250,34 @@ def infer_op(op: OnnxOp, opset: int, equalities: list | None = None) -> None:
             shape = from_values(op, constants)
             if shape is not None:
                 ttype = TensorType(ttype.get_element_type(), shape)
-        if index == 0 and isinstance(ttype, TensorType) and DYNAMIC_INDEX in ttype.get_shape():
-            ttype = _with_symbolic_dims(op, ttype)
+        if isinstance(ttype, UnrankedTensorType) or DYNAMIC_INDEX in ttype.get_shape():
+            ttype = _with_symbolic_dims(op, ttype, index, own)
         if isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape():
             itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
             check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)
         _set_type(result, ttype)
+    if checks is not None:
+        checks += own
+    elif any(check.outcome() is not True for check in own):  # inferred again later (decompose, constprop)
+        function = _enclosing_function(op)
+        if function is not None:
+            _record_dim_checks(function, own)
 
 
-def _with_symbolic_dims(op: OnnxOp, ttype: TensorType) -> TensorType:
+def _with_symbolic_dims(
+    op: OnnxOp, ttype: TensorType | UnrankedTensorType, index: int, checks: list[DimCheck]
+) -> TensorType | UnrankedTensorType:
     """Fill the dynamic dims ONNX named nothing (or named with a symbol no input has)
-    from the symbolic rules; a dim that becomes constant becomes static."""
+    from the symbolic rules, and the rank where ONNX left it open; a dim that becomes
+    constant becomes static. A computed dim that may be negative gets a check."""
     known = input_symbols(op)
-    computed = symbolic_result_dims(op)
-    dims, params = list(ttype.get_shape()), dim_params(ttype)
+    computed = symbolic_result_dims(op, index=index)
+    if isinstance(ttype, UnrankedTensorType):
+        if computed is None or any(d is None or not d.symbols() <= known for d in computed):
+            return ttype
+        dims, params = [DYNAMIC_INDEX] * len(computed), [""] * len(computed)
+    else:
+        dims, params = list(ttype.get_shape()), dim_params(ttype)
     for axis, (dim, param) in enumerate(zip(dims, params)):
         if dim != DYNAMIC_INDEX:
             continue
@@ -245,6 +285,8 @@ def _with_symbolic_dims(op: OnnxOp, ttype: TensorType) -> TensorType:
         rule = computed[axis] if computed is not None and axis < len(computed) else None
         if rule is not None and rule.symbols() <= known and (expression is None or op.OP_TYPE in BROADCASTING_OPS):
             expression = rule
+            if not rule.never_negative():
+                checks.append(DimCheck(rule, ">=", Dim.const(0), op.node_name or "", op.OP_TYPE))
         if expression is not None and expression.constant is not None:
             dims[axis], params[axis] = expression.constant, ""
         else:
@@ -262,9 +304,7 @@ def _known_expression(param: str, known: set[str]) -> Dim | None:
 
 def input_symbols(op: Operation) -> set[str]:
     """The symbols of the graph inputs' dims, which an expression may use."""
-    function = op.parent_op()
-    while function is not None and not isinstance(function, func.FuncOp):
-        function = function.parent_op()
+    function = _enclosing_function(op)
     if function is None:
         return set()
     names: set[str] = set()
@@ -272,6 +312,13 @@ def input_symbols(op: Operation) -> set[str]:
         if isinstance(arg.type, TensorType):
             names |= {p for p in dim_params(arg.type) if p}
     return names
+
+
+def _enclosing_function(op: Operation) -> func.FuncOp | None:
+    function = op.parent_op()
+    while function is not None and not isinstance(function, func.FuncOp):
+        function = function.parent_op()
+    return function
 
 
 def unify_symbols(equalities: list[tuple[Dim, Dim]]) -> dict[str, Dim]:
@@ -301,7 +348,9 @@ def substitute_dims(ttype: TensorType, substitution: dict[str, Dim]) -> TensorTy
     for axis, param in enumerate(params):
         if param in substitution:
             value = substitution[param]
-            dims[axis], params[axis] = (value.constant, "") if value.constant is not None else (DYNAMIC_INDEX, str(value))
+            dims[axis], params[axis] = (
+                (value.constant, "") if value.constant is not None else (DYNAMIC_INDEX, str(value))
+            )
     return symbolic_tensor_type(ttype.get_element_type(), dims, params)
 
 

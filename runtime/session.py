@@ -93,7 +93,9 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
         dynamic = entry.get("dynamic") is True
         if len(symbols) != len(shape) or not all(isinstance(name, str) for name in symbols):
             raise ValueError(f"{entry['name']!r} has dims {symbols!r}, not one name per dim")
-        if not all(isinstance(dim, int) and (dim >= 0 or dim == -1 and (dynamic or name)) for dim, name in zip(shape, symbols)):
+        if not all(
+            isinstance(dim, int) and (dim >= 0 or dim == -1 and (dynamic or name)) for dim, name in zip(shape, symbols)
+        ):
             raise ValueError(f"{entry['name']!r} has shape {list(shape)}, not a list of static dims")
         if dynamic != any(dim == -1 and not name for dim, name in zip(shape, symbols)):
             raise ValueError(f"{entry['name']!r}: 'dynamic' disagrees with shape {list(shape)}")
@@ -188,6 +190,7 @@ class Session:
         try:
             self._inputs = _node_args(signature["inputs"])
             self._outputs = _node_args(signature["outputs"])
+            self._dim_checks = [tuple(check) for check in signature.get("checks", [])]
         except (KeyError, TypeError, ValueError) as error:
             self.close()
             raise InvalidModelError(f"malformed signature inputs or outputs: {error}", model=self.path) from None
@@ -229,7 +232,9 @@ class Session:
             ]
         except (MemoryError, ValueError) as error:
             sizes = ", ".join(f"{name} = {size} (from input {source!r})" for name, (size, source) in symbols.items())
-            raise RuntimeFailure(f"cannot allocate the outputs for {sizes or 'these inputs'}: {error}", model=self.path) from None
+            raise RuntimeFailure(
+                f"cannot allocate the outputs for {sizes or 'these inputs'}: {error}", model=self.path
+            ) from None
         self._invoke(
             [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
             [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
@@ -277,11 +282,24 @@ class Session:
             for axis, (dim, size) in enumerate(zip(arg.shape, array.shape)):
                 if isinstance(dim, str) and dim_expressions.evaluate(dim, values) != size:
                     expected = dim_expressions.evaluate(dim, values)
-                    sources = ", ".join(f"input {symbols[s][1]!r} has {s} = {symbols[s][0]}" for s in sorted(dim_expressions.symbols_of(dim)))
+                    sources = ", ".join(
+                        f"input {symbols[s][1]!r} has {s} = {symbols[s][0]}"
+                        for s in sorted(dim_expressions.symbols_of(dim))
+                    )
                     raise InputError(
                         f"input {arg.name!r}: dim {axis} ({dim}) is {size}, but {sources} (so {dim} = {expected})",
                         model=self.path,
                     )
+        for lhs, relation, rhs, node, op_type in self._dim_checks:
+            left, right = dim_expressions.evaluate(lhs, values), dim_expressions.evaluate(rhs, values)
+            if not (left == right if relation == "==" else left >= right):
+                bound = ", ".join(f"{s} = {values[s]}" for s in sorted(dim_expressions.symbols_of(f"{lhs} + {rhs}")))
+                raise InputError(
+                    f"the inputs' dims ({bound}) do not fit: it needs {lhs} {relation} {rhs}, got {left} and {right}",
+                    model=self.path,
+                    node=node,
+                    op_type=op_type,
+                )
         return arrays, symbols
 
     def _conform(self, arg: NodeArg, value: object) -> np.ndarray:

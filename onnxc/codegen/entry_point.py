@@ -34,8 +34,8 @@ from onnxc.codegen.llvm_types import (
 )
 from onnxc.codegen.run_time_dims import evaluate
 from onnxc.dialects.krnl import EntryPointOp, is_library_allocated
-from onnxc.dialects.symbolic import Dim
 from onnxc.dialects.krnl_matmul import MatmulOp
+from onnxc.dialects.symbolic import Dim
 from onnxc.dialects.types import onnx_type_of
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import ABI_VERSION, DTYPE_NAMES, MAX_DIM, Status, tensor_field
@@ -106,6 +106,7 @@ class EntryPointBuilder:
         symbol = entry.batch_symbol.data if entry.batch_symbol is not None else None
         batched = [flag.value.data for flag in entry.batched_inputs.data] if entry.batched_inputs else []
         dims = entry.dim_expressions() or [[] for _ in arg_types]
+        self.checks = entry.dim_checks()
         self.inputs = [
             TensorSpec(n, t, symbol if batched and batched[k] else None, dims[k])
             for k, (n, t) in enumerate(zip(input_names, arg_types))
@@ -283,6 +284,12 @@ class EntryPointBuilder:
                 raise CompileError(f"codegen: the symbolic dims {sorted(unbound)} are no input's dim")
             expected = evaluate(b, dim, symbols.__getitem__)
             self.fail_if(b.icmp_signed("!=", actual, expected), Status.ERR_SHAPE)
+        for check in self.checks:  # what the nodes need of the dims (symbolic.DimCheck)
+            unbound = (check.lhs.symbols() | check.rhs.symbols()) - symbols.keys()
+            if unbound:
+                raise CompileError(f"codegen: the symbolic dims {sorted(unbound)} are no input's dim")
+            lhs, rhs = (evaluate(b, d, symbols.__getitem__) for d in (check.lhs, check.rhs))
+            self.fail_if(b.icmp_signed("!=" if check.relation == "==" else "<", lhs, rhs), Status.ERR_SHAPE)
 
     def check_batch_size(self, size: ir.Value) -> None:
         """The first batched tensor sets the batch size; every other must agree (ERR_SHAPE)."""
@@ -304,6 +311,7 @@ class EntryPointBuilder:
                     "byte_order": self.parent.target.byte_order,
                     "inputs": [spec.signature() for spec in self.inputs],
                     "outputs": [spec.signature() for spec in self.outputs],
+                    **({"checks": [c.strings() for c in self.checks]} if self.checks else {}),
                 }
             ).encode()
             + b"\0"

@@ -92,7 +92,8 @@ class GraphFunctionTranslator(FunctionTranslator):
         if value not in self.values:
             op = value.owner
             if not isinstance(op, arith.ConstantOp | arith.AddiOp | arith.MuliOp | arith.DivSIOp | arith.MinSIOp
-                              | arith.MaxSIOp | arith.SubiOp | memref.DimOp):  # fmt: skip
+                              | arith.MaxSIOp | arith.SubiOp | arith.RemSIOp | arith.CmpiOp | arith.SelectOp | arith.AndIOp
+                              | memref.DimOp):  # fmt: skip
                 raise CompileError(f"codegen: a buffer's size depends on {value}, not only on its arguments' dims")
             for operand in op.operands:
                 self.materialize(operand)

@@ -27,11 +27,21 @@ class LLVMDimOps(DimOps):
         return self.b.mul(a, b)
 
     def floordiv(self, a: ir.Value, b: ir.Value) -> ir.Value:
-        quotient, remainder = self.b.sdiv(a, b), self.b.srem(a, b)
         zero = ir.Constant(I64, 0)
+        by_zero = None if isinstance(b, ir.Constant) else self.b.icmp_signed("==", b, zero)
+        if by_zero is not None:  # x // 0 is 0 in a dim expression: never a trap
+            b = self.b.select(by_zero, ir.Constant(I64, 1), b)
+        quotient, remainder = self.b.sdiv(a, b), self.b.srem(a, b)
         inexact = self.b.icmp_signed("!=", remainder, zero)
         signs_differ = self.b.icmp_signed("!=", self.b.icmp_signed("<", a, zero), self.b.icmp_signed("<", b, zero))
-        return self.b.sub(quotient, self.b.zext(self.b.and_(inexact, signs_differ), I64))
+        floor = self.b.sub(quotient, self.b.zext(self.b.and_(inexact, signs_differ), I64))
+        return floor if by_zero is None else self.b.select(by_zero, zero, floor)
+
+    def eq(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        return self.b.zext(self.b.icmp_signed("==", a, b), I64)
+
+    def lt(self, a: ir.Value, b: ir.Value) -> ir.Value:
+        return self.b.zext(self.b.icmp_signed("<", a, b), I64)
 
     def min(self, a: ir.Value, b: ir.Value) -> ir.Value:
         return self.b.select(self.b.icmp_signed("<", a, b), a, b)

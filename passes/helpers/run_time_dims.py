@@ -71,8 +71,9 @@ def has_run_time_dims(memref_type: MemRefType) -> bool:
 
 
 class IndexDimOps(DimOps):
-    """`Dim.evaluate` emitting index arithmetic (dims are never negative: floor
-    division is the truncating one)."""
+    """`Dim.evaluate` emitting index arithmetic. A numerator may be negative
+    (S - 3 for a small S) and a divisor a run-time 0, so floor division is
+    emitted as such, with `x // 0 = 0` (see dialects/symbolic.py)."""
 
     def __init__(self, builder: KernelBuilder):
         self.b = builder
@@ -87,11 +88,32 @@ class IndexDimOps(DimOps):
         return self.b.mul(a, b)
 
     def floordiv(self, a: Bound, b: Bound) -> Bound:
-        return self.b.div(a, b)
+        b_value = b if isinstance(b, int) else constant_value(b)
+        a_value = a if isinstance(a, int) else constant_value(a)
+        if b_value is not None and b_value > 0 and a_value is not None and a_value >= 0:
+            return self.b.div(a, b)
+        if b_value == 0:
+            return 0
+        by_zero = self.b.compare_index("eq", b, 0) if b_value is None else None
+        divisor = b if by_zero is None else self.b.select_index(by_zero, 1, b)
+        quotient = self.b.div(a, divisor)
+        inexact = self.b.compare_index("ne", self.b.rem(a, divisor), 0)
+        signs_differ = self.b.compare_index("ne", self.lt(a, 0), self.lt(divisor, 0))
+        floor = self.b.select_index(self.b.and_(inexact, signs_differ), self.b.sub(quotient, 1), quotient)
+        return floor if by_zero is None else self.b.select_index(by_zero, 0, floor)
+
+    def eq(self, a: Bound, b: Bound) -> Bound:
+        if isinstance(a, int) and isinstance(b, int):
+            return int(a == b)
+        return self.b.select_index(self.b.compare_index("eq", a, b), 1, 0)
+
+    def lt(self, a: Bound, b: Bound) -> Bound:
+        if isinstance(a, int) and isinstance(b, int):
+            return int(a < b)
+        return self.b.select_index(self.b.compare_index("slt", a, b), 1, 0)
 
     def min(self, a: Bound, b: Bound) -> Bound:
         return self.b.min(a, b)
 
     def max(self, a: Bound, b: Bound) -> Bound:
         return self.b.max(a, b)
-

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
+import onnx
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import SSAValue
 
@@ -80,7 +81,7 @@ def _compute_value(value: SSAValue, memo: dict) -> SymbolicArray | None:
         if attr is None or not hasattr(attr, "get_type"):
             return None
         array = tensor_value(op, attr)
-        if array.dtype.kind not in "iu":
+        if array.dtype.kind not in "iub":
             return None
         return _as_dims(array.astype(np.int64)).reshape(shape)
     rule = _VALUE_RULES.get(op.OP_TYPE)
@@ -137,7 +138,11 @@ def _gather_value(op: OnnxOp, operands) -> SymbolicArray | None:
     if data is None or indices is None or any(i.constant is None for i in indices.reshape(-1)):
         return None
     axis = op.attr("axis")
-    index = np.vectorize(lambda d: d.constant, otypes=[np.int64])(indices) if indices.size else np.zeros(indices.shape, np.int64)
+    index = (
+        np.vectorize(lambda d: d.constant, otypes=[np.int64])(indices)
+        if indices.size
+        else np.zeros(indices.shape, np.int64)
+    )
     index = np.where(index < 0, index + data.shape[axis], index)
     return np.take(data, index, axis=axis)
 
@@ -153,9 +158,31 @@ def _elementwise(function: Callable[[Dim, Dim], Dim]) -> Callable:
 
 
 def _integer_div(a: Dim, b: Dim) -> Dim:
-    if b.constant is None or b.constant <= 0:
-        raise ValueError("division by a symbolic or non-positive value")
-    return a // b  # dims are non-negative: floor and ONNX's truncation agree
+    if a.constant is not None and b.constant:
+        quotient = abs(a.constant) // abs(b.constant)  # ONNX's Div truncates toward zero
+        return Dim.const(quotient if (a.constant < 0) == (b.constant < 0) else -quotient)
+    if b.constant is not None and b.constant < 0:
+        raise ValueError("division of a symbolic value by a negative one")
+    return a // b  # shape values are non-negative: floor and truncation agree
+
+
+def _where_value(op: OnnxOp, operands) -> SymbolicArray | None:
+    condition, if_true, if_false = operands
+    if condition is None or if_true is None or if_false is None:
+        return None
+    return np.vectorize(lambda c, a, b: c * a + (1 - c) * b, otypes=[object])(condition, if_true, if_false)
+
+
+def _cast_value(op: OnnxOp, operands) -> SymbolicArray | None:
+    """Cast keeps integer values; to bool, a value becomes 1 where it is not 0."""
+    value = operands[0]
+    if value is None or op.attr("to") != onnx.TensorProto.BOOL:
+        return value
+    return np.vectorize(lambda d: 1 - d.equals(0), otypes=[object])(value)
+
+
+def _not_value(op: OnnxOp, operands) -> SymbolicArray | None:
+    return None if operands[0] is None else np.vectorize(lambda d: 1 - d, otypes=[object])(operands[0])
 
 
 def _slice_value(op: OnnxOp, operands) -> SymbolicArray | None:
@@ -191,25 +218,37 @@ _VALUE_RULES: dict[str, Callable] = {
     "Sub": _elementwise(lambda a, b: a - b),
     "Mul": _elementwise(lambda a, b: a * b),
     "Div": _elementwise(_integer_div),
+    "Mod": _elementwise(lambda a, b: a % b),
     "Max": _elementwise(lambda a, b: a.maximum(b)),
     "Min": _elementwise(lambda a, b: a.minimum(b)),
-    **{name: _first for name in ("Cast", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze")},
+    # Booleans are the values 0 and 1 (dialects/symbolic.py).
+    "Equal": _elementwise(lambda a, b: a.equals(b)),
+    "Less": _elementwise(lambda a, b: a.less_than(b)),
+    "Greater": _elementwise(lambda a, b: b.less_than(a)),
+    "LessOrEqual": _elementwise(lambda a, b: 1 - b.less_than(a)),
+    "GreaterOrEqual": _elementwise(lambda a, b: 1 - a.less_than(b)),
+    "And": _elementwise(lambda a, b: a * b),
+    "Or": _elementwise(lambda a, b: a.maximum(b)),
+    "Not": _not_value,
+    "Where": _where_value,
+    "Cast": _cast_value,
+    **{name: _first for name in ("Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze")},
 }
 
 
 # ----------------------------------------------------------------------------- dims of results
 
 
-def symbolic_result_dims(op: OnnxOp, memo: dict | None = None) -> list[Dim | None] | None:
-    """Result 0's dims as expressions where a rule knows them (None entries where not)."""
-    rule = _SHAPE_RULES.get(op.OP_TYPE)
-    if rule is None:
-        rule = _broadcast_dims if op.OP_TYPE in BROADCASTING_OPS else None
-    if rule is None:
-        return None
+def symbolic_result_dims(op: OnnxOp, memo: dict | None = None, index: int = 0) -> list[Dim | None] | None:
+    """A result's dims as expressions where a rule knows them (None entries where not)."""
     memo = {} if memo is None else memo
     try:
-        return rule(op, memo)
+        if op.OP_TYPE in _RESULT_RULES:
+            return _RESULT_RULES[op.OP_TYPE](op, index, memo)
+        rule = _SHAPE_RULES.get(op.OP_TYPE)
+        if rule is None:
+            rule = _broadcast_dims if op.OP_TYPE in BROADCASTING_OPS else None
+        return None if rule is None or index != 0 else rule(op, memo)
     except (ValueError, IndexError, TypeError, ZeroDivisionError):
         return None
 
@@ -242,9 +281,21 @@ def broadcast_dims(shapes: Sequence[Sequence[Dim | None]]) -> tuple[list[Dim | N
     return out, equalities
 
 
-def required_equalities(op: OnnxOp) -> list[tuple[Dim, Dim]]:
-    """Pairs of dims the op requires equal: broadcast axes (Expand's too), the reduction
-    dim of a matrix product, a Conv's input channels and its weights'."""
+def required_checks(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """(lhs, "==" or ">=", rhs) the op requires of its dims: broadcast axes equal
+    (Expand's too), the reduction dim of a matrix product, a Conv's input channels
+    and its weights', a Reshape's element count, divisible block dims, TopK's k."""
+    checks = [(x, "==", y) for x, y in _required_equalities(op)]
+    rule = _REQUIREMENTS.get(op.OP_TYPE)
+    if rule is not None:
+        try:
+            checks += rule(op)
+        except (ValueError, IndexError, TypeError, ZeroDivisionError):
+            pass
+    return [(x, relation, y) for x, relation, y in checks if x is not None and y is not None and x != y]
+
+
+def _required_equalities(op: OnnxOp) -> list[tuple[Dim | None, Dim | None]]:
     if op.OP_TYPE in BROADCASTING_OPS:
         shapes = [dims_of(v) for v in onnx_inputs(op) if v is not None]
         return [] if any(s is None for s in shapes) or not shapes else broadcast_dims(shapes)[1]
@@ -254,15 +305,14 @@ def required_equalities(op: OnnxOp) -> list[tuple[Dim, Dim]]:
     a, b = dims_of(op.input(0)), dims_of(op.input(1)) if len(onnx_inputs(op)) > 1 else None
     if a is None or b is None or not a or not b:
         return []
-    if op.OP_TYPE == "MatMul" and len(b) >= 2:
-        pairs = [(a[-1], b[-2])]
-    elif op.OP_TYPE == "Gemm" and len(a) == 2 and len(b) == 2:
-        pairs = [(a[0 if op.attr("transA") else 1], b[1 if op.attr("transB") else 0])]
-    elif op.OP_TYPE == "Conv" and len(a) >= 2 and len(b) >= 2 and b[1] is not None:
-        pairs = [(a[1], b[1] * op.attr("group"))]
-    else:
-        return []
-    return [(x, y) for x, y in pairs if x is not None and y is not None and x != y]
+    if op.OP_TYPE == "MatMul":
+        batch = broadcast_dims([a[:-2], b[:-2]])[1] if len(a) > 2 or len(b) > 2 else []
+        return [(a[-1], b[-2] if len(b) >= 2 else b[0]), *batch]
+    if op.OP_TYPE == "Gemm" and len(a) == 2 and len(b) == 2:
+        return [(a[0 if op.attr("transA") else 1], b[1 if op.attr("transB") else 0])]
+    if op.OP_TYPE == "Conv" and len(a) >= 2 and len(b) >= 2 and b[1] is not None:
+        return [(a[1], b[1] * op.attr("group"))]
+    return []
 
 
 def _broadcast_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
@@ -319,10 +369,7 @@ def _reshape_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
         return None
     if inferred:
         total, known = _product(data), _product([d for k, d in enumerate(out) if k != inferred[0]])
-        quotient = total // known
-        if quotient * known != total:
-            return None  # not an exact division of expressions
-        out[inferred[0]] = quotient
+        out[inferred[0]] = total // known  # exact where the element counts agree: a check
     return out
 
 
@@ -449,7 +496,11 @@ def _resize_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
         return list(sizes.reshape(-1))
     scales_value = inputs[2] if len(inputs) > 2 else None
     owner = scales_value.owner if scales_value is not None else None
-    if not (isinstance(owner, OnnxOp) and owner.OP_TYPE == "Constant" and isinstance(owner.attributes.get("value"), WeightAttr)):
+    if not (
+        isinstance(owner, OnnxOp)
+        and owner.OP_TYPE == "Constant"
+        and isinstance(owner.attributes.get("value"), WeightAttr)
+    ):
         return None
     scales = tensor_value(owner, owner.attributes["value"]).reshape(-1)
     if len(scales) != len(dims) or any(float(s) != int(s) for s in scales):
@@ -471,4 +522,169 @@ _SHAPE_RULES: dict[str, Callable] = {
     "Flatten": _flatten_dims,
     "Slice": _slice_dims,
     "Resize": _resize_dims,
+}
+
+
+# ----------------------------------------------------------------------------- more result rules
+
+
+def _pad_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """in + pad before + pad after, the pads an attribute (opset < 11) or an operand."""
+    dims = dims_of(op.input(0))
+    operands = onnx_inputs(op)
+    if dims is None:
+        return None
+    if "pads" in op.ATTR_TYPES:
+        pads = [Dim.const(p) for p in op.attr("pads")]
+    else:
+        value = symbolic_value(operands[1], memo)
+        if value is None:
+            return None
+        pads = list(value.reshape(-1))
+    axes = list(range(len(dims)))
+    if len(operands) > 3 and operands[3] is not None:
+        axes_value = symbolic_value(operands[3], memo)
+        if axes_value is None:
+            return None
+        axes = [a.constant % len(dims) for a in axes_value.reshape(-1)]
+    out = list(dims)
+    for k, axis in enumerate(axes):
+        out[axis] = None if dims[axis] is None else dims[axis] + pads[k] + pads[k + len(axes)]
+    return out
+
+
+def _block_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """SpaceToDepth moves b x b blocks of H and W into channels; DepthToSpace back."""
+    n, c, h, w = dims_of(op.input(0))
+    b = op.attr("blocksize")
+    if op.OP_TYPE == "SpaceToDepth":
+        return [n, c * (b * b), h // b, w // b]
+    return [n, c // (b * b), h * b, w * b]
+
+
+def _block_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    _, c, h, w = dims_of(op.input(0))
+    b = op.attr("blocksize")
+    divided = [h, w] if op.OP_TYPE == "SpaceToDepth" else [c]
+    step = b if op.OP_TYPE == "SpaceToDepth" else b * b
+    return [(d, "==", (d // step) * step) for d in divided]
+
+
+def _conv_transpose_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """stride*(in - 1) + output_padding + dilation*(k - 1) + 1 - pads (SAME: in*stride)."""
+    dims, weight = dims_of(op.input(0)), dims_of(op.input(1))
+    if dims is None or weight is None or op.attr("output_shape"):
+        return None
+    spatial = len(dims) - 2
+    kernel = op.attr("kernel_shape") or [d.constant for d in weight[2:]]
+    strides = op.attr("strides") or [1] * spatial
+    dilations = op.attr("dilations") or [1] * spatial
+    pads = op.attr("pads") or [0] * (2 * spatial)
+    output_padding = op.attr("output_padding") or [0] * spatial
+    channels = weight[1] * op.attr("group") if weight[1] is not None else None
+    out = [dims[0], channels]
+    for k in range(spatial):
+        size = dims[2 + k]
+        if size is None or kernel[k] is None:
+            out.append(None)
+        elif op.attr("auto_pad") in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(size * strides[k])
+        else:
+            span = dilations[k] * (kernel[k] - 1) + 1 + output_padding[k] - pads[k] - pads[k + spatial]
+            out.append(strides[k] * (size - 1) + span)
+    return out
+
+
+def _matmul_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """numpy.matmul: broadcast batch dims, then (M, N); a 1-D operand drops its dim."""
+    a, b = dims_of(op.input(0)), dims_of(op.input(1))
+    if a is None or b is None or not a or not b:
+        return None
+    rows = [a[-2]] if len(a) >= 2 else []
+    columns = [b[-1]] if len(b) >= 2 else []
+    batch = broadcast_dims([a[:-2], b[:-2]])[0] if len(a) > 2 or len(b) > 2 else []
+    return [*batch, *rows, *columns]
+
+
+def _split_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
+    """Split's result `index`: the `split` sizes, else equal parts (opset 18: the
+    last part takes what is left of ceil-sized parts)."""
+    dims = dims_of(op.input(0))
+    if dims is None:
+        return None
+    axis = op.attr("axis") % len(dims)
+    size = dims[axis]
+    operands = onnx_inputs(op)
+    sizes = None
+    if "split" in op.ATTR_TYPES and op.attr("split"):
+        sizes = [Dim.const(s) for s in op.attr("split")]
+    elif len(operands) > 1 and operands[1] is not None:
+        value = symbolic_value(operands[1], memo)
+        if value is None:
+            return None
+        sizes = list(value.reshape(-1))
+    elif size is not None:
+        parts = len(op.results)
+        if "num_outputs" in op.ATTR_TYPES and op.attr("num_outputs"):
+            part = size.ceil_div(parts)
+            sizes = [part] * (parts - 1) + [size - part * (parts - 1)]
+        else:
+            sizes = [size // parts] * parts
+    if sizes is None:
+        return None
+    out = list(dims)
+    out[axis] = sizes[index]
+    return out
+
+
+def _split_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """The parts cover the axis exactly."""
+    dims = dims_of(op.input(0))
+    axis = op.attr("axis") % len(dims)
+    parts = [_split_dims(op, k, {}) for k in range(len(op.results))]
+    if dims[axis] is None or any(p is None or p[axis] is None for p in parts):
+        return []
+    return [(dims[axis], "==", _sum([p[axis] for p in parts]))]
+
+
+def _top_k_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
+    dims, k = dims_of(op.input(0)), symbolic_value(op.input(1), memo)
+    if dims is None or k is None:
+        return None
+    out = list(dims)
+    out[op.attr("axis") % len(dims)] = k.reshape(-1)[0]
+    return out
+
+
+def _top_k_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    dims, k = dims_of(op.input(0)), symbolic_value(op.input(1))
+    return [] if dims is None or k is None else [(dims[op.attr("axis") % len(dims)], ">=", k.reshape(-1)[0])]
+
+
+def _reshape_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    data, out = dims_of(op.input(0)), _reshape_dims(op, {})
+    if data is None or out is None or any(d is None for d in data + out):
+        return []
+    return [(_product(out), "==", _product(data))]
+
+
+_SHAPE_RULES.update(
+    {
+        "Pad": _pad_dims,
+        "SpaceToDepth": _block_dims,
+        "DepthToSpace": _block_dims,
+        "ConvTranspose": _conv_transpose_dims,
+        "MatMul": _matmul_dims,
+    }
+)
+
+_RESULT_RULES: dict[str, Callable] = {"Split": _split_dims, "TopK": _top_k_dims}
+"""Rules for ops with several results: (op, result index, memo) -> dims."""
+
+_REQUIREMENTS: dict[str, Callable] = {
+    "Reshape": _reshape_requirements,
+    "SpaceToDepth": _block_requirements,
+    "DepthToSpace": _block_requirements,
+    "Split": _split_requirements,
+    "TopK": _top_k_requirements,
 }
