@@ -312,6 +312,8 @@ def _required_equalities(op: OnnxOp) -> list[tuple[Dim | None, Dim | None]]:
         return [(a[0 if op.attr("transA") else 1], b[1 if op.attr("transB") else 0])]
     if op.OP_TYPE == "Conv" and len(a) >= 2 and len(b) >= 2 and b[1] is not None:
         return [(a[1], b[1] * op.attr("group"))]
+    if op.OP_TYPE == "ConvTranspose" and len(a) >= 2 and len(b) >= 2:
+        return [(a[1], b[0])]
     return []
 
 
@@ -328,10 +330,7 @@ def _windowed_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     if dims is None or len(dims) < 3:
         return None
     spatial = len(dims) - 2
-    kernel = op.attr("kernel_shape")
-    if kernel is None and op.OP_TYPE == "Conv":
-        weight = dims_of(op.input(1))
-        kernel = [d.constant for d in weight[2:]] if weight else None
+    kernel = _kernel_dims(op, spatial)
     if kernel is None or None in kernel:
         return None
     strides = op.attr("strides") or [1] * spatial
@@ -354,6 +353,15 @@ def _windowed_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
             span = size + pads_k - dilations[k] * (kernel[k] - 1) - 1
             out.append((span.ceil_div(strides[k]) if ceil_mode else span // strides[k]) + 1)
     return out
+
+
+def _kernel_dims(op: OnnxOp, spatial: int) -> list[Dim | None] | None:
+    """`kernel_shape`, else (Conv, ConvTranspose) the weights' spatial dims."""
+    kernel = op.attr("kernel_shape")
+    if kernel:
+        return [Dim.const(k) for k in kernel]
+    weight = dims_of(op.input(1)) if op.OP_TYPE in ("Conv", "ConvTranspose") else None
+    return None if weight is None or len(weight) != spatial + 2 else weight[2:]
 
 
 def _reshape_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
@@ -573,15 +581,19 @@ def _block_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
 def _conv_transpose_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     """stride*(in - 1) + output_padding + dilation*(k - 1) + 1 - pads (SAME: in*stride)."""
     dims, weight = dims_of(op.input(0)), dims_of(op.input(1))
-    if dims is None or weight is None or op.attr("output_shape"):
+    if dims is None or weight is None:
         return None
     spatial = len(dims) - 2
-    kernel = op.attr("kernel_shape") or [d.constant for d in weight[2:]]
+    channels = weight[1] * op.attr("group") if weight[1] is not None else None
+    if op.attr("output_shape"):
+        return [dims[0], channels, *(Dim.const(d) for d in op.attr("output_shape")[-spatial:])]
+    kernel = _kernel_dims(op, spatial)
+    if kernel is None:
+        return None
     strides = op.attr("strides") or [1] * spatial
     dilations = op.attr("dilations") or [1] * spatial
     pads = op.attr("pads") or [0] * (2 * spatial)
     output_padding = op.attr("output_padding") or [0] * spatial
-    channels = weight[1] * op.attr("group") if weight[1] is not None else None
     out = [dims[0], channels]
     for k in range(spatial):
         size = dims[2 + k]

@@ -24,7 +24,7 @@ def _comes_first(b: KernelBuilder, lhs: SSAValue, rhs: SSAValue, largest: bool) 
     return b.compare("gt" if largest else "lt", lhs, rhs), b.compare("eq", lhs, rhs)
 
 
-@lowers("TopK")
+@lowers("TopK", run_time_dims=True)
 def lower_top_k(g: GraphLowering, op: OnnxOp) -> None:
     x = g.input(op, 0)
     if constant_array(op.input(1)) is None:
