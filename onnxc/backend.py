@@ -27,8 +27,8 @@ from onnx.backend.base import Backend, BackendRep
 
 from onnxc.dialects.onnx import SHAPE_ONLY_OPS, SHAPE_OPERANDS
 from onnxc.errors import InputError
-from onnxc.frontend.sequences import sequence_item_name
 from onnxc.frontend.importer import free_names
+from onnxc.frontend.sequences import sequence_item_name
 
 CACHE_ENV = "ONNXC_BACKEND_CACHE"
 """Directory for compiled libraries; default: a temporary directory per process."""
@@ -39,9 +39,9 @@ MAX_DERIVED_BOUND_ELEMENTS = 64
 elements (a size, a crop shape, window parameters), so no data tensor is baked in."""
 
 
-def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
+def shape_operand_inputs(model: onnx.ModelProto, directly: bool = False) -> set[str]:
     """Graph inputs whose values an op needs at compile time: those consumed at a shape
-    operand, and the small ones that reach a shape operand through other ops, as in
+    operand, and (unless `directly`) the small ones that reach a shape operand through other ops, as in
     function bodies (`Range(0, Cast(size), 1)`, `Pad(x, Concat(Div(Sub(Max(Shape(x),
     shape), ...))))`). Shape and Size end the walk: they read no values."""
     graph = model.graph
@@ -60,12 +60,12 @@ def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
                     needed.add(node.input[index])
                 pending.append(node.input[index])
     seen: set[str] = set()
-    while pending:
+    while pending and not directly:
         name = pending.pop()
         if name in seen:
             continue
         seen.add(name)
-        if name in inputs and _elements(inputs[name]) <= MAX_DERIVED_BOUND_ELEMENTS:
+        if name in inputs and _small_or_shape_like(inputs[name]):
             needed.add(name)
         producer = producers.get(name)
         if producer is not None and producer.op_type not in SHAPE_ONLY_OPS:
@@ -74,6 +74,15 @@ def shape_operand_inputs(model: onnx.ModelProto) -> set[str]:
                 for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else attr.graphs:
                     pending.extend(free_names(sub) | {vi.name for vi in sub.output})
     return needed
+
+
+def _small_or_shape_like(value_info: onnx.ValueInfoProto) -> bool:
+    """At most MAX_DERIVED_BOUND_ELEMENTS elements, or a vector or scalar of a size known
+    at run time only (a crop shape whose length is symbolic; `run` binds it only if small)."""
+    tensor = value_info.type.tensor_type
+    if value_info.type.HasField("tensor_type") and tensor.HasField("shape") and len(tensor.shape.dim) <= 1:
+        return True
+    return _elements(value_info) <= MAX_DERIVED_BOUND_ELEMENTS
 
 
 def _elements(value_info: onnx.ValueInfoProto) -> float:
@@ -191,12 +200,17 @@ class OnnxcRep(BackendRep):
         self.input_names = [vi.name for vi in model.graph.input if vi.name not in initializers]
         self.output_names = [vi.name for vi in model.graph.output]
         self.bound_names = shape_operand_inputs(model)
+        self.direct_names = shape_operand_inputs(model, directly=True)
         self._model_hash = hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
         self._sessions: dict[str, object] = {}
 
     def run(self, inputs, **kwargs) -> tuple:
         model, feeds = expand_structured_inputs(self.model, self._feeds(inputs))
-        bound = {name: feeds.pop(name) for name in self.bound_names if name in feeds}
+        bound = {
+            name: feeds.pop(name)
+            for name in self.bound_names
+            if name in feeds and (name in self.direct_names or feeds[name].size <= MAX_DERIVED_BOUND_ELEMENTS)
+        }
         session = self._session(model, feeds, bound)
         outputs = session.run(None, {arg.name: _to_runtime(arg, feeds[arg.name]) for arg in session.get_inputs()})
         values = {arg.name: _from_runtime(arg, value) for arg, value in zip(session.get_outputs(), outputs)}

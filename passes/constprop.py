@@ -30,12 +30,12 @@ import onnx
 import onnx.reference
 from onnx.reference.ops.op_cast import cast_to
 from xdsl.context import Context
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, ModuleOp, TensorType, UnrankedTensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from onnxc.dialects.onnx import OnnxOp, WeightAttr, numeric_value, onnx_inputs
-from onnxc.dialects.types import tensor_type_of
+from onnxc.dialects.types import dim_params, tensor_type_of
 from onnxc.passes.helpers.graph import (
     constant_array,
     erase_dead,
@@ -83,6 +83,15 @@ class FoldShapesPass(ConstPropPass):
     integers_only: ClassVar[bool] = True
 
 
+def _has_unknown_dims(value: SSAValue) -> bool:
+    """Unranked, or a dynamic dim without a symbolic expression."""
+    if isinstance(value.type, UnrankedTensorType):
+        return True
+    return isinstance(value.type, TensorType) and any(
+        d == DYNAMIC_INDEX and not p for d, p in zip(value.type.get_shape(), dim_params(value.type))
+    )
+
+
 class Folder:
     """Folds ops one at a time, in order; also used by decompose on the ops it inlines."""
 
@@ -99,7 +108,9 @@ class Folder:
         for op in ops:
             if op.parent is None or op.OP_TYPE == "Constant":
                 continue
-            if any(v in self.changed for v in op.operands):
+            if any(v in self.changed for v in op.operands) or any(map(_has_unknown_dims, op.results)):
+                # A result left unknown may follow now that shape values folded (its operands' types
+                # the same): a Reshape to Concat(Slice(Shape(x), starts), ...) once `starts` folds.
                 before = [r.type for r in op.results]
                 infer_op(op, op_opset(op, self.opset))
                 self.changed.update(r for r, t in zip(op.results, before) if r.type != t)

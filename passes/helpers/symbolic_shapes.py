@@ -542,7 +542,7 @@ def _pad_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     operands = onnx_inputs(op)
     if dims is None:
         return None
-    if "pads" in op.ATTR_TYPES:
+    if "pads" in op.ATTR_TYPES and op.attr("pads") is not None:
         pads = [Dim.const(p) for p in op.attr("pads")]
     else:
         value = symbolic_value(operands[1], memo)
