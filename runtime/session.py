@@ -81,6 +81,15 @@ class NodeArg:
         return f"{self.name}: {self.element_type}[{dims}]"
 
 
+def _dim_check(check: object) -> tuple[str, str, str, str, str]:
+    """[lhs, relation, rhs, node, op_type] of a signature's `checks`."""
+    if not (isinstance(check, list) and len(check) == 5 and all(isinstance(t, str) for t in check)):
+        raise ValueError(f"a dim check is [lhs, relation, rhs, node, op_type], not {check!r}")
+    if check[1] not in ("==", ">="):
+        raise ValueError(f"a dim check's relation is == or >=, not {check[1]!r}")
+    return tuple(check)
+
+
 def _node_args(entries: list) -> tuple[NodeArg, ...]:
     args = []
     for entry in entries:
@@ -188,9 +197,7 @@ class Session:
             self._library.set_num_threads(threads)
         signature = self._library.signature
         try:
-            self._inputs = _node_args(signature["inputs"])
-            self._outputs = _node_args(signature["outputs"])
-            self._dim_checks = [tuple(check) for check in signature.get("checks", [])]
+            self._read_signature(signature)
         except (KeyError, TypeError, ValueError) as error:
             self.close()
             raise InvalidModelError(f"malformed signature inputs or outputs: {error}", model=self.path) from None
@@ -212,6 +219,13 @@ class Session:
     def signature(self) -> dict:
         """The library's `onnxc_signature()`, parsed (a fresh dict on every access)."""
         return json.loads(self._library.signature_json)
+
+    def _read_signature(self, signature: dict) -> None:
+        """The tensors and dim checks of a signature (docs/abi.md); KeyError, TypeError
+        or ValueError where it is malformed."""
+        self._inputs = _node_args(signature["inputs"])
+        self._outputs = _node_args(signature["outputs"])
+        self._dim_checks = [_dim_check(check) for check in signature.get("checks", [])]
 
     def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)

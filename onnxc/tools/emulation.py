@@ -32,7 +32,7 @@ import numpy as np
 
 from onnxc.errors import InvalidModelError, RuntimeFailure
 from onnxc.runtime import library as runtime_library
-from onnxc.runtime.session import DynamicOutput, Session, TypedArray, _node_args
+from onnxc.runtime.session import DynamicOutput, Session, TypedArray
 
 HARNESS_SOURCE = Path(runtime_library.__file__).parent / "harness" / "onnxc_harness.c"
 ABI_HEADER = Path(runtime_library.__file__).parent / "onnxc.h"
@@ -228,8 +228,7 @@ class EmulatedSession(Session):
         try:
             signature = json.loads(signature_json)
             self._check_signature(signature)
-            self._inputs = _node_args(signature["inputs"])
-            self._outputs = _node_args(signature["outputs"])
+            self._read_signature(signature)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
             raise InvalidModelError(f"malformed signature: {error}", model=self.path) from None
         self._library = runtime_library.ModelLibrary(self.path, signature_json, signature, None, 0, None, None)

@@ -295,7 +295,14 @@ def required_checks(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
     return [(x, relation, y) for x, relation, y in checks if x is not None and y is not None and x != y]
 
 
+def _legacy_broadcast(op: OnnxOp) -> bool:
+    """Before opset 7, `broadcast` with `axis` lines the second input up at `axis`, not numpy's way."""
+    return "broadcast" in op.ATTR_TYPES and bool(op.attr("broadcast")) and "axis" in op.attributes
+
+
 def _required_equalities(op: OnnxOp) -> list[tuple[Dim | None, Dim | None]]:
+    if op.OP_TYPE in BROADCASTING_OPS and _legacy_broadcast(op):
+        return []
     if op.OP_TYPE in BROADCASTING_OPS:
         shapes = [dims_of(v) for v in onnx_inputs(op) if v is not None]
         return [] if any(s is None for s in shapes) or not shapes else broadcast_dims(shapes)[1]
@@ -319,7 +326,7 @@ def _required_equalities(op: OnnxOp) -> list[tuple[Dim | None, Dim | None]]:
 
 def _broadcast_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     shapes = [dims_of(v) for v in onnx_inputs(op) if v is not None]
-    if any(s is None for s in shapes):
+    if any(s is None for s in shapes) or _legacy_broadcast(op):
         return None
     return broadcast_dims(shapes)[0]
 
@@ -474,13 +481,14 @@ def _slice_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
 
 
 def _sliced_length(size: Dim | None, start: Dim, end: Dim, step: int | None) -> Dim | None:
-    """Length of size[start:end:step] for step 1 where the bounds are known well
-    enough: a constant start (negative counts from the end), an end that is a
-    constant (INT64_MAX: to the end) or an expression clamped to the size."""
-    if size is None or step != 1 or start.constant is None:
+    """Length of size[start:end:step]: a short expression for x[:, :end] (step 1 from
+    0), else the spec's normalization and clamping written out, as the
+    lowering computes its start at run time (slice_pad.py)."""
+    if size is None or step is None or step == 0:
         return None
-    begin = size + start.constant if start.constant < 0 else Dim.const(start.constant)
-    begin = begin.minimum(size) if begin.constant is None or size.constant is not None else begin
+    if step != 1 or start.constant != 0:
+        return _general_sliced_length(size, start, end, step)
+    begin = Dim.const(0)
     if end.constant is not None:
         if end.constant >= INT64_MAX // 2:
             stop = size
@@ -492,6 +500,22 @@ def _sliced_length(size: Dim | None, start: Dim, end: Dim, step: int | None) -> 
         stop = end if size.constant is None and end == size else end.minimum(size)
     length = stop - begin
     return length if length.constant is None or length.constant >= 0 else Dim.const(0)
+
+
+def _general_sliced_length(size: Dim, start: Dim, end: Dim, step: int) -> Dim:
+    """A bound counts from the end where negative, then is clamped to [0, size]
+    (step > 0) or [-1, size - 1] (step < 0); the length is ceil(span / |step|), at least 0."""
+    low, high = (Dim.const(0), size) if step > 0 else (Dim.const(-1), size - 1)
+
+    def clamped(bound: Dim) -> Dim:
+        if bound.constant is not None and abs(bound.constant) >= INT64_MAX // 2:
+            return high if bound.constant > 0 else low
+        normalized = bound + bound.less_than(0) * size
+        return normalized.maximum(low).minimum(high)
+
+    first, last = clamped(start), clamped(end)
+    span = last - first if step > 0 else first - last
+    return span.ceil_div(abs(step)).maximum(0)
 
 
 def _resize_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:

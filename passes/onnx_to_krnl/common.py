@@ -44,6 +44,7 @@ from onnxc.dialects.types import dim_params, is_float, is_low_precision, onnx_ty
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.helpers.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 from onnxc.passes.helpers.run_time_dims import IndexDimOps, buffer_shape, read_argument_dims
+from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS
 from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
 
 GRAPH_NAME = "main_graph"
@@ -498,19 +499,29 @@ def broadcast_axes(
 ) -> tuple[int | None, ...]:
     """numpy broadcasting (dims aligned from the right): the out axis indexing each
     dim of `shape`, None for a stretched unit dim. A dim known at run time only
-    matches the out dim that shape inference unified it with."""
+    (an index value, or a type's dynamic dim) matches the out dim that shape
+    inference unified it with; it may meet a static out dim other than 1 where
+    shape inference checks at run time that the two are equal (EQUAL_CHECKED_OPS)."""
     offset = len(out_shape) - len(shape)
 
+    def static(dim: Bound) -> bool:
+        return isinstance(dim, int) and dim >= 0
+
     def matches(dim: Bound, out: Bound) -> bool:
-        return dim == 1 or not isinstance(dim, int) or not isinstance(out, int) or dim == out
+        return dim == 1 or not static(dim) or not static(out) or dim == out
 
     if offset < 0 or not all(matches(d, out_shape[offset + k]) for k, d in enumerate(shape)):
         raise g.shape_error(op, f"cannot broadcast {_text(shape)} to {_text(out_shape)}")
     for k, d in enumerate(shape):
         out = out_shape[offset + k]
-        if not isinstance(d, int) and isinstance(out, int) and out != 1:  # 1 (stretched) or `out`: unknown here
+        if not static(d) and static(out) and out != 1 and op.OP_TYPE not in EQUAL_CHECKED_OPS:
             raise g.unsupported(op, f"a dim known at run time only may broadcast to {out} (dim {k} of {_text(shape)})")
     return tuple(None if d == 1 and out_shape[offset + k] != 1 else offset + k for k, d in enumerate(shape))
+
+
+EQUAL_CHECKED_OPS = BROADCASTING_OPS | {"Expand", "MatMul"}
+"""Ops whose broadcast dims shape inference requires equal (symbolic_shapes.required_checks):
+a run-time dim meeting a static one is that one, or the run fails its DimCheck first."""
 
 
 def dims_agree(a: Sequence[Bound], b: Sequence[Bound]) -> bool:
@@ -520,7 +531,7 @@ def dims_agree(a: Sequence[Bound], b: Sequence[Bound]) -> bool:
 
 
 def _text(shape: Sequence[Bound]) -> str:
-    return "[" + ", ".join(str(d) if isinstance(d, int) else "?" for d in shape) + "]"
+    return "[" + ", ".join(str(d) if isinstance(d, int) and d >= 0 else "?" for d in shape) + "]"
 
 
 def broadcast(g: GraphLowering, op: OnnxOp, buffer: SSAValue, out_shape: Sequence[int]) -> Operand:
