@@ -33,7 +33,6 @@ from onnxc.codegen.llvm_idioms import (
 from onnxc.codegen.llvm_types import I32, I64, NULL, PTR, value_type
 from onnxc.codegen.parallel import ParallelLoop, parallel_loop
 from onnxc.codegen.run_time_dims import CheckedDimOps
-from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.krnl_int8 import QMatmulOp
 from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.errors import CompileError
