@@ -9,6 +9,8 @@ Every library also gets the runtime support code (runtime/support/*.c: the
 thread pool behind `onnxc_parallel_for`), compiled once per target and
 source version and cached under the user's cache directory.
 
+Links after the first for a target run zig's linker directly (direct_link.py).
+
 A wasm32 "library" is a WebAssembly module linked against WASI's C library
 (malloc, the math functions) as a reactor: no main, an `_initialize` export
 to call first, and the functions of runtime/onnxc.h plus malloc and free (for
@@ -28,6 +30,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from onnxc.codegen.direct_link import forget_command, record_command, recorded_command
 from onnxc.codegen.target import Target
 from onnxc.errors import CompileError
 
@@ -51,7 +54,7 @@ def support_sources(target: Target) -> tuple[str, ...]:
     return ("onnxc_single_thread.c",) if target.is_wasm else ("onnxc_parallel.c",)
 
 
-def _zig(arguments: Sequence[str], what: str) -> None:
+def _zig(arguments: Sequence[str], what: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "ziglang", *arguments]
     try:
         result = subprocess.run(command, capture_output=True, text=True)
@@ -59,6 +62,7 @@ def _zig(arguments: Sequence[str], what: str) -> None:
         raise CompileError(f"could not run zig ({' '.join(command)}): {error}") from error
     if result.returncode != 0:
         raise CompileError(f"{what} failed:\n{result.stderr.strip()}")
+    return result
 
 
 def cache_directory() -> Path:
@@ -106,7 +110,13 @@ def link_shared_library(objects: Sequence[str | Path], output: str | Path, targe
         flags = ["-mexec-model=reactor", "-s", f"-Wl,{exports}", "-lm"]
     else:
         flags = ["-shared", "-lm", "-lpthread"]
-    _zig(
-        ["cc", "-target", target.zig_target, "-o", str(output), *inputs, *flags],
-        f"linking {output} for {target.triple}",
-    )
+    what, cache = f"linking {output} for {target.triple}", cache_directory()
+    command = recorded_command(cache, target.zig_target, flags, inputs, str(output))
+    if command is not None:
+        try:
+            _zig(command, what)
+            return
+        except CompileError:  # a damaged record (or a real error, which zig cc reports again below)
+            forget_command(cache, target.zig_target, flags)
+    result = _zig(["cc", "-target", target.zig_target, "-o", str(output), *inputs, *flags, "-v"], what)
+    record_command(cache, target.zig_target, flags, inputs, str(output), result.stderr)

@@ -5,10 +5,12 @@ function (a kernel): LLVM's loop passes slow down with the size of the
 function holding the loops, so one function per nest compiles several times
 faster than one function holding the whole graph. A nest that parallel.py
 finds splittable runs on the thread pool through a trampoline (llvm_idioms).
+Nests of one shape class share one kernel (kernel_sharing.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -17,6 +19,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.codegen.arena import ARENA_ALIGNMENT, THREAD_ARENA, plan_arena
 from onnxc.codegen.function_translator import FunctionTranslator
+from onnxc.codegen.kernel_sharing import describe_weight_argument, is_weight, shape_class, shared_classes
 from onnxc.codegen.llvm_idioms import (
     flat_types,
     flatten,
@@ -30,7 +33,6 @@ from onnxc.codegen.llvm_idioms import (
 from onnxc.codegen.llvm_types import I32, I64, NULL, PTR, value_type
 from onnxc.codegen.parallel import ParallelLoop, parallel_loop
 from onnxc.codegen.run_time_dims import CheckedDimOps
-from onnxc.dialects.krnl import GlobalOp
 from onnxc.dialects.krnl_int8 import QMatmulOp
 from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.errors import CompileError
@@ -52,6 +54,11 @@ class GraphFunctionTranslator(FunctionTranslator):
         llvm_function = internal_function(parent.module, self.name, ir.FunctionType(I32, arg_types))
         super().__init__(parent, llvm_function, dict(zip(self.body.args, llvm_function.args)))
         self.plan = plan_arena(function)
+        nests = [op for op in self.body.ops if _is_loop_nest(op)]
+        self.shape_classes = {nest: shape_class(nest, _values_from_outside(nest)) for nest in nests}
+        self.shared_classes = shared_classes(self.shape_classes.values())
+        # A shared kernel, and its thread pool trampoline if its nest runs there, by shape class.
+        self.shared_kernels: dict[Hashable, tuple[ir.Function, ir.Function | None]] = {}
 
     def translate(self) -> None:
         if self.plan.size or self.plan.regions:
@@ -104,21 +111,30 @@ class GraphFunctionTranslator(FunctionTranslator):
         self.builder.ret(status)
 
     def call_kernel(self, nest: Operation, name: str) -> None:
-        """Emit `nest` as the function `name` and call it here, or have the thread pool call it.
+        """Emit `nest` as the function `name` and call it here, or have the thread pool call it;
+        a nest of a shared shape class (kernel_sharing.py) calls the kernel of the first.
 
         Values the nest uses from outside are passed as arguments, except
-        constants and weights, which are re-emitted inside so that LLVM still
-        sees constant trip counts and the weights' alignment.
+        constants, and weights of a kernel not shared, which are re-emitted
+        inside so that LLVM still sees constant trip counts and the weights' alignment.
         """
         outside = _values_from_outside(nest)
-        rematerialized = [v for v in outside if isinstance(v.owner, arith.ConstantOp | GlobalOp)]
+        key = self.shape_classes[nest]
+        shared = key in self.shared_classes
+        rematerialized = [v for v in outside if isinstance(v.owner, arith.ConstantOp) or (is_weight(v) and not shared)]
         passed = [v for v in outside if v not in rematerialized]
         parallel = parallel_loop(nest)
-        kernel = self.kernel(nest, name, passed, rematerialized, parallel)
-        if parallel is None:
+        if shared and key in self.shared_kernels:
+            kernel, trampoline = self.shared_kernels[key]
+        else:
+            kernel = self.kernel(nest, name, passed, rematerialized, parallel)
+            trampoline = None if parallel is None else self.thread_pool_trampoline(kernel, name, passed)
+            if shared:
+                self.shared_kernels[key] = kernel, trampoline
+        if trampoline is None:
             self.builder.call(kernel, [f for v in passed for f in flatten(self.builder, self.get(v))])
         else:
-            self.call_on_thread_pool(kernel, name, passed, self.trip_count(parallel))
+            self.call_on_thread_pool(trampoline, passed, self.trip_count(parallel))
 
     def kernel(
         self,
@@ -138,6 +154,8 @@ class GraphFunctionTranslator(FunctionTranslator):
         args = iter(function.args)
         for value in passed:
             kernel.set(value, unflatten(kernel.builder, value_type(value.type), args))
+            if is_weight(value):
+                describe_weight_argument(kernel.get(value), value)
         for value in rematerialized:
             kernel.emit(value.owner)
         if parallel is not None:
@@ -157,18 +175,21 @@ class GraphFunctionTranslator(FunctionTranslator):
         count = b.sdiv(b.add(span, b.sub(step, ir.Constant(I64, 1))), step)
         return b.select(b.icmp_signed(">", count, ir.Constant(I64, 0)), count, ir.Constant(I64, 0))
 
-    def call_on_thread_pool(
-        self, kernel: ir.Function, name: str, passed: list[SSAValue], iterations: int | ir.Value
-    ) -> None:
-        """Have the thread pool call `kernel` through the trampoline `name.slice(ptr context, i64 begin,
-        i64 end)`, the context holding `passed`: the kernel keeps its `noalias` pointer arguments."""
+    def thread_pool_trampoline(self, kernel: ir.Function, name: str, passed: list[SSAValue]) -> ir.Function:
+        """The trampoline `name.slice(ptr context, i64 begin, i64 end)` through which the thread pool
+        calls `kernel`, the context holding `passed`: the kernel keeps its `noalias` pointer arguments."""
         context_type = ir.LiteralStructType([value_type(v.type) for v in passed])
         slice_function, b, fields, begin, end = thread_pool_slice(self.parent.module, f"{name}.slice", context_type)
         b.call(kernel, [*(f for field in fields for f in flatten(b, field)), begin, end])
         b.ret_void()
+        return slice_function
+
+    def call_on_thread_pool(self, trampoline: ir.Function, passed: list[SSAValue], iterations: int | ir.Value) -> None:
+        """Have the thread pool run `trampoline` over `iterations` with a context holding `passed`."""
+        context_type = ir.LiteralStructType([value_type(v.type) for v in passed])
         context = stack_struct(self.builder, context_type)
         store_fields(self.builder, context, context_type, [self.get(v) for v in passed])
-        parallel_for(self.builder, self.parent.declare, slice_function, context, iterations)
+        parallel_for(self.builder, self.parent.declare, trampoline, context, iterations)
 
 
 def _is_loop_nest(op: Operation) -> bool:
