@@ -76,10 +76,9 @@ class Dim:
 
     def never_negative(self) -> bool:
         """Whether no value of the symbols (dims, never negative) makes it negative:
-        positive coefficients over symbols and comparisons only."""
-        return all(c > 0 for _, c in self.terms) and all(
-            _IDENTIFIER.fullmatch(atom) or atom.startswith(("(eq(", "(lt(")) for atom in self.atoms()
-        )
+        positive coefficients over symbols, comparisons, and floor divisions by a
+        positive constant or min/max of such."""
+        return all(c > 0 for _, c in self.terms) and all(map(_atom_never_negative, self.atoms()))
 
     def split_coefficient(self) -> tuple[int, Dim]:
         """(c, m) with self == c * m where m is a single monomial of coefficient 1,
@@ -134,6 +133,9 @@ class Dim:
         quotient = _exact_quotient(self, other)
         if quotient is not None:
             return quotient
+        numerator, denominator = _cancelled(self, other)
+        if denominator != other:
+            return numerator // denominator
         return Dim._atom(f"({_parenthesized(self)} // {_parenthesized(other)})")
 
     def ceil_div(self, other: Dim | int) -> Dim:
@@ -295,6 +297,36 @@ def _dim(value: Dim | int) -> Dim:
 
 def _parenthesized(dim: Dim) -> str:
     return str(dim) if dim.constant is not None or (len(dim.terms) == 1 and dim.terms[0][1] == 1) else f"({dim})"
+
+
+def _atom_never_negative(atom: str) -> bool:
+    if _IDENTIFIER.fullmatch(atom):
+        return True
+    node = ast.parse(atom, mode="eval").body
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        divisor = _to_dim(node.right).constant
+        return divisor is not None and divisor > 0 and _to_dim(node.left).never_negative()
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
+        return node.func.id in ("eq", "lt") or all(_to_dim(arg).never_negative() for arg in node.args)
+    return False
+
+
+def _cancelled(numerator: Dim, denominator: Dim) -> tuple[Dim, Dim]:
+    """numerator and denominator (c times a monomial) without the symbols every term
+    of both has: n*s // (3*n) is s // 3 (a 0 in the cancelled symbol only changes the
+    dims of an empty tensor)."""
+    coefficient, monomial = denominator.split_coefficient()
+    if coefficient <= 0 or not monomial.terms or not numerator.terms:
+        return numerator, denominator
+    (atoms, _), = monomial.terms
+    remaining, terms = list(atoms), [list(m) for m, _ in numerator.terms]
+    for atom in atoms:
+        if all(atom in m for m in terms):
+            remaining.remove(atom)
+            for m in terms:
+                m.remove(atom)
+    reduced = Dim._of({tuple(m): c for m, (_, c) in zip(terms, numerator.terms)})
+    return reduced, Dim(((tuple(remaining), coefficient),))
 
 
 def _exact_quotient(numerator: Dim, denominator: Dim) -> Dim | None:
