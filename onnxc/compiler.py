@@ -122,6 +122,7 @@ def compile(
     shapes: Mapping[str, Sequence[int]] | None = None,
     emit: str = "lib",
     log: CompileLog | None = None,
+    profile: bool = False,
 ) -> Path:
     """Compile `model` (a path or ModelProto) to `output_path`; returns the path written.
 
@@ -132,6 +133,8 @@ def compile(
     LLVM CPU name for it (default: the host's for a native build, see
     codegen/target.py for the others); `features` LLVM target features to add
     (e.g. "+v": RVV on riscv64). For wasm32 the library is a .wasm module.
+    With `profile`, the library times each kernel call and names the ONNX nodes it
+    computes (`onnxc.Session(path, profile=True)`, `onnxc run --profile`).
     """
     if emit not in EMIT_KINDS:
         raise CompileError(f"unknown emit kind '{emit}'; choose one of {', '.join(EMIT_KINDS)}")
@@ -145,13 +148,18 @@ def compile(
 
         # Resolved first, so that a mistyped target or CPU fails before any work is done.
         resolved = resolve_target(target, cpu=cpu, features=features)
-        return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name)
+        if profile and resolved.is_wasm:
+            raise CompileError("profiling needs a clock, which a wasm32 module (importing nothing) has not")
+        return _compile(model, output_path, resolved, opt_level, shapes, emit, log, model_name, profile)
     except OnnxcError as exc:
         raise exc.with_model(model_name) from None
 
 
-def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: CompileLog, model_name: str) -> Path:
+def _compile(
+    model, output_path: Path, target, opt_level, shapes, emit, log: CompileLog, model_name: str, profile: bool
+) -> Path:
     from onnxc import codegen
+    from onnxc.codegen.profiling import node_records
 
     start = time.perf_counter()
     module = import_model(model, shapes=shapes)
@@ -164,6 +172,7 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
         start = time.perf_counter()
         module = _batch_loop_module(model, module, shapes, ctx)
         log.record("batch analysis", time.perf_counter() - start)
+    nodes = None
     for level, passes in stages(opt_level):
         for name in passes:
             start = time.perf_counter()
@@ -171,19 +180,25 @@ def _compile(model, output_path: Path, target, opt_level, shapes, emit, log: Com
             log.record(name, time.perf_counter() - start)
         if emit == level:
             return _write_text(output_path, module_text(module))
+        if level == "onnx" and profile:
+            nodes = node_records(module)  # what the nodes are, read before lowering
 
     resolved = codegen.resolve_target(target)
     stem = _stem(model_name)
     if emit == "llvm":
         start = time.perf_counter()
-        _write_text(output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level, model_name=stem))
+        _write_text(
+            output_path, codegen.emit_llvm_ir(module, resolved, opt_level=opt_level, model_name=stem, profile=nodes)
+        )
         log.record("LLVM IR", time.perf_counter() - start)
     elif emit == "obj":
-        output_path.write_bytes(codegen.emit_object(module, resolved, opt_level, model_name=stem, on_stage=log.record))
+        object_code = codegen.emit_object(module, resolved, opt_level, model_name=stem, on_stage=log.record, profile=nodes)
+        output_path.write_bytes(object_code)
     else:
         codegen.emit_library(
-            module, output_path, target=resolved, opt_level=opt_level, model_name=stem, on_stage=log.record
-        )
+            module, output_path, target=resolved, opt_level=opt_level, model_name=stem, on_stage=log.record,
+            profile=nodes,
+        )  # fmt: skip
     return output_path
 
 

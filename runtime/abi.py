@@ -30,6 +30,15 @@ TENSOR_FIELDS: tuple[tuple[str, str], ...] = (
 """struct onnxc_tensor: (name, C type) of each field, in order."""
 
 
+PROFILE_EVENT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("start_ns", "int64_t"),
+    ("duration_ns", "int64_t"),
+    ("kernel", "int32_t"),
+    ("reserved", "int32_t"),
+)
+"""struct onnxc_profile_event (libraries built with `onnxc --profile`): one kernel call."""
+
+
 def tensor_field(name: str) -> int:
     """The position of field `name` in struct onnxc_tensor."""
     return [field for field, _ in TENSOR_FIELDS].index(name)

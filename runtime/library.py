@@ -163,6 +163,8 @@ class ModelLibrary:
     get_num_threads: ctypes._CFuncPtr | None
     # void onnxc_free_tensor(onnxc_tensor *): releases a dynamic output; None under emulation.
     free_tensor: ctypes._CFuncPtr | None = None
+    # int64_t onnxc_profile_events(const onnxc_profile_event **): in libraries built with --profile only.
+    profile_events: ctypes._CFuncPtr | None = None
 
     def close(self) -> None:
         """dlclose the library: `run_main_graph` must not be called afterwards, nor be running."""
@@ -247,6 +249,11 @@ def _validate(library: ctypes.CDLL, path: str) -> ModelLibrary:
         for name, argtypes in (("onnxc_set_num_threads", [ctypes.c_int32]), ("onnxc_get_num_threads", []))
     ]
     free_tensor = _symbol(library, "onnxc_free_tensor", None, [tensors], path)
+    profile_events = (
+        _symbol(library, "onnxc_profile_events", ctypes.c_int64, [ctypes.POINTER(ctypes.c_void_p)], path)
+        if hasattr(library, "onnxc_profile_events")
+        else None
+    )
     return ModelLibrary(
-        path, signature_json, signature, run_main_graph, library._handle, *thread_functions, free_tensor
+        path, signature_json, signature, run_main_graph, library._handle, *thread_functions, free_tensor, profile_events
     )

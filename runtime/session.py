@@ -31,6 +31,7 @@ from onnxc.errors import InputError, InvalidModelError, RuntimeFailure
 from onnxc.runtime import dim_expressions
 from onnxc.runtime.abi import MAX_DIM
 from onnxc.runtime.library import OnnxcTensor, describe_status, open_model_library
+from onnxc.runtime.profiling import Profile
 
 
 @dataclass
@@ -182,15 +183,25 @@ class Session:
     `threads` sets the size of the thread pool of the session's own copy of
     the library (onnxc_set_num_threads of onnxc.h); None keeps the default:
     $ONNXC_NUM_THREADS, else the number of CPUs.
+
+    `profile=True` (a library built with `onnxc --profile`) records where each
+    run's time goes in `self.profile` (runtime/profiling.py).
     """
 
-    def __init__(self, path: str | os.PathLike, threads: int | None = None):
+    def __init__(self, path: str | os.PathLike, threads: int | None = None, profile: bool = False):
         if threads is not None and (not isinstance(threads, int) or threads < 1):
             raise ValueError(f"threads must be None or a positive int, got {threads!r}")
         self.threads = threads
         self._init_run_state()
         self._library = open_model_library(path)
         self.path = self._library.path
+        self.profile: Profile | None = None
+        if profile:
+            description = self._library.signature.get("profile")
+            if description is None or self._library.profile_events is None:
+                self.close()
+                raise InvalidModelError("the library was built without profiling: compile it with `onnxc --profile`", model=self.path)
+            self.profile = Profile(description, self._library.profile_events, self.path)
         if threads is not None:
             if self._library.set_num_threads is None:
                 raise InvalidModelError("the library has no thread pool: recompile it to set threads", model=self.path)
@@ -346,8 +357,12 @@ class Session:
             self._running += 1
         output_structs = self._output_descriptors.describe(outputs)
         input_structs = self._input_descriptors.describe(inputs)
+        run = self._library.run_main_graph
         try:
-            status = self._library.run_main_graph(input_structs, len(inputs), output_structs, len(outputs))
+            if self.profile is None:
+                status = run(input_structs, len(inputs), output_structs, len(outputs))
+            else:
+                status = self.profile.timed(run, input_structs, len(inputs), output_structs, len(outputs))
             if status == 0:
                 self._take_dynamic_outputs(outputs, output_structs)
         finally:

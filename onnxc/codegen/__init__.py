@@ -52,22 +52,32 @@ def _optimized(translation: Translation, tm: llvm_binding.TargetMachine, opt_lev
 
 
 def emit_llvm_ir(
-    module: ModuleOp, target: Target | str | None = None, *, opt_level: int | None = None, model_name: str = "model"
+    module: ModuleOp,
+    target: Target | str | None = None,
+    *,
+    opt_level: int | None = None,
+    model_name: str = "model",
+    profile: dict[str, dict] | None = None,
 ) -> str:
     """The LLVM IR of `module`: as translated, or after -O`opt_level` if one is given."""
     target = resolve_target(target)
-    translation = translate_module(module, target, model_name)
+    translation = translate_module(module, target, model_name, profile)
     if opt_level is None:
         return str(translation.module)
     return str(_optimized(translation, target.target_machine(opt_level), opt_level))
 
 
 def _compile(
-    module: ModuleOp, target: Target, opt_level: int, model_name: str, on_stage: StageCallback | None = None
+    module: ModuleOp,
+    target: Target,
+    opt_level: int,
+    model_name: str,
+    on_stage: StageCallback | None = None,
+    profile: dict[str, dict] | None = None,
 ) -> tuple[bytes, Translation]:
     tm = target.target_machine(opt_level)
     with _stage(on_stage, "translate to LLVM IR"):
-        translation = translate_module(module, target, model_name)
+        translation = translate_module(module, target, model_name, profile)
     with _stage(on_stage, "LLVM optimize"):
         optimized = _optimized(translation, tm, opt_level)
     with _stage(on_stage, "object emission"):
@@ -81,9 +91,10 @@ def emit_object(
     *,
     model_name: str = "model",
     on_stage: StageCallback | None = None,
+    profile: dict[str, dict] | None = None,
 ) -> bytes:
     """The relocatable object of the code (the weights are a separate object: see emit_library)."""
-    code, _ = _compile(module, resolve_target(target), opt_level, model_name, on_stage)
+    code, _ = _compile(module, resolve_target(target), opt_level, model_name, on_stage, profile)
     return code
 
 
@@ -96,10 +107,12 @@ def emit_library(
     model_name: str = "model",
     tmp_dir: str | Path | None = None,
     on_stage: StageCallback | None = None,
+    profile: dict[str, dict] | None = None,
 ) -> Path:
-    """Compile `module` into the shared library `output_path` (see runtime/onnxc.h)."""
+    """Compile `module` into the shared library `output_path` (see runtime/onnxc.h); with
+    `profile` (the ONNX nodes by name, profiling.node_records), one that times its kernels."""
     target = resolve_target(target)
-    code, translation = _compile(module, target, opt_level, model_name, on_stage)
+    code, translation = _compile(module, target, opt_level, model_name, on_stage, profile)
     output_path = Path(output_path)
     with tempfile.TemporaryDirectory(prefix="onnxc-", dir=tmp_dir) as work:
         objects = [Path(work) / "model.o"]
@@ -114,7 +127,7 @@ def emit_library(
                     write_weights_object(objects[1], translation.weights, target)
         with _stage(on_stage, "link"):
             linked = Path(work) / "model.so"
-            link_shared_library(objects, linked, target)
+            link_shared_library(objects, linked, target, profiled=profile is not None)
             _install(linked, output_path)
     return output_path
 

@@ -135,6 +135,8 @@ class EntryPointBuilder:
         b = self.builder = self.exported("run_main_graph", I32, [PTR, I64, PTR, I64])
         self.failures: dict[Status, ir.Block] = {}
         inputs, num_inputs, outputs, num_outputs = b.function.args
+        if self.parent.profiler:
+            self.parent.profiler.start_run(self.parent, b)
         self.fail_unless_equal(num_inputs, len(self.inputs), Status.ERR_ARITY)
         self.fail_unless_equal(num_outputs, len(self.outputs), Status.ERR_ARITY)
         arguments = []
@@ -313,6 +315,7 @@ class EntryPointBuilder:
                     "outputs": [spec.signature() for spec in self.outputs],
                     **({"checks": [c.strings() for c in self.checks]} if self.checks else {}),
                 }
+                | ({"profile": self.parent.profiler.signature()} if self.parent.profiler else {})
             ).encode()
             + b"\0"
         )

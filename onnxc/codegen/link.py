@@ -49,9 +49,11 @@ WASM_EXPORTS = (
 and malloc and free for the loader, which places the tensors in the module's memory."""
 
 
-def support_sources(target: Target) -> tuple[str, ...]:
-    """The runtime support of a library for `target`: a thread pool, or for wasm32 one thread."""
-    return ("onnxc_single_thread.c",) if target.is_wasm else ("onnxc_parallel.c",)
+def support_sources(target: Target, profiled: bool = False) -> tuple[str, ...]:
+    """The runtime support of a library for `target`: a thread pool, or for wasm32 one thread;
+    and for a `profiled` library (`onnxc --profile`) the kernel timestamps."""
+    sources = ("onnxc_single_thread.c",) if target.is_wasm else ("onnxc_parallel.c",)
+    return (*sources, "onnxc_profile.c") if profiled else sources
 
 
 def _zig(arguments: Sequence[str], what: str) -> subprocess.CompletedProcess:
@@ -101,10 +103,13 @@ def support_object(source_name: str, target: Target) -> Path:
     return cached
 
 
-def link_shared_library(objects: Sequence[str | Path], output: str | Path, target: Target) -> None:
+def link_shared_library(
+    objects: Sequence[str | Path], output: str | Path, target: Target, *, profiled: bool = False
+) -> None:
     """Link `objects` (objects or assembly), the runtime support objects, libm and pthreads into
     the shared library `output`, or for wasm32 into the WebAssembly module `output`."""
-    inputs = [str(o) for o in [*objects, *(support_object(name, target) for name in support_sources(target))]]
+    support = support_sources(target, profiled)
+    inputs = [str(o) for o in [*objects, *(support_object(name, target) for name in support)]]
     if target.is_wasm:
         exports = ",".join(f"--export={name}" for name in WASM_EXPORTS)
         flags = ["-mexec-model=reactor", "-s", f"-Wl,{exports}", "-lm"]

@@ -25,6 +25,7 @@ from onnxc.codegen.entry_point import EntryPointBuilder
 from onnxc.codegen.llvm_idioms import constant_global
 from onnxc.codegen.llvm_types import I8, static_shape_of
 from onnxc.codegen.outlining import GraphFunctionTranslator
+from onnxc.codegen.profiling import KernelProfiler
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, uses_large_data
 from onnxc.dialects.krnl import EntryPointOp, GlobalOp
@@ -53,7 +54,7 @@ class _LargeDataGlobal(ir.GlobalVariable):
 class ModuleTranslator:
     """The state shared by a module's functions: the LLVM module, declarations, weights, GEMM kernels."""
 
-    def __init__(self, module: ModuleOp, target: Target, model_name: str):
+    def __init__(self, module: ModuleOp, target: Target, model_name: str, profile: dict[str, dict] | None = None):
         self.source = module
         self.target = target
         self.model_name = model_name
@@ -64,6 +65,8 @@ class ModuleTranslator:
         self._weight_offsets: dict[Attribute, int] = {}
         self._weights_symbol: ir.GlobalVariable | None = None
         self.gemm_kernels: dict = {}  # see gemm.MatmulEmitter.micro_kernel
+        # Times every kernel call (`onnxc --profile`), given the ONNX nodes by name (profiling.node_records).
+        self.profiler = KernelProfiler(profile) if profile is not None else None
 
     def declare(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
         """The function `name` of the module, declared on first use."""
@@ -127,6 +130,9 @@ class ModuleTranslator:
         return entries[0]
 
 
-def translate_module(module: ModuleOp, target: Target, model_name: str = "model") -> Translation:
-    """Loop-level `module` as an LLVM module for `target`, plus the weights it refers to."""
-    return ModuleTranslator(module, target, model_name).translate()
+def translate_module(
+    module: ModuleOp, target: Target, model_name: str = "model", profile: dict[str, dict] | None = None
+) -> Translation:
+    """Loop-level `module` as an LLVM module for `target`, plus the weights it refers to;
+    with `profile` (the ONNX nodes, profiling.node_records), its kernel calls timed."""
+    return ModuleTranslator(module, target, model_name, profile).translate()

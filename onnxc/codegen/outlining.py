@@ -11,6 +11,7 @@ Nests of one shape class share one kernel (kernel_sharing.py).
 from __future__ import annotations
 
 from collections.abc import Hashable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -67,7 +68,9 @@ class GraphFunctionTranslator(FunctionTranslator):
             if op.results and all(result in self.values for result in op.results):
                 continue  # computed early, for the arena's run-time sizes
             if _is_loop_nest(op):
-                self.call_kernel(op, f"{self.name}.nest{position}")
+                name, profiler = f"{self.name}.nest{position}", self.parent.profiler
+                with profiler.timed(self.parent, self.builder, op, name) if profiler else nullcontext():
+                    self.call_kernel(op, name)
             else:
                 self.emit(op)
 

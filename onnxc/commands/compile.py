@@ -68,6 +68,12 @@ def parser() -> argparse.ArgumentParser:
         "--mattr", help="LLVM target features to add, comma-separated (e.g. +v: RVV on riscv64; +sve on aarch64)"
     )
     add_shape_option(parser, "pin an input's shape, e.g. --shape input=1,3,224,224 (repeatable)")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="time every kernel call and name its ONNX nodes (see 'onnxc run --profile'); "
+        "without it the library has no timing code",
+    )
     parser.add_argument("--print-pipeline", action="store_true", help="print the passes run at this -O level")
     parser.add_argument(
         "-v",
@@ -101,6 +107,7 @@ def main(argv: list[str]) -> int:
         shapes=dict(args.shape),
         emit=args.emit,
         log=log,
+        profile=args.profile,
     )
     if args.verbose:
         print(f"  {'total':<24} {(time.perf_counter() - start) * 1000:9.1f} ms", file=sys.stderr)

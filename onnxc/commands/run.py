@@ -25,6 +25,17 @@ def parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--output-dir", help="write each output as NAME.npy here")
     parser.add_argument("--repeat", type=int, default=1, help="run N times and print the median latency")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print the time per op type and per node (a library built with 'onnxc --profile'; with --repeat, "
+        "after one warm-up run, averaged over the runs) and write a Chrome/Perfetto trace",
+    )
+    parser.add_argument(
+        "--trace", metavar="FILE.json", help="where --profile writes the trace (default: LIBRARY.trace.json here)"
+    )
+    parser.add_argument("--top", type=int, default=20, help="node rows --profile prints (default 20)")
+    parser.add_argument("--threads", type=int, help="threads of the library's pool (default: ONNXC_NUM_THREADS or the CPUs)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser
 
@@ -38,7 +49,12 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     repeat = max(1, args.repeat)
     emulated = needs_emulation(args.library)
-    session = EmulatedSession(args.library, repeat=repeat) if emulated else Session(args.library)
+    if emulated and (args.profile or args.threads):
+        raise SystemExit("onnxc run: --profile and --threads need a library for this machine, not an emulated one")
+    if emulated:
+        session = EmulatedSession(args.library, repeat=repeat)
+    else:
+        session = Session(args.library, threads=args.threads, profile=args.profile or args.trace is not None)
     feeds = {}
     for item in args.input:
         name, sep, path = item.partition("=")
@@ -56,6 +72,9 @@ def main(argv: list[str]) -> int:
         outputs = session.run(None, feeds)  # all `repeat` runs in one emulator process
         latencies = session.last_latencies
     else:
+        if session.profile is not None and repeat > 1:  # the first run faults in the arena and starts the pool
+            session.run(None, feeds)
+            session.profile.clear()
         latencies = []
         for _ in range(repeat):
             start = time.perf_counter()
@@ -71,6 +90,10 @@ def main(argv: list[str]) -> int:
     if repeat > 1:
         under = f" (emulated by {session.emulator.program})" if emulated else ""
         print(f"median latency: {np.median(latencies) * 1000:.3f} ms over {repeat} runs{under}")
+    if not emulated and session.profile is not None:
+        print(session.profile.table(top=args.top))
+        trace = session.profile.save_trace(args.trace or f"{Path(args.library).stem}.trace.json")
+        print(f"wrote {trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
     return 0
 
 

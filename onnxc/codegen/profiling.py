@@ -1,0 +1,109 @@
+"""Per-kernel timestamps for `onnxc --profile`: which ONNX nodes each kernel computes, and the calls timing it.
+
+A profiled library times every kernel call of the graph function (each
+top-level loop nest, outlined into a function by outlining.py) between
+`onnxc_profile_now()` and `onnxc_profile_record(kernel, start)` of
+runtime/support/onnxc_profile.c. A kernel maps back to ONNX nodes through
+the locations of the ops in its nest: lowering gives every op its node's name
+(passes/onnx_to_krnl/common.py), so a nest of element-wise ops fused into one
+loop names all of them, and a node lowered into several nests (padding,
+packing, the GEMM) has several kernels. What each node is (op type, shapes,
+FLOPs) is read on the `onnx` level, before lowering (`node_records`). Both go
+into the signature's "profile" entry, which runtime/profiling.py reads.
+
+Ops a kernel absorbs without a loop of their own (a Relu or residual Add in
+the GEMM epilogue) leave no location in it: their time counts as the kernel's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import onnx
+from llvmlite import ir
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, NameLoc, TensorType
+from xdsl.ir import Operation
+
+from onnxc.codegen.llvm_types import I32, I64
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.dialects.types import dim_params
+from onnxc.tools.flops import node_flops
+
+if TYPE_CHECKING:
+    from onnxc.codegen.llvm import ModuleTranslator
+
+START_RUN, NOW, RECORD = "onnxc_profile_start_run", "onnxc_profile_now", "onnxc_profile_record"
+SUPPORT_SOURCE = "onnxc_profile.c"
+
+
+def node_records(module: ModuleOp) -> dict[str, dict]:
+    """Each ONNX node of the graph functions by name: op type, FLOPs (None where
+    dims are symbolic) and its inputs' and outputs' dims (a symbolic dim by name)."""
+    records: dict[str, dict] = {}
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp):
+            continue
+        for op in function.body.block.ops:
+            if isinstance(op, OnnxOp) and op.node_name and op.node_name not in records:
+                records[op.node_name] = {
+                    "op_type": op.OP_TYPE,
+                    "flops": _flops(op),
+                    "inputs": [_dims(v.type) for v in op.operands],
+                    "outputs": [_dims(v.type) for v in op.results],
+                }
+    return records
+
+
+def _dims(t) -> list[int | str] | None:
+    if not isinstance(t, TensorType):
+        return None
+    return [param if dim < 0 else dim for dim, param in zip(t.get_shape(), dim_params(t))]
+
+
+def _flops(op: OnnxOp) -> int | None:
+    """onnxc.tools.flops's count for `op`, through a NodeProto standing in for it."""
+    shapes = {f"in{k}": _dims(v.type) for k, v in enumerate(op.operands)}
+    shapes |= {f"out{k}": _dims(v.type) for k, v in enumerate(op.results)}
+    attributes = {name: op.attr(name) for name in ("kernel_shape", "transA") if name in op.ATTR_TYPES}
+    node = onnx.helper.make_node(op.OP_TYPE, list(shapes)[: len(op.operands)], list(shapes)[len(op.operands) :],
+                                 **{k: v for k, v in attributes.items() if v is not None})  # fmt: skip
+
+    def static_shape(name: str) -> list[int] | None:
+        dims = shapes.get(name)
+        return dims if dims is not None and all(isinstance(d, int) for d in dims) else None
+
+    return node_flops(node, static_shape)
+
+
+class KernelProfiler:
+    """Numbers the kernels of a profiled library as their calls are emitted, and times each call."""
+
+    def __init__(self, nodes: dict[str, dict]):
+        self.nodes = nodes
+        self.kernels: list[dict] = []
+
+    @contextmanager
+    def timed(self, parent: ModuleTranslator, builder: ir.IRBuilder, nest: Operation, kernel: str) -> Iterator[None]:
+        """Time what is emitted inside the block as one call of `kernel`, computing `nest`."""
+        number = len(self.kernels)
+        self.kernels.append({"name": kernel, "nodes": self.nodes_of(nest)})
+        start = builder.call(parent.declare(NOW, I64, []), [])
+        yield
+        builder.call(parent.declare(RECORD, ir.VoidType(), [I32, I64]), [ir.Constant(I32, number), start])
+
+    def nodes_of(self, nest: Operation) -> list[str]:
+        """The ONNX nodes whose ops are in `nest`, in the order they first appear."""
+        names = (op.location.desc.data for op in nest.walk() if isinstance(op.location, NameLoc))
+        return list(dict.fromkeys(name for name in names if name in self.nodes))
+
+    def start_run(self, parent: ModuleTranslator, builder: ir.IRBuilder) -> None:
+        """Emit the call that begins a run's log (at the top of run_main_graph)."""
+        builder.call(parent.declare(START_RUN, ir.VoidType(), []), [])
+
+    def signature(self) -> dict:
+        """The signature's "profile" entry: the kernels by number and the nodes they name."""
+        used = dict.fromkeys(name for kernel in self.kernels for name in kernel["nodes"])
+        return {"clock": "CLOCK_MONOTONIC", "kernels": self.kernels, "nodes": {n: self.nodes[n] for n in used}}
