@@ -121,6 +121,20 @@ int32_t onnxc_abi_version(void);
 int32_t onnxc_set_num_threads(int32_t threads);
 int32_t onnxc_get_num_threads(void);
 
+/* Libraries built with `onnxc --profile` only (docs/abi.md, "Profiling"): one
+ * kernel call of the calling thread's latest run_main_graph call; the
+ * signature's "profile" entry names each kernel's ONNX nodes. */
+typedef struct onnxc_profile_event {
+  int64_t start_ns;     /* CLOCK_MONOTONIC */
+  int64_t duration_ns;  /* wall time on the calling thread */
+  int32_t kernel;       /* index into the signature's profile.kernels */
+  int32_t reserved;
+} onnxc_profile_event;
+
+/* Set *events to the calling thread's events of its latest run_main_graph call
+ * (valid until its next call) and return their count. */
+int64_t onnxc_profile_events(const onnxc_profile_event **events);
+
 #ifdef __cplusplus
 }
 #endif

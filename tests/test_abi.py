@@ -41,14 +41,27 @@ def test_max_dim(header):
     assert int(limit) == abi.MAX_DIM
 
 
-def test_tensor_struct(header):
-    fields = [line.strip().rstrip(";") for line in _braced(header, "typedef struct onnxc_tensor").split(";")]
+def _struct_fields(text: str, struct: str) -> tuple[tuple[str, str], ...]:
+    fields = [line.strip().rstrip(";") for line in _braced(text, f"typedef struct {struct}").split(";")]
     parsed = []
     for field in filter(None, fields):
         match = re.fullmatch(r"(.*?[\s*])(\w+)", field)
         c_type = re.sub(r"\s*\*", " *", match.group(1).strip())
         parsed.append((match.group(2), c_type))
-    assert tuple(parsed) == abi.TENSOR_FIELDS
+    return tuple(parsed)
+
+
+@pytest.mark.parametrize(
+    "struct, expected", [("onnxc_tensor", abi.TENSOR_FIELDS), ("onnxc_profile_event", abi.PROFILE_EVENT_FIELDS)]
+)
+def test_structs(header, struct, expected):
+    assert _struct_fields(header, struct) == expected
+
+
+def test_profile_support_struct():
+    """The profiling support code writes the events the header describes."""
+    source = (HEADER.parent / "support" / "onnxc_profile.c").read_text()
+    assert _struct_fields(re.sub(r"/\*.*?\*/", "", source, flags=re.S), "onnxc_profile_event") == abi.PROFILE_EVENT_FIELDS
 
 
 def test_status_enum(header):

@@ -41,13 +41,15 @@ SUPPORT_SOURCE = "onnxc_profile.c"
 
 def node_records(module: ModuleOp) -> dict[str, dict]:
     """Each ONNX node of the graph functions by name: op type, FLOPs (None where
-    dims are symbolic) and its inputs' and outputs' dims (a symbolic dim by name)."""
+    dims are symbolic) and its inputs' and outputs' dims (a symbolic dim by name).
+    Constants are no nodes here: they run no code, and initializers, located by
+    their own names, may share a node's name."""
     records: dict[str, dict] = {}
     for function in module.ops:
         if not isinstance(function, func.FuncOp):
             continue
         for op in function.body.block.ops:
-            if isinstance(op, OnnxOp) and op.node_name and op.node_name not in records:
+            if isinstance(op, OnnxOp) and op.OP_TYPE != "Constant" and op.node_name and op.node_name not in records:
                 records[op.node_name] = {
                     "op_type": op.OP_TYPE,
                     "flops": _flops(op),
