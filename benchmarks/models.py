@@ -4,7 +4,9 @@
   also returning their pre-Softmax logits (random weights make the Softmax one-hot);
 - the MNIST CNN of onnxc/examples/mnist.py;
 - a BERT-style encoder layer (seq 128, hidden 256, 4 heads, FFN 1024) built here from
-  ops onnxc lowers: LayerNorm as MatMul-by-1/n means, GELU in its tanh form.
+  ops onnxc lowers: LayerNorm as MatMul-by-1/n means, GELU in its tanh form;
+- FAMILIES: the model families of families.py (MobileNetV3, EfficientNet, ResNeXt, DeepLabV3,
+  ConvNeXt, ViT, LLaMA and wav2vec2 style), built in code.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from families import FAMILIES
+
 from onnxc.examples.light import LIGHT_MODELS, load_light_model
 from onnxc.examples.mnist import build_mnist_cnn
 
 MODELS = ("mnist", "bert", *(name for name in LIGHT_MODELS))
+"""The default set of benchmarks/run.py; `--models families` runs FAMILIES."""
 OPSET = 17
 IR_VERSION = 8  # what onnxruntime 1.x reads
 
@@ -26,6 +31,8 @@ def load(name: str) -> onnx.ModelProto:
         model = build_mnist_cnn(seed=0)
     elif name == "bert":
         model = bert_encoder()
+    elif name in FAMILIES:
+        return FAMILIES[name]()
     else:
         model = _with_logits(load_light_model(name))
     model.ir_version = IR_VERSION  # the light models say 3, which would require initializers to be inputs

@@ -241,7 +241,11 @@ def main() -> int:
     import models
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default=",".join(models.MODELS), help=f"comma-separated, from {models.MODELS}")
+    parser.add_argument(
+        "--models",
+        default=",".join(models.MODELS),
+        help=f"comma-separated, from {models.MODELS} and {tuple(models.FAMILIES)}; 'families' names the latter",
+    )
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per engine and thread count (default 5)")
     parser.add_argument("--opt-level", type=int, default=3)
@@ -263,10 +267,10 @@ def main() -> int:
         print(json.dumps(_memory_child(*args.memory_child, max(threads))))
         return 0
 
-    names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in models.MODELS]
+    names = [m for n in args.models.split(",") if n for m in (models.FAMILIES if n == "families" else [n])]
+    unknown = [n for n in names if n not in models.MODELS and n not in models.FAMILIES]
     if unknown:
-        parser.error(f"unknown models {unknown}; choose from {models.MODELS}")
+        parser.error(f"unknown models {unknown}; choose from {models.MODELS} and {tuple(models.FAMILIES)}")
     records = []
     with tempfile.TemporaryDirectory(prefix="onnxc-bench-") as work:
         for name in names:

@@ -195,14 +195,20 @@ class Profile:
                  _rate(r)] for r in op_rows
             ]),
             "",
-            _format(["node", "op type", "calls", "ms", "%", "GFLOP/s"], [
-                [r.label, r.op_type, f"{r.calls:g}", f"{r.seconds * 1e3:.3f}", f"{100 * r.share:.1f}", _rate(r)]
+            _format(["node", "op type", "output", "calls", "ms", "%", "GFLOP/s"], [
+                [r.label, r.op_type, self._output_dims(r.nodes[-1]), f"{r.calls:g}", f"{r.seconds * 1e3:.3f}",
+                 f"{100 * r.share:.1f}", _rate(r)]
                 for r in node_rows[:top]
-            ], text_columns=2),
+            ], text_columns=3),
         ]  # fmt: skip
         if top is not None and len(node_rows) > top:
             lines.append(f"... {len(node_rows) - top} more node rows")
         return "\n".join(lines)
+
+    def _output_dims(self, node: str) -> str:
+        """`1x64x56x56`: the dims of the node's first output, as far as the signature knows them."""
+        outputs = self.nodes.get(node, {}).get("outputs") or [None]
+        return "x".join(map(str, outputs[0])) if outputs[0] is not None else ""
 
     def trace(self) -> dict:
         """The runs as a Chrome trace (the JSON object format, which Perfetto and chrome://tracing open):
