@@ -45,7 +45,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Row:
-    """One line of a profile table: a group of nodes (or an op type), averaged over the runs."""
+    """One line of a profile table: a group of nodes (or an op type) over the runs recorded."""
 
     label: str
     op_type: str
@@ -53,7 +53,7 @@ class Row:
     calls: float
     """Kernel calls per run."""
     seconds: float
-    """Self time per run."""
+    """Self time in a run: the median over the runs."""
     share: float
     """Of the run's wall time."""
     flops: int | None
@@ -139,29 +139,33 @@ class Profile:
             return list(self.runs)
 
     def wall_seconds(self) -> float:
-        """Mean wall time of a run (0 before any run)."""
+        """The median wall time of a run (0 before any run)."""
         runs = self._snapshot()
-        return sum(r.end_ns - r.start_ns for r in runs) / len(runs) / 1e9 if runs else 0.0
+        return float(np.median([r.end_ns - r.start_ns for r in runs])) / 1e9 if runs else 0.0
 
     def by_node(self) -> list[Row]:
-        """A row per group of nodes, most time first."""
+        """A row per group of nodes, most time first. Times are medians over the runs (of the
+        group's time in each run), so that a run slowed down by a busy machine does not skew them."""
         runs = self._snapshot()
         if not runs:
             return []
-        events = np.concatenate([run.events for run in runs])
-        wall = sum(r.end_ns - r.start_ns for r in runs)
-        groups = np.asarray(self._group_of_kernel, np.int64)[events["kernel"]]
+        group_of_kernel = np.asarray(self._group_of_kernel, np.int64)
+        per_run = np.zeros((len(runs), len(self._groups)))
+        for number, run in enumerate(runs):
+            np.add.at(per_run[number], group_of_kernel[run.events["kernel"]], run.events["duration_ns"])
+        kernels = np.concatenate([run.events["kernel"] for run in runs])
+        calls_of_kernel = np.bincount(kernels, minlength=len(self.kernels)) / len(runs)
+        wall = self.wall_seconds()
         rows = []
         for index, group in enumerate(self._groups):
-            mine = events[groups == index]
-            if not len(mine):
+            calls = calls_of_kernel[list(group.kernels)]
+            if not calls.any():
                 continue
-            per_kernel = np.bincount(mine["kernel"], minlength=len(self.kernels))
-            executions = int(per_kernel.max())  # a batch loop runs every kernel once per sample
-            flops = None if group.flops is None else group.flops * executions // len(runs)
-            total = int(mine["duration_ns"].sum())
-            rows.append(Row(_label(group.nodes), group.op_type, group.nodes, len(mine) / len(runs),
-                            total / len(runs) / 1e9, total / wall, flops))  # fmt: skip
+            # A batch loop runs each of the group's kernels once per sample: the nodes ran max(calls) times.
+            flops = None if group.flops is None else round(group.flops * calls.max())
+            seconds = float(np.median(per_run[:, index])) / 1e9
+            rows.append(Row(_label(group.nodes), group.op_type, group.nodes, float(calls.sum()), seconds,
+                            seconds / wall if wall else 0.0, flops))  # fmt: skip
         return sorted(rows, key=lambda row: -row.seconds)
 
     def by_op_type(self) -> list[Row]:
@@ -179,7 +183,7 @@ class Profile:
         return sorted(rows, key=lambda row: -row.seconds)
 
     def table(self, top: int | None = 20) -> str:
-        """The per-op-type table, then the `top` node rows (all if None), in ms per run."""
+        """The per-op-type table, then the `top` node rows (all if None), in ms per run (medians)."""
         runs = len(self._snapshot())
         if not runs:
             return "no profiled runs"
@@ -187,8 +191,8 @@ class Profile:
         op_rows, node_rows = self.by_op_type(), self.by_node()
         kernels = sum(row.seconds for row in node_rows)
         lines = [
-            f"{self.model}: {runs} run(s), {wall * 1e3:.3f} ms per run, {kernels * 1e3:.3f} ms in kernels "
-            f"({100 * kernels / wall if wall else 0:.1f}%)",
+            f"{self.model}: {runs} run(s), median {wall * 1e3:.3f} ms per run, {kernels * 1e3:.3f} ms in kernels "
+            f"({100 * kernels / wall if wall else 0:.1f}%; each row's ms is its median over the runs)",
             "",
             _format(["op type", "nodes", "calls", "ms", "%", "GFLOP/s"], [
                 [r.op_type, str(len(r.nodes)), f"{r.calls:g}", f"{r.seconds * 1e3:.3f}", f"{100 * r.share:.1f}",

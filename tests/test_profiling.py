@@ -81,7 +81,7 @@ def test_rows_name_the_nodes_and_sum_to_the_run(libraries):
     assert rows[("conv1",)].flops == conv_flops and rows[("conv1",)].gflops_per_second > 0
     kernels = sum(row.seconds for row in rows.values())
     wall = session.profile.wall_seconds()
-    assert 0.7 * wall < kernels <= wall  # nested in the run on one clock; the rest is entry checks and ctypes
+    assert 0.7 * wall < kernels < 1.05 * wall  # the rest is entry checks and ctypes (medians of each: not exact)
     assert abs(sum(row.share for row in rows.values()) - kernels / wall) < 1e-9
     by_type = {row.op_type: row for row in session.profile.by_op_type()}
     assert set(by_type) == {"Conv", "MaxPool", "Tanh+Mul", "GlobalAveragePool", "Gemm"}
