@@ -73,19 +73,20 @@ def test_rows_name_the_nodes_and_sum_to_the_run(libraries):
     for _ in range(10):
         session.run(None, _feed())
     rows = {row.nodes: row for row in session.profile.by_node()}
-    # Relu is in conv1's GEMM epilogue; Tanh and the Mul by a constant run in one fused loop.
-    assert set(rows) == {("conv1",), ("pool1",), ("conv2",), ("tanh2", "scale2"), ("gap",), ("fc",)}
+    # Relu is in conv1's GEMM epilogue (no op of its own); Tanh and the Mul by a constant run in one loop.
+    assert set(rows) == {("conv1", "relu1"), ("pool1",), ("conv2",), ("tanh2", "scale2"), ("gap",), ("fc",)}
     assert rows[("tanh2", "scale2")].op_type == "Tanh+Mul"
-    assert rows[("conv1",)].op_type == "Conv" and rows[("conv1",)].calls >= 1
+    conv1 = rows[("conv1", "relu1")]
+    assert conv1.op_type == "Conv+Relu" and conv1.calls >= 1 and conv1.label == "conv1 (+1 fused)"
     conv_flops = 2 * 64 * 64 * CHANNELS * 3 * 9
-    assert rows[("conv1",)].flops == conv_flops and rows[("conv1",)].gflops_per_second > 0
+    assert conv1.flops == conv_flops + 64 * 64 * CHANNELS and conv1.gflops_per_second > 0
     kernels = sum(row.seconds for row in rows.values())
     wall = session.profile.wall_seconds()
     assert 0.7 * wall < kernels < 1.05 * wall  # the rest is entry checks and ctypes (medians of each: not exact)
     assert abs(sum(row.share for row in rows.values()) - kernels / wall) < 1e-9
     by_type = {row.op_type: row for row in session.profile.by_op_type()}
-    assert set(by_type) == {"Conv", "MaxPool", "Tanh+Mul", "GlobalAveragePool", "Gemm"}
-    assert by_type["Conv"].flops == conv_flops + rows[("conv2",)].flops
+    assert set(by_type) == {"Conv+Relu", "Conv", "MaxPool", "Tanh+Mul", "GlobalAveragePool", "Gemm"}
+    assert by_type["Conv"].flops == rows[("conv2",)].flops == 2 * 32 * 32 * 2 * CHANNELS * CHANNELS * 9
     table = session.profile.table(top=3)
     assert "| op type " in table and "| conv" in table and "3 more node rows" in table
 
@@ -117,10 +118,11 @@ def test_trace_is_chrome_trace_json(libraries):
         run = runs[event["args"]["run"]]
         assert run["tid"] == event["tid"]
         assert run["ts"] - 1e-3 <= event["ts"] and event["ts"] + event["dur"] <= run["ts"] + run["dur"] + 1e-3
-    conv = next(e for e in kernels if e["name"] == "conv1")
-    assert conv["cat"] == "Conv" and conv["args"]["kernel"].startswith("main_graph.nest")
-    (node,) = conv["args"]["nodes"]
+    conv = next(e for e in kernels if e["name"] == "conv1+relu1")
+    assert conv["cat"] == "Conv+Relu" and conv["args"]["kernel"].startswith("main_graph.nest")
+    node, relu = conv["args"]["nodes"]
     assert node["name"] == "conv1" and node["inputs"][0] == [1, 3, 64, 64] and node["outputs"] == [[1, CHANNELS, 64, 64]]
+    assert relu["name"] == "relu1" and relu["producers"] == ["conv1"]
 
 
 def test_runs_from_many_threads_keep_their_own_events(libraries):
@@ -142,8 +144,8 @@ def test_batch_loop_counts_every_sample(tmp_path):
     session = onnxc.Session(onnxc.compile(tmp_path / "cnn.onnx", tmp_path / "cnn.so", profile=True), profile=True)
     session.run(None, _feed(batch=3))
     rows = {row.nodes: row for row in session.profile.by_node()}
-    one_sample = 2 * 64 * 64 * CHANNELS * 3 * 9
-    assert rows[("conv1",)].flops == 3 * one_sample
+    one_sample = 2 * 64 * 64 * CHANNELS * 3 * 9 + 64 * 64 * CHANNELS
+    assert rows[("conv1", "relu1")].flops == 3 * one_sample
     assert rows[("pool1",)].calls == 3
 
 

@@ -12,7 +12,8 @@ FLOPs) is read on the `onnx` level, before lowering (`node_records`). Both go
 into the signature's "profile" entry, which runtime/profiling.py reads.
 
 Ops a kernel absorbs without a loop of their own (a Relu or residual Add in
-the GEMM epilogue) leave no location in it: their time counts as the kernel's.
+the GEMM epilogue) leave no location in it: they are named with the kernels of
+their latest producer (`KernelProfiler.absorbed`).
 """
 
 from __future__ import annotations
@@ -36,14 +37,14 @@ if TYPE_CHECKING:
     from onnxc.codegen.llvm import ModuleTranslator
 
 START_RUN, NOW, RECORD = "onnxc_profile_start_run", "onnxc_profile_now", "onnxc_profile_record"
-SUPPORT_SOURCE = "onnxc_profile.c"
 
 
 def node_records(module: ModuleOp) -> dict[str, dict]:
-    """Each ONNX node of the graph functions by name: op type, FLOPs (None where
-    dims are symbolic) and its inputs' and outputs' dims (a symbolic dim by name).
-    Constants are no nodes here: they run no code, and initializers, located by
-    their own names, may share a node's name."""
+    """Each ONNX node of the graph functions by name, in graph order: op type, FLOPs
+    (None where dims are symbolic), its inputs' and outputs' dims (a symbolic dim by
+    name) and the nodes whose results it reads ("producers"). Constants are no nodes
+    here: they run no code, and initializers, located by their own names, may share
+    a node's name."""
     records: dict[str, dict] = {}
     for function in module.ops:
         if not isinstance(function, func.FuncOp):
@@ -55,8 +56,14 @@ def node_records(module: ModuleOp) -> dict[str, dict]:
                     "flops": _flops(op),
                     "inputs": [_dims(v.type) for v in op.operands],
                     "outputs": [_dims(v.type) for v in op.results],
+                    "producers": [p for p in dict.fromkeys(map(_producer, op.operands)) if p],
                 }
     return records
+
+
+def _producer(value) -> str:
+    owner = value.owner
+    return owner.node_name if isinstance(owner, OnnxOp) and owner.OP_TYPE != "Constant" else ""
 
 
 def _dims(t) -> list[int | str] | None:
@@ -106,6 +113,30 @@ class KernelProfiler:
         builder.call(parent.declare(START_RUN, ir.VoidType(), []), [])
 
     def signature(self) -> dict:
-        """The signature's "profile" entry: the kernels by number and the nodes they name."""
-        used = dict.fromkeys(name for kernel in self.kernels for name in kernel["nodes"])
-        return {"clock": "CLOCK_MONOTONIC", "kernels": self.kernels, "nodes": {n: self.nodes[n] for n in used}}
+        """The signature's "profile" entry: the kernels by number and the nodes they compute."""
+        absorbed = self.absorbed()
+        kernels = [
+            {"name": kernel["name"], "nodes": kernel["nodes"] + [n for n, owner in absorbed.items() if owner in kernel["nodes"]]}
+            for kernel in self.kernels
+        ]
+        used = dict.fromkeys(name for kernel in kernels for name in kernel["nodes"])
+        return {"clock": "CLOCK_MONOTONIC", "kernels": kernels, "nodes": {n: self.nodes[n] for n in used}}
+
+    def absorbed(self) -> dict[str, str]:
+        """Nodes that compute something but no kernel names -> the node whose kernels compute them.
+
+        A Relu, residual Add or BatchNormalization in a GEMM epilogue leaves no op
+        of its own: it is computed where its latest producer is (the Conv or Gemm,
+        or a node that was itself absorbed into one). Data movement without a loop
+        (a Reshape that is a view) computes nothing and is left out.
+        """
+        order = {name: index for index, name in enumerate(self.nodes)}
+        owner = {name: name for kernel in self.kernels for name in kernel["nodes"]}
+        absorbed = {}
+        for name, record in self.nodes.items():
+            if name in owner or record["flops"] == 0:
+                continue
+            producers = sorted((p for p in record["producers"] if p in owner), key=order.__getitem__)
+            if producers:
+                owner[name] = absorbed[name] = owner[producers[-1]]
+        return absorbed
