@@ -53,9 +53,9 @@ class Row:
     calls: float
     """Kernel calls per run."""
     seconds: float
-    """Self time in a run: the median over the runs."""
+    """Self time in a run: `share` of the median run."""
     share: float
-    """Of the run's wall time."""
+    """Of a run's wall time: the mean over the runs."""
     flops: int | None
     """Per run; None where a node's count is unknown (symbolic dims)."""
 
@@ -144,15 +144,17 @@ class Profile:
         return float(np.median([r.end_ns - r.start_ns for r in runs])) / 1e9 if runs else 0.0
 
     def by_node(self) -> list[Row]:
-        """A row per group of nodes, most time first. Times are medians over the runs (of the
-        group's time in each run), so that a run slowed down by a busy machine does not skew them."""
+        """A row per group of nodes, most time first. A row's share is the mean over the runs of
+        its share of each run, and its time that share of the median run: a run slowed down as a
+        whole by a busy machine changes neither, and the rows add up to the kernels' share."""
         runs = self._snapshot()
         if not runs:
             return []
         group_of_kernel = np.asarray(self._group_of_kernel, np.int64)
-        per_run = np.zeros((len(runs), len(self._groups)))
+        shares = np.zeros((len(runs), len(self._groups)))
         for number, run in enumerate(runs):
-            np.add.at(per_run[number], group_of_kernel[run.events["kernel"]], run.events["duration_ns"])
+            np.add.at(shares[number], group_of_kernel[run.events["kernel"]], run.events["duration_ns"])
+            shares[number] /= max(run.end_ns - run.start_ns, 1)
         kernels = np.concatenate([run.events["kernel"] for run in runs])
         calls_of_kernel = np.bincount(kernels, minlength=len(self.kernels)) / len(runs)
         wall = self.wall_seconds()
@@ -163,9 +165,8 @@ class Profile:
                 continue
             # A batch loop runs each of the group's kernels once per sample: the nodes ran max(calls) times.
             flops = None if group.flops is None else round(group.flops * calls.max())
-            seconds = float(np.median(per_run[:, index])) / 1e9
-            rows.append(Row(_label(group.nodes), group.op_type, group.nodes, float(calls.sum()), seconds,
-                            seconds / wall if wall else 0.0, flops))  # fmt: skip
+            share = float(shares[:, index].mean())
+            rows.append(Row(_label(group.nodes), group.op_type, group.nodes, float(calls.sum()), share * wall, share, flops))
         return sorted(rows, key=lambda row: -row.seconds)
 
     def by_op_type(self) -> list[Row]:
@@ -183,7 +184,7 @@ class Profile:
         return sorted(rows, key=lambda row: -row.seconds)
 
     def table(self, top: int | None = 20) -> str:
-        """The per-op-type table, then the `top` node rows (all if None), in ms per run (medians)."""
+        """The per-op-type table, then the `top` node rows (all if None), in ms per run (see by_node)."""
         runs = len(self._snapshot())
         if not runs:
             return "no profiled runs"
@@ -192,7 +193,7 @@ class Profile:
         kernels = sum(row.seconds for row in node_rows)
         lines = [
             f"{self.model}: {runs} run(s), median {wall * 1e3:.3f} ms per run, {kernels * 1e3:.3f} ms in kernels "
-            f"({100 * kernels / wall if wall else 0:.1f}%; each row's ms is its median over the runs)",
+            f"({100 * kernels / wall if wall else 0:.1f}%; each row: its mean share of a run, times the median run)",
             "",
             _format(["op type", "nodes", "calls", "ms", "%", "GFLOP/s"], [
                 [r.op_type, str(len(r.nodes)), f"{r.calls:g}", f"{r.seconds * 1e3:.3f}", f"{100 * r.share:.1f}",

@@ -29,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
         "--profile",
         action="store_true",
         help="print the time per op type and per node (a library built with 'onnxc --profile'; with --repeat, "
-        "after one warm-up run, medians over the runs) and write a Chrome/Perfetto trace",
+        "after one warm-up run, over the runs) and write a Chrome/Perfetto trace",
     )
     parser.add_argument(
         "--trace", metavar="FILE.json", help="where --profile writes the trace (default: LIBRARY.trace.json here)"
