@@ -3,14 +3,14 @@ as torch's exporter writes them: the benchmark of issue #19 next to the light CN
 
 | name | what it stands for |
 | --- | --- |
-| mobilenetv3_style | depthwise-separable inverted residuals, 3x3 and 5x5 at stride 1 and 2, SE with HardSigmoid, HardSwish |
+| mobilenetv3_style | inverted residuals: depthwise 3x3 and 5x5 at stride 1 and 2, SE with HardSigmoid, HardSwish |
 | efficientnet_style | the same blocks with SiLU (x * Sigmoid(x)) and SE with Sigmoid |
 | resnext_style | bottlenecks whose 3x3 conv has 32 groups |
 | deeplabv3_style | a strided backbone, dilated 3x3 convs (ASPP) and a bilinear Resize back to the input size |
 | convnext_style | 7x7 depthwise, LayerNormalization over channels, GELU (Erf), layer scale |
 | vit_style | 16x16 patch embedding, a class token, an encoder layer at 197 x 768 (12 heads) |
 | llama_style | a decoder block: RMSNorm, rotary embeddings, causal mask, SwiGLU MLP (64 tokens x 512) |
-| wav2vec2_style | strided conv1d front end (kernel 10 stride 5, then 3/2 and 2/2), GroupNorm, a grouped positional conv |
+| wav2vec2_style | strided conv1d front end (kernel 10 stride 5, 3/2, 2/2), GroupNorm, a grouped positional conv |
 
 Sizes are moderate (0.2-3 GFLOP) so that the whole set runs in a few minutes.
 """
@@ -77,7 +77,9 @@ class _Graph:
 
     def gelu(self, x: str, name: str) -> str:
         """0.5 x (1 + erf(x / sqrt 2)), as torch writes nn.GELU below opset 20."""
-        erf = self.op("Erf", [self.op("Div", [x, self.const(f"{name}.sqrt2", np.sqrt(2.0))], f"{name}.div")], f"{name}.erf")
+        erf = self.op(
+            "Erf", [self.op("Div", [x, self.const(f"{name}.sqrt2", np.sqrt(2.0))], f"{name}.div")], f"{name}.erf"
+        )
         one_plus = self.op("Add", [erf, self.const(f"{name}.one", 1.0)], f"{name}.add")
         return self.op("Mul", [self.op("Mul", [x, one_plus], f"{name}.mul"), self.const(f"{name}.half", 0.5)], name)
 
@@ -87,8 +89,9 @@ class _Graph:
                        name, axis=-1, epsilon=1e-6)  # fmt: skip
 
     def model(self, name: str, x: str, x_shape: Sequence[int], y: str) -> onnx.ModelProto:
-        graph = helper.make_graph(self.nodes, name, [helper.make_tensor_value_info(x, TensorProto.FLOAT, x_shape)],
-                                  [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)], self.initializers)  # fmt: skip
+        inputs = [helper.make_tensor_value_info(x, TensorProto.FLOAT, x_shape)]
+        outputs = [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)]
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.initializers)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
         return onnx.shape_inference.infer_shapes(model)
 
@@ -156,12 +159,16 @@ def deeplabv3_style() -> onnx.ModelProto:
         channels = out
     branches = [g.op("Relu", [g.conv(x, "aspp.1x1", channels, 96, 1)], "aspp.1x1.relu")]
     for rate in (6, 12, 18):
-        branches.append(g.op("Relu", [g.conv(x, f"aspp.rate{rate}", channels, 96, 3, dilation=rate)], f"aspp.rate{rate}.relu"))
+        branches.append(
+            g.op("Relu", [g.conv(x, f"aspp.rate{rate}", channels, 96, 3, dilation=rate)], f"aspp.rate{rate}.relu")
+        )
     pooled = g.op("Relu", [g.conv(g.op("GlobalAveragePool", [x], "aspp.pool"), "aspp.pool.conv", channels, 96, 1)],
                   "aspp.pool.relu")  # fmt: skip
     sizes = g.const("aspp.pool.size", [1, 96, 32, 32])
     branches.append(g.op("Resize", [pooled, "", "", sizes], "aspp.pool.resize", mode="linear"))
-    x = g.op("Relu", [g.conv(g.op("Concat", branches, "aspp.concat", axis=1), "aspp.project", 5 * 96, 96, 1)], "aspp.relu")
+    x = g.op(
+        "Relu", [g.conv(g.op("Concat", branches, "aspp.concat", axis=1), "aspp.project", 5 * 96, 96, 1)], "aspp.relu"
+    )
     logits = g.conv(x, "classifier", 96, 21, 1)
     scales = g.const("upsample.scales", [1.0, 1.0, 8.0, 8.0])
     y = g.op("Resize", [logits, "", scales], "upsample", mode="linear")
@@ -178,12 +185,14 @@ def convnext_style() -> onnx.ModelProto:
     channels = 96
     for stage, (out, depth) in enumerate([(96, 2), (192, 2)]):
         if out != channels:
-            x = g.op("Transpose", [g.layer_norm(g.op("Transpose", [x], f"down{stage}.nhwc", perm=nhwc),
-                                                f"down{stage}.ln", channels)], f"down{stage}.nchw", perm=nchw)  # fmt: skip
+            y = g.layer_norm(g.op("Transpose", [x], f"down{stage}.nhwc", perm=nhwc), f"down{stage}.ln", channels)
+            x = g.op("Transpose", [y], f"down{stage}.nchw", perm=nchw)
             x, channels = g.conv(x, f"down{stage}", channels, out, 2, stride=2), out
         for number in range(depth):
             at = f"stage{stage}.block{number}"
-            y = g.op("Transpose", [g.conv(x, f"{at}.dw", channels, channels, 7, groups=channels)], f"{at}.nhwc", perm=nhwc)
+            y = g.op(
+                "Transpose", [g.conv(x, f"{at}.dw", channels, channels, 7, groups=channels)], f"{at}.nhwc", perm=nhwc
+            )
             y = g.linear(g.layer_norm(y, f"{at}.ln", channels), f"{at}.fc1", channels, 4 * channels)
             y = g.linear(g.gelu(y, f"{at}.gelu"), f"{at}.fc2", 4 * channels, channels)
             y = g.op("Mul", [y, g.const(f"{at}.gamma", np.full(channels, 0.1))], f"{at}.layer_scale")
@@ -223,7 +232,9 @@ def vit_style(width: int = 768, heads: int = 12) -> onnx.ModelProto:
     x = g.op("Concat", [g.const("cls", 0.02 * g.rng.standard_normal((1, 1, width))), tokens], "cls.concat", axis=1)
     x = g.op("Add", [x, g.const("positions", 0.02 * g.rng.standard_normal((1, 197, width)))], "embed")
     x = g.op("Add", [x, _attention(g, g.layer_norm(x, "ln1", width), "attn", 197, width, heads)], "residual1")
-    mlp = g.linear(g.gelu(g.linear(g.layer_norm(x, "ln2", width), "fc1", width, 4 * width), "gelu"), "fc2", 4 * width, width)
+    mlp = g.linear(
+        g.gelu(g.linear(g.layer_norm(x, "ln2", width), "fc1", width, 4 * width), "gelu"), "fc2", 4 * width, width
+    )
     x = g.layer_norm(g.op("Add", [x, mlp], "residual2"), "ln_final", width)
     return g.model("vit_style", "image", [1, 3, 224, 224], x)
 
@@ -238,7 +249,9 @@ def llama_style(tokens: int = 64, width: int = 512, heads: int = 8, hidden: int 
     def rms_norm(x: str, at: str) -> str:
         mean = g.op("ReduceMean", [g.op("Pow", [x, g.const(f"{at}.two", 2.0)], f"{at}.pow")], f"{at}.mean", axes=[-1])
         rms = g.op("Sqrt", [g.op("Add", [mean, g.const(f"{at}.eps", 1e-6)], f"{at}.add_eps")], f"{at}.sqrt")
-        return g.op("Mul", [g.op("Div", [x, rms], f"{at}.div"), g.const(f"{at}.w", 1 + 0.1 * g.rng.standard_normal(width))], at)
+        return g.op(
+            "Mul", [g.op("Div", [x, rms], f"{at}.div"), g.const(f"{at}.w", 1 + 0.1 * g.rng.standard_normal(width))], at
+        )
 
     angles = np.outer(np.arange(tokens), 10000.0 ** (-np.arange(0, head, 2) / head))
     cos = g.const("rope.cos", np.cos(np.concatenate([angles, angles], 1))[None, None])
@@ -254,7 +267,9 @@ def llama_style(tokens: int = 64, width: int = 512, heads: int = 8, hidden: int 
 
     mask = g.const("causal", np.triu(np.full((tokens, tokens), -1e9), 1)[None, None])
     x = "hidden_states"
-    x = g.op("Add", [x, _attention(g, rms_norm(x, "attn_norm"), "attn", tokens, width, heads, rotate, mask)], "residual1")
+    x = g.op(
+        "Add", [x, _attention(g, rms_norm(x, "attn_norm"), "attn", tokens, width, heads, rotate, mask)], "residual1"
+    )
     normed = rms_norm(x, "mlp_norm")
     gated = g.op("Mul", [g.silu(g.linear(normed, "gate", width, hidden, bias=False), "silu"),
                          g.linear(normed, "up", width, hidden, bias=False)], "swiglu")  # fmt: skip

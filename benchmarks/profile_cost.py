@@ -36,7 +36,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    print("| model | plain ms | profiled, off ms | profiled, on ms | off/plain | on/plain | kernel calls | in kernels |")
+    print(
+        "| model | plain ms | profiled, off ms | profiled, on ms | off/plain | on/plain | kernel calls | in kernels |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as directory:
         for name in args.models.split(","):

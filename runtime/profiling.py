@@ -30,7 +30,9 @@ import numpy as np
 from onnxc.errors import InvalidModelError
 from onnxc.runtime.abi import PROFILE_EVENT_FIELDS
 
-_EVENT_DTYPE = np.dtype([(name, np.int64 if c_type == "int64_t" else np.int32) for name, c_type in PROFILE_EVENT_FIELDS])
+_EVENT_DTYPE = np.dtype(
+    [(name, np.int64 if c_type == "int64_t" else np.int32) for name, c_type in PROFILE_EVENT_FIELDS]
+)
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,9 @@ class Profile:
             raw = ctypes.string_at(pointer.value, size) if count > 0 and pointer.value else b""
             events = np.frombuffer(raw, _EVENT_DTYPE).copy()
             if np.any((events["kernel"] < 0) | (events["kernel"] >= len(self.kernels))):
-                raise InvalidModelError("onnxc_profile_events named a kernel the signature does not list", model=self.model)
+                raise InvalidModelError(
+                    "onnxc_profile_events named a kernel the signature does not list", model=self.model
+                )
             with self._lock:
                 self.runs.append(Run(start, end, threading.get_native_id(), events))
         return status
@@ -166,7 +170,9 @@ class Profile:
             # A batch loop runs each of the group's kernels once per sample: the nodes ran max(calls) times.
             flops = None if group.flops is None else round(group.flops * calls.max())
             share = float(shares[:, index].mean())
-            rows.append(Row(_label(group.nodes), group.op_type, group.nodes, float(calls.sum()), share * wall, share, flops))
+            rows.append(
+                Row(_label(group.nodes), group.op_type, group.nodes, float(calls.sum()), share * wall, share, flops)
+            )
         return sorted(rows, key=lambda row: -row.seconds)
 
     def by_op_type(self) -> list[Row]:
@@ -192,8 +198,10 @@ class Profile:
         op_rows, node_rows = self.by_op_type(), self.by_node()
         kernels = sum(row.seconds for row in node_rows)
         lines = [
-            f"{self.model}: {runs} run(s), median {wall * 1e3:.3f} ms per run, {kernels * 1e3:.3f} ms in kernels "
-            f"({100 * kernels / wall if wall else 0:.1f}%; each row: its mean share of a run, times the median run)",
+            (
+                f"{self.model}: {runs} run(s), median {wall * 1e3:.3f} ms per run, {kernels * 1e3:.3f} ms in kernels "
+                f"({100 * kernels / wall if wall else 0:.1f}%; each row: its mean share of a run, times the median run)"
+            ),
             "",
             _format(["op type", "nodes", "calls", "ms", "%", "GFLOP/s"], [
                 [r.op_type, str(len(r.nodes)), f"{r.calls:g}", f"{r.seconds * 1e3:.3f}", f"{100 * r.share:.1f}",
@@ -221,7 +229,9 @@ class Profile:
         runs = self._snapshot()
         origin = min((r.start_ns for r in runs), default=0)
         pid = os.getpid()
-        events: list[dict] = [{"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": f"onnxc {self.model}"}}]
+        events: list[dict] = [
+            {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": f"onnxc {self.model}"}}
+        ]
         for number, run in enumerate(runs):
             events.append({"ph": "X", "name": "run_main_graph", "cat": "Session", "pid": pid, "tid": run.thread,
                            "ts": (run.start_ns - origin) / 1e3, "dur": (run.end_ns - run.start_ns) / 1e3,
@@ -260,5 +270,7 @@ def _format(header: list[str], rows: list[list[str]], text_columns: int = 1) -> 
         aligned = (c.ljust(w) if i < text_columns else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
         return "| " + " | ".join(aligned) + " |"
 
-    rule = "|" + "|".join("-" * (w + 2) if i < text_columns else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
+    rule = (
+        "|" + "|".join("-" * (w + 2) if i < text_columns else "-" * (w + 1) + ":" for i, w in enumerate(widths)) + "|"
+    )
     return "\n".join([line(header), rule, *map(line, rows)])

@@ -200,7 +200,8 @@ class Session:
             description = self._library.signature.get("profile")
             if description is None or self._library.profile_events is None:
                 self.close()
-                raise InvalidModelError("the library was built without profiling: compile it with `onnxc --profile`", model=self.path)
+                message = "the library was built without profiling: compile it with `onnxc --profile`"
+                raise InvalidModelError(message, model=self.path)
             self.profile = Profile(description, self._library.profile_events, self.path)
         if threads is not None:
             if self._library.set_num_threads is None:

@@ -31,7 +31,9 @@ def test_family_matches_onnxruntime(tmp_path, name):
     (got,) = session.run(None, feed)
     options = ort.SessionOptions()
     options.log_severity_level = 3
-    (want,) = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(None, feed)
+    (want,) = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]).run(
+        None, feed
+    )
     assert got.shape == want.shape
     error = np.abs(got - want).max() / np.abs(want).max()
     assert error <= 1e-4, f"{name}: max error {error:.2e} relative to max|ref|"

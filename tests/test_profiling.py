@@ -8,12 +8,12 @@ import threading
 import numpy as np
 import onnx
 import pytest
+from helpers import make_model, run_from_threads, value_info
 from onnx import helper, numpy_helper
 
 import onnxc
 from onnxc import cli
 from onnxc.errors import CompileError, InvalidModelError
-from helpers import make_model, run_from_threads, value_info
 
 CHANNELS = 32
 
@@ -121,7 +121,9 @@ def test_trace_is_chrome_trace_json(libraries):
     conv = next(e for e in kernels if e["name"] == "conv1+relu1")
     assert conv["cat"] == "Conv+Relu" and conv["args"]["kernel"].startswith("main_graph.nest")
     node, relu = conv["args"]["nodes"]
-    assert node["name"] == "conv1" and node["inputs"][0] == [1, 3, 64, 64] and node["outputs"] == [[1, CHANNELS, 64, 64]]
+    assert (
+        node["name"] == "conv1" and node["inputs"][0] == [1, 3, 64, 64] and node["outputs"] == [[1, CHANNELS, 64, 64]]
+    )
     assert relu["name"] == "relu1" and relu["producers"] == ["conv1"]
 
 
@@ -151,12 +153,17 @@ def test_batch_loop_counts_every_sample(tmp_path):
 
 def test_without_profile_nothing_changes(libraries, tmp_path):
     directory, plain, profiled = libraries
-    assert onnxc.compile(directory / "cnn.onnx", tmp_path / "again.so", profile=False).read_bytes() == plain.read_bytes()
+    assert (
+        onnxc.compile(directory / "cnn.onnx", tmp_path / "again.so", profile=False).read_bytes() == plain.read_bytes()
+    )
     assert "profile" not in onnxc.Session(plain).signature
     assert not hasattr(ctypes.CDLL(str(plain)), "onnxc_profile_events")
     ir = onnxc.compile(directory / "cnn.onnx", tmp_path / "plain.ll", emit="llvm").read_text()
     assert "onnxc_profile" not in ir
-    assert "onnxc_profile_record" in onnxc.compile(directory / "cnn.onnx", tmp_path / "p.ll", emit="llvm", profile=True).read_text()
+    assert (
+        "onnxc_profile_record"
+        in onnxc.compile(directory / "cnn.onnx", tmp_path / "p.ll", emit="llvm", profile=True).read_text()
+    )
     with pytest.raises(InvalidModelError, match="built without profiling: compile it with `onnxc --profile`"):
         onnxc.Session(plain, profile=True)
     assert onnxc.Session(profiled).profile is None  # a profiled library runs as any other

@@ -116,7 +116,10 @@ class KernelProfiler:
         """The signature's "profile" entry: the kernels by number and the nodes they compute."""
         absorbed = self.absorbed()
         kernels = [
-            {"name": kernel["name"], "nodes": kernel["nodes"] + [n for n, owner in absorbed.items() if owner in kernel["nodes"]]}
+            {
+                "name": kernel["name"],
+                "nodes": kernel["nodes"] + [n for n, owner in absorbed.items() if owner in kernel["nodes"]],
+            }
             for kernel in self.kernels
         ]
         used = dict.fromkeys(name for kernel in kernels for name in kernel["nodes"])

@@ -35,7 +35,9 @@ def parser() -> argparse.ArgumentParser:
         "--trace", metavar="FILE.json", help="where --profile writes the trace (default: LIBRARY.trace.json here)"
     )
     parser.add_argument("--top", type=int, default=20, help="node rows --profile prints (default 20)")
-    parser.add_argument("--threads", type=int, help="threads of the library's pool (default: ONNXC_NUM_THREADS or the CPUs)")
+    parser.add_argument(
+        "--threads", type=int, help="threads of the library's pool (default: ONNXC_NUM_THREADS or the CPUs)"
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return parser
 
