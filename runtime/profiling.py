@@ -60,6 +60,8 @@ class Row:
     """Of a run's wall time: the mean over the runs."""
     flops: int | None
     """Per run; None where a node's count is unknown (symbolic dims)."""
+    parallel: str
+    """Whether its kernels may split over the thread pool: "yes", "no" or "part" (some of them)."""
 
     @property
     def gflops_per_second(self) -> float | None:
@@ -75,6 +77,7 @@ class _Group:
     kernels: tuple[int, ...]
     flops: int | None
     """Of one execution of the nodes (those whose FLOPs count here, see the module docstring)."""
+    parallel: str
 
 
 class Profile:
@@ -85,6 +88,7 @@ class Profile:
         self._read_events = read_events
         try:
             self.kernels = [(str(k["name"]), tuple(str(n) for n in k["nodes"])) for k in description["kernels"]]
+            self.parallel = [k["parallel"] is True for k in description["kernels"]]
             self.nodes = {str(name): dict(node) for name, node in description["nodes"].items()}
             if any(name not in self.nodes for _, names in self.kernels for name in names):
                 raise ValueError("a kernel names a node that is not listed")
@@ -107,7 +111,7 @@ class Profile:
             counted.update(fresh)
             counts = [self.nodes[n].get("flops") for n in fresh]
             flops = None if None in counts or not known else sum(counts)
-            groups.append(_Group(nodes, op_type, tuple(kernels), flops))
+            groups.append(_Group(nodes, op_type, tuple(kernels), flops, _either([self.parallel[k] for k in kernels])))
         group_of_kernel = [0] * len(self.kernels)
         for index, group in enumerate(groups):
             for kernel in group.kernels:
@@ -171,7 +175,16 @@ class Profile:
             flops = None if group.flops is None else round(group.flops * calls.max())
             share = float(shares[:, index].mean())
             rows.append(
-                Row(_label(group.nodes), group.op_type, group.nodes, float(calls.sum()), share * wall, share, flops)
+                Row(
+                    _label(group.nodes),
+                    group.op_type,
+                    group.nodes,
+                    float(calls.sum()),
+                    share * wall,
+                    share,
+                    flops,
+                    group.parallel,
+                )  # fmt: skip
             )
         return sorted(rows, key=lambda row: -row.seconds)
 
@@ -185,8 +198,10 @@ class Profile:
             counts = [row.flops for row in members]
             flops = None if None in counts else sum(counts)
             nodes = tuple(n for row in members for n in row.nodes)
+            parallel = {row.parallel for row in members}
             rows.append(Row(f"{len(nodes)} nodes", op_type, nodes, sum(row.calls for row in members),
-                            sum(row.seconds for row in members), sum(row.share for row in members), flops))  # fmt: skip
+                            sum(row.seconds for row in members), sum(row.share for row in members), flops,
+                            parallel.pop() if len(parallel) == 1 else "part"))  # fmt: skip
         return sorted(rows, key=lambda row: -row.seconds)
 
     def table(self, top: int | None = 20) -> str:
@@ -203,14 +218,14 @@ class Profile:
                 f"({100 * kernels / wall if wall else 0:.1f}%; each row: its mean share of a run, times the median run)"
             ),
             "",
-            _format(["op type", "nodes", "calls", "ms", "%", "GFLOP/s"], [
+            _format(["op type", "nodes", "calls", "ms", "%", "GFLOP/s", "parallel"], [
                 [r.op_type, str(len(r.nodes)), f"{r.calls:g}", f"{r.seconds * 1e3:.3f}", f"{100 * r.share:.1f}",
-                 _rate(r)] for r in op_rows
+                 _rate(r), r.parallel] for r in op_rows
             ]),
             "",
-            _format(["node", "op type", "output", "calls", "ms", "%", "GFLOP/s"], [
+            _format(["node", "op type", "output", "calls", "ms", "%", "GFLOP/s", "parallel"], [
                 [r.label, r.op_type, self._output_dims(r.nodes[-1]), f"{r.calls:g}", f"{r.seconds * 1e3:.3f}",
-                 f"{100 * r.share:.1f}", _rate(r)]
+                 f"{100 * r.share:.1f}", _rate(r), r.parallel]
                 for r in node_rows[:top]
             ], text_columns=3),
         ]  # fmt: skip
@@ -241,7 +256,7 @@ class Profile:
                 events.append({
                     "ph": "X", "name": "+".join(group.nodes), "cat": group.op_type, "pid": pid, "tid": run.thread,
                     "ts": (int(start) - origin) / 1e3, "dur": int(duration) / 1e3,
-                    "args": {"kernel": self.kernels[kernel][0], "run": number,
+                    "args": {"kernel": self.kernels[kernel][0], "parallel": self.parallel[kernel], "run": number,
                              "nodes": [{"name": n, **self.nodes[n]} for n in group.nodes if n in self.nodes]},
                 })  # fmt: skip
         return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"model": self.model}}
@@ -251,6 +266,10 @@ class Profile:
         path = Path(path)
         path.write_text(json.dumps(self.trace()))
         return path
+
+
+def _either(flags: Sequence[bool]) -> str:
+    return "yes" if all(flags) else "no" if not any(flags) else "part"
 
 
 def _label(nodes: Sequence[str]) -> str:

@@ -28,6 +28,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, NameLoc, TensorType
 from xdsl.ir import Operation
 
+from onnxc.codegen.llvm_idioms import PARALLEL_FOR
 from onnxc.codegen.llvm_types import I32, I64
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import dim_params
@@ -87,6 +88,19 @@ def _flops(op: OnnxOp) -> int | None:
     return node_flops(node, static_shape)
 
 
+def _reaches_thread_pool(instructions: list[ir.Instruction], depth: int = 2) -> bool:
+    """Whether these instructions, or the functions they call (`depth` calls deep), hand work
+    to the thread pool: an outlined parallel nest, or a GEMM splitting its tiles."""
+    callees = [i.callee for i in instructions if isinstance(i, ir.CallInstr) and isinstance(i.callee, ir.Function)]
+    if any(callee.name == PARALLEL_FOR for callee in callees):
+        return True
+    return depth > 0 and any(
+        _reaches_thread_pool([i for block in callee.blocks for i in block.instructions], depth - 1)
+        for callee in callees
+        if callee.blocks
+    )
+
+
 class KernelProfiler:
     """Numbers the kernels of a profiled library as their calls are emitted, and times each call."""
 
@@ -98,9 +112,12 @@ class KernelProfiler:
     def timed(self, parent: ModuleTranslator, builder: ir.IRBuilder, nest: Operation, kernel: str) -> Iterator[None]:
         """Time what is emitted inside the block as one call of `kernel`, computing `nest`."""
         number = len(self.kernels)
-        self.kernels.append({"name": kernel, "nodes": self.nodes_of(nest)})
+        entry = {"name": kernel, "nodes": self.nodes_of(nest), "parallel": False}
+        self.kernels.append(entry)
         start = builder.call(parent.declare(NOW, I64, []), [])
         yield
+        emitted = builder.block.instructions[builder.block.instructions.index(start) + 1 :]
+        entry["parallel"] = _reaches_thread_pool(emitted)
         builder.call(parent.declare(RECORD, ir.VoidType(), [I32, I64]), [ir.Constant(I32, number), start])
 
     def nodes_of(self, nest: Operation) -> list[str]:
@@ -116,10 +133,7 @@ class KernelProfiler:
         """The signature's "profile" entry: the kernels by number and the nodes they compute."""
         absorbed = self.absorbed()
         kernels = [
-            {
-                "name": kernel["name"],
-                "nodes": kernel["nodes"] + [n for n, owner in absorbed.items() if owner in kernel["nodes"]],
-            }
+            kernel | {"nodes": kernel["nodes"] + [n for n, owner in absorbed.items() if owner in kernel["nodes"]]}
             for kernel in self.kernels
         ]
         used = dict.fromkeys(name for kernel in kernels for name in kernel["nodes"])
