@@ -11,7 +11,8 @@ pinned/onnxruntime. Outputs must match onnxruntime within 1e-4 of max|ref|.
 Models: a BERT encoder layer (seq 128, hidden 256; batch x seq symbolic, the
 reshapes computed from Shape as torch writes them), a GPT-2-style decoder block
 (hidden 256, 64 tokens, causal mask sliced by the run-time length), and
-ResNet-50 and SqueezeNet with a symbolic batch (compiled as a batch loop).
+ResNet-50, SqueezeNet and a MobileNetV2-style net (benchmarks/families.py) with a
+symbolic batch (compiled as a batch loop).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 import onnx
 
 sys.path.insert(0, str(Path(__file__).parent))
+import families  # noqa: E402
 import models  # noqa: E402
 from run import _interleaved, _ort_session  # noqa: E402
 
@@ -61,6 +63,7 @@ def _cases() -> dict:
             {"batch": 1, "sequence": 64},
         ),
         **{f"{name} (batch)": (_symbolic_batch(models.load(name)), {"N": 1}) for name in ("resnet50", "squeezenet")},
+        "mobilenetv2-style (batch)": (_symbolic_batch(families.FAMILIES["mobilenetv2_style"]()), {"N": 1}),
     }
 
 
@@ -79,11 +82,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("-k", "--filter", default="", help="only models whose name contains this")
     args = parser.parse_args()
     print("| model | dynamic ms | pinned ms | onnxruntime ms | dynamic/pinned | pinned/onnxruntime |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as directory:
         for name, (model, bindings) in _cases().items():
+            if args.filter not in name:
+                continue
             path = Path(directory) / "model.onnx"
             onnx.save(model, path)
             dynamic = onnxc.compile(str(path), Path(directory) / "dynamic.so")

@@ -3,6 +3,7 @@ as torch's exporter writes them: the benchmark of issue #19 next to the light CN
 
 | name | what it stands for |
 | --- | --- |
+| mobilenetv2_style | inverted residuals of 3x3 depthwise convs, ReLU6 (Clip), no SE |
 | mobilenetv3_style | inverted residuals: depthwise 3x3 and 5x5 at stride 1 and 2, SE with HardSigmoid, HardSwish |
 | efficientnet_style | the same blocks with SiLU (x * Sigmoid(x)) and SE with Sigmoid |
 | resnext_style | bottlenecks whose 3x3 conv has 32 groups |
@@ -99,11 +100,23 @@ class _Graph:
 # ----------------------------------------------------------------------------- CNNs
 
 
-def _mobile_net(name: str, activation: str, gate: str) -> onnx.ModelProto:
-    """Stem, inverted residual blocks (expand 1x1, depthwise k x k, SE, project 1x1), head, classifier."""
+# (kernel, expansion, output channels, stride, SE) of the MobileNetV3/EfficientNet-style blocks
+SE_BLOCKS = [(3, 4, 24, 2, False), (3, 3, 24, 1, False), (5, 3, 40, 2, True), (5, 3, 40, 1, True),
+             (3, 6, 80, 2, False), (3, 6, 80, 1, True), (5, 6, 112, 1, True), (5, 6, 160, 2, True)]  # fmt: skip
+# MobileNetV2's: 3x3 depthwise, expansion 6, no SE
+V2_BLOCKS = [(3, 1, 16, 1, False), (3, 6, 24, 2, False), (3, 6, 24, 1, False), (3, 6, 32, 2, False),
+             (3, 6, 32, 1, False), (3, 6, 64, 2, False), (3, 6, 64, 1, False), (3, 6, 96, 1, False),
+             (3, 6, 160, 2, False), (3, 6, 320, 1, False)]  # fmt: skip
+
+
+def _mobile_net(name: str, activation: str, gate: str | None, blocks=SE_BLOCKS, head: int = 640) -> onnx.ModelProto:
+    """Stem, inverted residual blocks (expand 1x1, depthwise k x k, SE, project 1x1), head, classifier;
+    `activation` HardSwish, SiLU or ReLU6 (Clip(x, 0, 6), as torch exports it)."""
     g = _Graph()
 
     def act(x: str, at: str) -> str:
+        if activation == "relu6":
+            return g.op("Clip", [x, g.const(f"{at}.min", 0.0), g.const(f"{at}.max", 6.0)], at)
         return g.op("HardSwish", [x], at) if activation == "hardswish" else g.silu(x, at)
 
     def squeeze_excite(x: str, at: str, channels: int) -> str:
@@ -116,20 +129,17 @@ def _mobile_net(name: str, activation: str, gate: str) -> onnx.ModelProto:
 
     x = act(g.conv("image", "stem", 3, 16, 3, stride=2), "stem.act")
     channels = 16
-    # (kernel, expansion, output channels, stride, SE)
-    blocks = [(3, 4, 24, 2, False), (3, 3, 24, 1, False), (5, 3, 40, 2, True), (5, 3, 40, 1, True),
-              (3, 6, 80, 2, False), (3, 6, 80, 1, True), (5, 6, 112, 1, True), (5, 6, 160, 2, True)]  # fmt: skip
     for number, (kernel, expansion, out, stride, se) in enumerate(blocks):
         at, wide = f"block{number}", channels * expansion
-        y = act(g.conv(x, f"{at}.expand", channels, wide, 1), f"{at}.expand.act")
+        y = act(g.conv(x, f"{at}.expand", channels, wide, 1), f"{at}.expand.act") if expansion > 1 else x
         y = act(g.conv(y, f"{at}.dw", wide, wide, kernel, stride=stride, groups=wide), f"{at}.dw.act")
         y = squeeze_excite(y, f"{at}.se", wide) if se else y
         y = g.conv(y, f"{at}.project", wide, out, 1)
         x = g.op("Add", [x, y], f"{at}.residual") if stride == 1 and out == channels else y
         channels = out
-    x = act(g.conv(x, "head", channels, 640, 1), "head.act")
+    x = act(g.conv(x, "head", channels, head, 1), "head.act")
     x = g.op("Flatten", [g.op("GlobalAveragePool", [x], "pool")], "flatten")
-    return g.model(name, "image", [1, 3, 224, 224], g.linear(x, "classifier", 640, 1000))
+    return g.model(name, "image", [1, 3, 224, 224], g.linear(x, "classifier", head, 1000))
 
 
 def resnext_style() -> onnx.ModelProto:
@@ -303,6 +313,7 @@ def wav2vec2_style(samples: int = 16000, channels: int = 256, width: int = 384) 
 
 
 FAMILIES: dict[str, Callable[[], onnx.ModelProto]] = {
+    "mobilenetv2_style": lambda: _mobile_net("mobilenetv2_style", "relu6", None, V2_BLOCKS, head=1280),
     "mobilenetv3_style": lambda: _mobile_net("mobilenetv3_style", "hardswish", "hardsigmoid"),
     "efficientnet_style": lambda: _mobile_net("efficientnet_style", "silu", "sigmoid"),
     "resnext_style": resnext_style,
