@@ -14,9 +14,14 @@ Unsqueeze + Concat, scan inputs sliced with Gather). Nested control flow is
 resolved as its copies are walked. The result is a region-free graph the
 rest of the pipeline already compiles.
 
-Control known only at run time (a data-dependent condition, a trip count fed
-by a graph input) is refused with an UnsupportedOpError, as is unrolling
-beyond `MAX_UNROLLED_OPS` copied ops.
+An If or Loop whose control is known only at run time (a data-dependent
+condition, a trip count fed by a graph input) stays, its sub-graphs typed
+here (shape inference does not look into them): convert-onnx-to-krnl lowers
+it to a run-time branch or loop (onnx_to_krnl/control_flow.py). It needs
+what that lowering takes: branches giving one type per result, loop-carried
+values keeping their type, no scan outputs. Anything else is refused with an
+UnsupportedOpError, as is a Scan decided at run time and unrolling beyond
+`MAX_UNROLLED_OPS` copied ops.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.errors import UnsupportedOpError
@@ -49,6 +55,10 @@ from onnxc.passes.helpers.graph import (
 )
 
 CONTROL_FLOW = ("If", "Loop", "Scan")
+
+
+class _RunTimeContinuation(Exception):
+    """Unrolling met a Loop's continuation condition known only at run time."""
 MAX_UNROLLED_OPS = 50_000
 
 
@@ -83,9 +93,22 @@ class _Inliner:
             op = following
 
     def expand(self, op: OnnxOp) -> None:
+        if op.OP_TYPE == "If" and constant_array(op.input(0)) is None:
+            self.keep_if(op)
+            return
+        if op.OP_TYPE == "Loop" and not all(v is None or constant_array(v) is not None for v in onnx_inputs(op)[:2]):
+            self.keep_loop(op)
+            return
         expand = {"If": self.expand_if, "Loop": self.expand_loop, "Scan": self.expand_scan}[op.OP_TYPE]
         exits: list[Operation] = []
-        replace_results(op, expand(op, exits))
+        before = op.prev_op
+        try:
+            results = expand(op, exits)
+        except _RunTimeContinuation:
+            self.undo_expansion(before, op)
+            self.keep_loop(op)
+            return
+        replace_results(op, results)
         for exit_ in exits:
             erase_dead(exit_)
 
@@ -108,6 +131,16 @@ class _Inliner:
         exits.append(exit_)
         self.settle_from(copies[0], exit_)
         return list(exit_.operands)
+
+    def undo_expansion(self, before: Operation | None, op: OnnxOp) -> None:
+        """Erase the copies (and their folded constants) made before `op` since `before`."""
+        copies = []
+        current = before.next_op if before is not None else op.parent_block().first_op
+        while current is not op:
+            copies.append(current)
+            current = current.next_op
+        for copy in reversed(copies):  # users before the values they use
+            Rewriter.erase_op(copy)
 
     def refusal(self, op: OnnxOp, why: str) -> UnsupportedOpError:
         dtypes = sorted({str(d) for d in (result_dtype(v) for v in op.results) if d is not None})
@@ -150,6 +183,55 @@ class _Inliner:
         insert_before(anchor, [new])
         return new
 
+    # ---------------------------------------------------- control known at run time
+
+    def settle_graph(self, op: OnnxOp, graph: str, argument_types: list) -> list[SSAValue]:
+        """Type the sub-graph `graph` of an op that stays, its arguments of
+        `argument_types`, expanding the control flow in it; returns its outputs."""
+        block: Block = op.graph(graph).block
+        if len(block.args) != len(argument_types):
+            raise self.refusal(op, f"its '{graph}' sub-graph takes {len(block.args)} inputs, {len(argument_types)} given")
+        for arg, argument_type in zip(list(block.args), argument_types):
+            if arg.type != argument_type:
+                Rewriter.replace_value_with_new_type(arg, argument_type)
+        self.settle_from(block.first_op, block.last_op)
+        return list(block.last_op.operands)
+
+    def keep_if(self, op: OnnxOp) -> None:
+        """An If on a run-time condition: both branches typed; each result takes
+        the one type both branches give it."""
+        then_outputs = self.settle_graph(op, "then_branch", [])
+        else_outputs = self.settle_graph(op, "else_branch", [])
+        for index, (result, then_value, else_value) in enumerate(zip(op.results, then_outputs, else_outputs)):
+            if then_value.type != else_value.type:
+                raise self.refusal(
+                    op,
+                    f"its condition is known only at run time and its branches give result {index} different"
+                    f" types ({then_value.type}, {else_value.type}); a run-time If needs them the same",
+                )
+            if result.type != then_value.type:
+                Rewriter.replace_value_with_new_type(result, then_value.type)
+
+    def keep_loop(self, op: OnnxOp) -> None:
+        """A Loop whose trip count or condition is known only at run time: its body
+        typed with the loop-carried values' types, which must stay the same."""
+        trip_count, condition, *carried = onnx_inputs(op)
+        index_type, condition_type = (block_arg.type for block_arg in op.graph("body").block.args[:2])
+        outputs = self.settle_graph(op, "body", [index_type, condition_type, *(v.type for v in carried)])
+        if len(op.results) > len(carried):
+            raise self.refusal(
+                op, "its trip count is known only at run time and it has scan outputs (not supported yet)"
+            )
+        for index, (initial, output, result) in enumerate(zip(carried, outputs[1:], op.results)):
+            if output.type != initial.type:
+                raise self.refusal(
+                    op,
+                    f"its trip count is known only at run time and loop-carried value {index} changes type"
+                    f" from {initial.type} to {output.type} (not supported yet)",
+                )
+            if result.type != initial.type:
+                Rewriter.replace_value_with_new_type(result, initial.type)
+
     # ------------------------------------------------------------------ the ops
 
     def expand_if(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
@@ -169,6 +251,9 @@ class _Inliner:
             index = self.constant(op, np.array(iteration, dtype=np.int64), f"i{iteration}")
             true = self.constant(op, np.array(True), f"cond{iteration}")
             outputs = self.copy_region(op, "body", [index, true, *carried], exits)
+            continuation = constant_array(outputs[0])
+            if continuation is None and scan_count == 0:
+                raise _RunTimeContinuation  # a while loop on the data: it stays a loop
             going = bool(self.known(op, outputs[0], "loop-continuation condition").reshape(-1)[0])
             carried = outputs[1 : 1 + len(carried)]
             iteration += 1

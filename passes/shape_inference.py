@@ -173,6 +173,8 @@ def infer_op(op: OnnxOp, opset: int, checks: list[DimCheck] | None = None) -> No
     dims ONNX leaves unknown get symbolic expressions where `symbolic_result_dims` knows
     them. What the op requires of its dims at run time (broadcast dims equal, a Reshape's
     element count kept, a computed dim not negative) is added to `checks`."""
+    if op.OP_TYPE in ("If", "Loop"):
+        return  # kept for run time by inline-control-flow, which types them from their sub-graphs
     if op.OP_TYPE == "Constant":
         value = op.attributes.get("value")
         if isinstance(value, WeightAttr | DenseIntOrFPElementsAttr):

@@ -123,6 +123,42 @@ def _emit_if(t: FunctionTranslator, op: scf.IfOp) -> None:
         t.set(result, phi)
 
 
+@emits(scf.WhileOp)
+def _emit_while(t: FunctionTranslator, op: scf.WhileOp) -> None:
+    """The before-region as the loop header (its scf.condition decides), the after-region as the body."""
+    b = t.builder
+    entry = b.block
+    header = b.append_basic_block("while.header")
+    body = b.append_basic_block("while.body")
+    exit_ = b.append_basic_block("while.exit")
+    b.branch(header)
+
+    b.position_at_end(header)
+    phis = []
+    for arg, init in zip(op.before_region.block.args, op.arguments):
+        phi = b.phi(value_type(arg.type))
+        phi.add_incoming(t.get(init), entry)
+        t.set(arg, phi)
+        phis.append(phi)
+    *computed, condition = op.before_region.block.ops
+    for inner in computed:
+        t.emit(inner)
+    passed = [t.get(v) for v in condition.args]
+    b.cbranch(t.get(condition.condition), body, exit_)
+
+    b.position_at_end(body)
+    for arg, value in zip(op.after_region.block.args, passed):
+        t.set(arg, value)
+    yielded = t.translate_block(op.after_region.block)
+    for phi, value in zip(phis, yielded):
+        phi.add_incoming(value, b.block)
+    b.branch(header)
+
+    b.position_at_end(exit_)
+    for result, value in zip(op.results, passed):
+        t.set(result, value)
+
+
 # ------------------------------------------------------------------------------- memory
 
 

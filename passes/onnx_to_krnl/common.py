@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
     i1,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
@@ -118,23 +118,29 @@ class GraphLowering:
     def run(self) -> func.FuncOp:
         """Lower every op in order, then fill the output arguments not yet written."""
         for op in self.graph.body.block.ops:
-            if isinstance(op, func.ReturnOp) or op in self.fused:
-                continue
-            if not isinstance(op, OnnxOp):
-                raise UnsupportedOpError(f"cannot lower '{op.name}' in @{GRAPH_NAME}")
-            lower = LOWERINGS.get(op.OP_TYPE)
-            if lower is None:
-                raise self.unsupported(op, f"op {op.OP_TYPE} has no lowering")
-            self._refuse_low_precision(op)
-            self._refuse_run_time_dims(op)
-            last_before = self.function.body.block.last_op
-            lower(self, op)
-            self._locate_emitted(last_before, op.location)
+            if not isinstance(op, func.ReturnOp):
+                self.lower_op(op, self.function.body.block)
         for value, arg in zip(self.outputs, self.output_args):
             if value not in self.dynamic and self.buffers[value] is not arg:
                 copy_reshaped(self.top, self.buffers[value], arg)
         self.top.insert(func.ReturnOp())
         return self.function
+
+    def lower_op(self, op: Operation, block: Block) -> None:
+        """Lower one op, `self.top` appending to `block` (the function's, or a
+        run-time branch's or loop body's: onnx_to_krnl/control_flow.py)."""
+        if op in self.fused:
+            return
+        if not isinstance(op, OnnxOp):
+            raise UnsupportedOpError(f"cannot lower '{op.name}' in @{GRAPH_NAME}")
+        lower = LOWERINGS.get(op.OP_TYPE)
+        if lower is None:
+            raise self.unsupported(op, f"op {op.OP_TYPE} has no lowering")
+        self._refuse_low_precision(op)
+        self._refuse_run_time_dims(op)
+        last_before = block.last_op
+        lower(self, op)
+        self._locate_emitted(block, last_before, op.location)
 
     def _data_dependent_outputs(self) -> set[SSAValue]:
         """Refuse, by name, an op whose used result has no static shape although its
@@ -217,11 +223,11 @@ class GraphLowering:
                     op, f"element type {_dtype_name(value.type.get_element_type())} is not supported"
                 )
 
-    def _locate_emitted(self, last_before: Operation | None, location: Attribute) -> None:
+    def _locate_emitted(self, block: Block, last_before: Operation | None, location: Attribute) -> None:
         """Give the ops emitted for a node the node's location (its name), for
         readers of the IR and for error messages further down the pipeline; ops
         located already were computed for another node (fused into this one's nest)."""
-        emitted = last_before.next_op if last_before else self.function.body.block.first_op
+        emitted = last_before.next_op if last_before else block.first_op
         while emitted is not None:
             if not isinstance(emitted, arith.ConstantOp):  # shared by every node
                 for nested in emitted.walk():

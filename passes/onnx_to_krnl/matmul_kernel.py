@@ -71,9 +71,10 @@ MAX_GROUPS = 16
 
 
 def _single_user(value: SSAValue) -> OnnxOp | None:
-    """The op that is `value`'s only use, if it is an onnx op."""
+    """The op that is `value`'s only use, if it is an onnx op of the same block
+    (not one of a run-time branch or loop body, which must not run here)."""
     uses = list(value.uses)
-    if len(uses) == 1 and isinstance(uses[0].operation, OnnxOp):
+    if len(uses) == 1 and isinstance(uses[0].operation, OnnxOp) and uses[0].operation.parent is value.owner.parent:
         return uses[0].operation
     return None
 
