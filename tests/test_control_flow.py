@@ -108,20 +108,6 @@ def test_loop_with_a_run_time_trip_count_is_refused(tmp_path):
         compile(_loop_model(), tmp_path / "m.so", shapes={"M": [], "x": [2]})
 
 
-def test_if_with_a_data_dependent_condition_is_refused(tmp_path):
-    then_graph = _graph([helper.make_node("Neg", ["x"], ["t"])], "then", [], [_info("t", F, [2])])
-    else_graph = _graph([helper.make_node("Abs", ["x"], ["e"])], "else", [], [_info("e", F, [2])])
-    nodes = [
-        helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
-        helper.make_node("Greater", ["s", "zero"], ["c"]),
-        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
-    ]
-    zero = numpy_helper.from_array(np.array(0, np.float32), "zero")
-    model = _model(nodes, [_info("x", F, [2])], [_info("y", F, [2])], [zero])
-    with pytest.raises(UnsupportedOpError, match=r"If \(opset 17.*condition is known only at run time"):
-        compile(model, tmp_path / "m.so")
-
-
 @pytest.mark.parametrize("reverse_in, reverse_out, out_axis", [(0, 0, 0), (1, 0, 1), (0, 1, -1)])
 def test_scan_directions_and_axes(tmp_path, reverse_in, reverse_out, out_axis):
     body = _graph(

@@ -1,0 +1,229 @@
+"""If and Loop decided at run time (onnx_to_krnl/control_flow.py): one library per
+model, run on inputs that take each branch and 0, 1 and many iterations, matched
+against onnxruntime."""
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import onnxc
+from onnxc.errors import ShapeError, UnsupportedOpError
+from helpers import assert_matches, expected_outputs, make_model
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def _info(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _model(nodes, inputs, outputs, initializers=()):
+    model = make_model(helper.make_graph(nodes, "run_time_control", inputs, outputs, list(initializers)))
+    onnx.checker.check_model(model)
+    return model
+
+
+def _check_runs(model, feeds_list, tmp_path):
+    """Compile once (every input left to run time), then match onnxruntime on each feed."""
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
+    for feeds in feeds_list:
+        assert_matches(session.run(None, feeds), expected_outputs(model, feeds, "onnxruntime"))
+
+
+def _branches():
+    """then: x * -x (two nodes, fused), else: |x| + bias; each branch's result used after the If."""
+    then_graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["nx"]), helper.make_node("Mul", ["nx", "x"], ["t"])],
+        "then",
+        [],
+        [_info("t", F, [2, 3])],
+    )
+    else_graph = helper.make_graph(
+        [helper.make_node("Abs", ["x"], ["ax"]), helper.make_node("Add", ["ax", "bias"], ["e"])],
+        "else",
+        [],
+        [_info("e", F, [2, 3])],
+    )
+    return then_graph, else_graph
+
+
+X = np.array([[1.5, -2.0, 0.25], [-0.5, 3.0, -1.0]], np.float32)
+BIAS = numpy_helper.from_array(np.array([0.5, -1.0, 2.0], np.float32), "bias")
+
+
+def test_if_on_a_bool_input_runs_the_branch_taken(tmp_path):
+    then_graph, else_graph = _branches()
+    nodes = [
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+        helper.make_node("Add", ["y", "x"], ["z"]),
+    ]
+    model = _model(nodes, [_info("c", B, []), _info("x", F, [2, 3])], [_info("y", F, [2, 3]), _info("z", F, [2, 3])], [BIAS])
+    _check_runs(model, [{"c": np.array(flag), "x": X} for flag in (True, False)], tmp_path)
+
+
+def test_if_on_an_int64_input_compared_to_a_constant(tmp_path):
+    then_graph, else_graph = _branches()
+    nodes = [
+        helper.make_node("Greater", ["k", "two"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+    ]
+    two = numpy_helper.from_array(np.array(2, np.int64), "two")
+    model = _model(nodes, [_info("k", I64, []), _info("x", F, [2, 3])], [_info("y", F, [2, 3])], [BIAS, two])
+    _check_runs(model, [{"k": np.array(k, np.int64), "x": X} for k in (1, 2, 3, 16000)], tmp_path)
+
+
+def test_if_branch_returning_an_outer_value(tmp_path):
+    """A branch yielding a graph input (through Identity) copies it into the result."""
+    then_graph = helper.make_graph([helper.make_node("Identity", ["x"], ["ix"])], "then", [], [_info("ix", F, [2, 3])])
+    else_graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"])], "else", [], [_info("r", F, [2, 3])])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph)]
+    model = _model(nodes, [_info("c", B, [1]), _info("x", F, [2, 3])], [_info("y", F, [2, 3])])
+    _check_runs(model, [{"c": np.array([flag]), "x": X} for flag in (True, False)], tmp_path)
+
+
+def _cell_loop(with_condition: bool):
+    """h <- tanh(h @ W + b) n times; also a counter of iterations (from the iteration
+    number) and two values swapped each iteration. With `with_condition`, the loop
+    also stops once sum(h) drops below `limit` (a while loop with a trip count)."""
+    nodes = [
+        helper.make_node("MatMul", ["h", "W"], ["hw"]),
+        helper.make_node("Add", ["hw", "b"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["h_next"]),
+        helper.make_node("Cast", ["i"], ["fi"], to=F),
+        helper.make_node("Add", ["count", "fi"], ["count_next"]),
+    ]
+    if with_condition:
+        nodes += [
+            helper.make_node("ReduceSum", ["h_next"], ["total"], keepdims=0),
+            helper.make_node("Greater", ["total", "limit"], ["going"]),
+        ]
+    else:
+        nodes.append(helper.make_node("Identity", ["cond"], ["going"]))
+    body = helper.make_graph(
+        nodes,
+        "cell",
+        [_info("i", I64, []), _info("cond", B, []), _info("h", F, [1, 4]), _info("count", F, [1]),
+         _info("p", F, [2]), _info("q", F, [2])],  # fmt: skip
+        [_info("going", B, []), _info("h_next", F, [1, 4]), _info("count_next", F, [1]), _info("q", F, [2]),
+         _info("p", F, [2])],  # fmt: skip
+    )
+    rng = np.random.default_rng(0)
+    initializers = [
+        numpy_helper.from_array(rng.standard_normal((4, 4)).astype(np.float32), "W"),
+        numpy_helper.from_array(np.array([0.1, -0.2, 0.3, 0.0], np.float32), "b"),
+        numpy_helper.from_array(np.array(-0.5, np.float32), "limit"),
+    ]
+    cond = "c" if with_condition else ""
+    loop = helper.make_node("Loop", ["n", cond, "h0", "count0", "p0", "q0"], ["h", "count", "p", "q"], body=body)
+    inputs = [_info("n", I64, []), _info("h0", F, [1, 4]), _info("count0", F, [1]), _info("p0", F, [2]),
+              _info("q0", F, [2])]  # fmt: skip
+    if with_condition:
+        inputs.insert(1, _info("c", B, []))
+    outputs = [_info("h", F, [1, 4]), _info("count", F, [1]), _info("p", F, [2]), _info("q", F, [2])]
+    return _model([loop], inputs, outputs, initializers)
+
+
+def _loop_feeds(n: int, **more) -> dict:
+    h0 = np.array([[0.5, -1.0, 0.25, 2.0]], np.float32)
+    state = {"h0": h0, "count0": np.array([10], np.float32), "p0": np.array([1, 2], np.float32)}
+    return {"n": np.array(n, np.int64), **state, "q0": np.array([3, 4], np.float32), **more}
+
+
+def test_loop_with_a_run_time_trip_count(tmp_path):
+    _check_runs(_cell_loop(False), [_loop_feeds(n) for n in (0, 1, 5, -2)], tmp_path)
+
+
+def test_loop_with_a_trip_count_and_a_data_dependent_condition(tmp_path):
+    feeds = [_loop_feeds(n, c=np.array(flag)) for n in (0, 3, 40) for flag in (True, False)]
+    _check_runs(_cell_loop(True), feeds, tmp_path)
+
+
+def test_while_loop_without_a_trip_count(tmp_path):
+    """Doubling until the sum reaches a limit: the trip count is absent, the condition decides."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Mul", ["s", "two"], ["s2"]),
+            helper.make_node("ReduceSum", ["s2"], ["t"], keepdims=0),
+            helper.make_node("Less", ["t", "limit"], ["going"]),
+        ],
+        "double",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [3])],
+        [_info("going", B, []), _info("s2", F, [3])],
+    )
+    constants = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("two", 2), ("limit", 100))]
+    loop = helper.make_node("Loop", ["", "c", "s0"], ["s"], body=body)
+    model = _model([loop], [_info("c", B, []), _info("s0", F, [3])], [_info("s", F, [3])], constants)
+    feeds = [{"c": np.array(c), "s0": np.array(s, np.float32)} for c in (True, False) for s in ([1, 2, 3], [60, 0, 1])]
+    _check_runs(model, feeds, tmp_path)
+
+
+def test_loop_body_with_a_run_time_if_on_the_iteration_number(tmp_path):
+    """Nested: even iterations add x, odd ones multiply by it."""
+    add = helper.make_graph([helper.make_node("Add", ["acc", "x"], ["a"])], "add", [], [_info("a", F, [2])])
+    mul = helper.make_graph([helper.make_node("Mul", ["acc", "x"], ["m"])], "mul", [], [_info("m", F, [2])])
+    body = helper.make_graph(
+        [
+            helper.make_node("Mod", ["i", "two"], ["parity"]),
+            helper.make_node("Equal", ["parity", "zero"], ["even"]),
+            helper.make_node("If", ["even"], ["acc_next"], then_branch=add, else_branch=mul),
+            helper.make_node("Identity", ["cond"], ["going"]),
+        ],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("acc", F, [2])],
+        [_info("going", B, []), _info("acc_next", F, [2])],
+    )
+    constants = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("two", 2), ("zero", 0))]
+    loop = helper.make_node("Loop", ["n", "", "x"], ["acc"], body=body)
+    model = _model([loop], [_info("n", I64, []), _info("x", F, [2])], [_info("acc", F, [2])], constants)
+    feeds = [{"n": np.array(n, np.int64), "x": np.array([1.5, -0.5], np.float32)} for n in (0, 1, 4, 7)]
+    _check_runs(model, feeds, tmp_path)
+
+
+# ----------------------------------------------------------------------------- refused
+
+
+def test_run_time_if_with_branches_of_different_shapes_is_refused(tmp_path):
+    then_graph = helper.make_graph([helper.make_node("Identity", ["x"], ["ix"])], "then", [], [_info("ix", F, [2, 3])])
+    else_graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=1)], "else", [], [_info("s", F, [1, 1])]
+    )
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph)]
+    model = _model(nodes, [_info("c", B, []), _info("x", F, [2, 3])], [_info("y", F, [None, None])])
+    with pytest.raises(UnsupportedOpError, match=r"node 'if_y'.*branches give result 0 different types"):
+        model.graph.node[0].name = "if_y"
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_run_time_loop_with_scan_outputs_is_refused(tmp_path):
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["going"]), helper.make_node("Neg", ["s"], ["s2"])],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [2])],
+        [_info("going", B, []), _info("s2", F, [2]), _info("s2", F, [2])],
+    )
+    loop = helper.make_node("Loop", ["n", "", "s0"], ["s", "all"], body=body, name="steps")
+    model = _model([loop], [_info("n", I64, []), _info("s0", F, [2])], [_info("s", F, [2]), _info("all", F, [None, 2])])
+    with pytest.raises(UnsupportedOpError, match=r"node 'steps'.*trip count is known only at run time and it has scan"):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_run_time_loop_whose_carried_value_grows_is_refused(tmp_path):
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["going"]), helper.make_node("Concat", ["s", "s"], ["s2"], axis=0)],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [None])],
+        [_info("going", B, []), _info("s2", F, [None])],
+    )
+    loop = helper.make_node("Loop", ["n", "", "s0"], ["s"], body=body, name="grow")
+    model = _model([loop], [_info("n", I64, []), _info("s0", F, [2])], [_info("s", F, [None])])
+    with pytest.raises(UnsupportedOpError, match=r"node 'grow'.*loop-carried value 0 changes type"):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_run_time_if_on_a_condition_of_two_elements_is_a_shape_error(tmp_path):
+    then_graph, else_graph = _branches()
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph, name="pick")]
+    model = _model(nodes, [_info("c", B, [2]), _info("x", F, [2, 3])], [_info("y", F, [2, 3])], [BIAS])
+    with pytest.raises(ShapeError, match=r"node 'pick'.*condition must have one element"):
+        onnxc.compile(model, tmp_path / "m.so")
