@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
@@ -214,23 +214,30 @@ class _Inliner:
 
     def keep_loop(self, op: OnnxOp) -> None:
         """A Loop whose trip count or condition is known only at run time: its body
-        typed with the loop-carried values' types, which must stay the same."""
+        typed with the loop-carried values' types, which must stay the same. Scan
+        outputs need a trip count known at compile time (it bounds their buffers):
+        each is `[?, per-iteration shape]`, the `?` the iterations run."""
         trip_count, condition, *carried = onnx_inputs(op)
         index_type, condition_type = (block_arg.type for block_arg in op.graph("body").block.args[:2])
         outputs = self.settle_graph(op, "body", [index_type, condition_type, *(v.type for v in carried)])
-        if len(op.results) > len(carried):
-            raise self.refusal(
-                op, "its trip count is known only at run time and it has scan outputs (not supported yet)"
-            )
+        why = "it runs a number of iterations known only at run time"
         for index, (initial, output, result) in enumerate(zip(carried, outputs[1:], op.results)):
             if output.type != initial.type:
                 raise self.refusal(
-                    op,
-                    f"its trip count is known only at run time and loop-carried value {index} changes type"
-                    f" from {initial.type} to {output.type} (not supported yet)",
+                    op, f"{why} and loop-carried value {index} changes type from {initial.type} to {output.type}"
                 )
             if result.type != initial.type:
                 Rewriter.replace_value_with_new_type(result, initial.type)
+        scans = list(zip(outputs[1 + len(carried) :], op.results[len(carried) :]))
+        if scans and constant_array(trip_count) is None:
+            raise self.refusal(op, f"{why}, has scan outputs and its trip count is not known at compile time")
+        for output, result in scans:
+            shape = static_shape(output)
+            if shape is None:
+                raise self.refusal(op, f"{why} and a scan output's per-iteration shape is {output.type}")
+            scan_type = TensorType(output.type.get_element_type(), [DYNAMIC_INDEX, *shape])
+            if result.type != scan_type:
+                Rewriter.replace_value_with_new_type(result, scan_type)
 
     # ------------------------------------------------------------------ the ops
 
@@ -252,7 +259,7 @@ class _Inliner:
             true = self.constant(op, np.array(True), f"cond{iteration}")
             outputs = self.copy_region(op, "body", [index, true, *carried], exits)
             continuation = constant_array(outputs[0])
-            if continuation is None and scan_count == 0:
+            if continuation is None and (scan_count == 0 or limit is not None):
                 raise _RunTimeContinuation  # a while loop on the data: it stays a loop
             going = bool(self.known(op, outputs[0], "loop-continuation condition").reshape(-1)[0])
             carried = outputs[1 : 1 + len(carried)]

@@ -158,6 +158,29 @@ def test_while_loop_without_a_trip_count(tmp_path):
     _check_runs(model, feeds, tmp_path)
 
 
+def test_while_loop_with_a_constant_bound_collects_a_scan_output(tmp_path):
+    """At most 5 doublings, stopping once the sum reaches 100; the negated values of
+    the iterations run are stacked (0, 1 or 5 rows: a shape the run decides)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Mul", ["s", "two"], ["s2"]),
+            helper.make_node("ReduceSum", ["s2"], ["t"], keepdims=0),
+            helper.make_node("Less", ["t", "limit"], ["going"]),
+            helper.make_node("Neg", ["s2"], ["row"]),
+        ],
+        "double",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [3])],
+        [_info("going", B, []), _info("s2", F, [3]), _info("row", F, [3])],
+    )
+    constants = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("two", 2), ("limit", 100))]
+    constants.append(numpy_helper.from_array(np.array(5, np.int64), "M"))
+    loop = helper.make_node("Loop", ["M", "c", "s0"], ["s", "rows"], body=body)
+    outputs = [_info("s", F, [3]), _info("rows", F, [None, 3])]
+    model = _model([loop], [_info("c", B, []), _info("s0", F, [3])], outputs, constants)
+    feeds = [{"c": np.array(c), "s0": np.array(s, np.float32)} for c in (True, False) for s in ([1, 2, 3], [60, 0, 1])]
+    _check_runs(model, feeds, tmp_path)
+
+
 def test_loop_body_with_a_run_time_if_on_the_iteration_number(tmp_path):
     """Nested: even iterations add x, odd ones multiply by it."""
     add = helper.make_graph([helper.make_node("Add", ["acc", "x"], ["a"])], "add", [], [_info("a", F, [2])])
@@ -204,7 +227,7 @@ def test_run_time_loop_with_scan_outputs_is_refused(tmp_path):
     )
     loop = helper.make_node("Loop", ["n", "", "s0"], ["s", "all"], body=body, name="steps")
     model = _model([loop], [_info("n", I64, []), _info("s0", F, [2])], [_info("s", F, [2]), _info("all", F, [None, 2])])
-    with pytest.raises(UnsupportedOpError, match=r"node 'steps'.*trip count is known only at run time and it has scan"):
+    with pytest.raises(UnsupportedOpError, match=r"node 'steps'.*has scan outputs and its trip count is not known at compile time"):
         onnxc.compile(model, tmp_path / "m.so")
 
 

@@ -25,6 +25,8 @@ from xdsl.ir import Block, Region, SSAValue
 
 from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.frontend.tensors import check_tensor_size
+from onnxc.passes.helpers.graph import constant_array, result_dtype
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, copy_reshaped, lowers, passes_through, shape_of
 
@@ -84,12 +86,13 @@ def _write_results_directly(g: GraphLowering, graph: Block, results: list[SSAVal
             claimed.add(value)
 
 
-@lowers("Loop", run_time_dims=True)
+@lowers("Loop", run_time_dims=True, dynamic=True)
 def lower_loop(g: GraphLowering, op: OnnxOp) -> None:
     trip_count, condition, *carried = onnx_inputs(op)
     body = op.graph("body").block
     top = g.top
     states = [g.result(op, k) for k in range(len(carried))]
+    scans = [_scan_buffer(g, op, index) for index in range(len(carried), len(op.results))]
     for value, state in zip(carried, states):
         copy_reshaped(top, g.buffers[value], state)
     going = top.alloc(MemRefType(i1, []))
@@ -111,9 +114,26 @@ def lower_loop(g: GraphLowering, op: OnnxOp) -> None:
     for arg, buffer in zip(body.args, [iteration, going, *states]):
         g.buffers[arg] = buffer
     next_condition, *outputs = lower_graph(g, body, after)
+    for scan, output in zip(scans, outputs[len(states) :]):
+        ivs, nest = run.loop_nest(shape_of(output))
+        nest.store(nest.load(output, ivs), scan, [after.args[0], *ivs])
     _update_state(run, [going, *states], [next_condition, *outputs[: len(states)]])
     after.add_op(scf.YieldOp(run.add(after.args[0], 1)))
-    top.insert(scf.WhileOp([top.index(0)], [IndexType()], Region(before), Region(after)))
+    iterations = top.insert(scf.WhileOp([top.index(0)], [IndexType()], Region(before), Region(after))).results[0]
+    for index in range(len(carried), len(op.results)):
+        g.finish_dynamic_result(op, index, iterations)
+
+
+def _scan_buffer(g: GraphLowering, op: OnnxOp, index: int) -> SSAValue:
+    """The buffer collecting scan output `index`, one row per iteration up to the
+    constant trip count (inline-control-flow keeps no Loop with scan outputs without one)."""
+    trips = max(int(constant_array(op.input(0)).reshape(-1)[0]), 0)
+    result = op.results[index]
+    shape = [trips, *result.type.get_shape()[1:]]
+    where = {"node": op.node_name, "op_type": op.OP_TYPE}
+    check_tensor_size(shape, result_dtype(result).itemsize, f"the buffer of result {index} (a scan output)", **where)
+    return g.dynamic_result(op, index, shape)
+    return g.dynamic_result(op, index, [rows, *result.type.get_shape()[1:]])
 
 
 def _update_state(builder: KernelBuilder, states: list[SSAValue], outputs: list[SSAValue]) -> None:
