@@ -59,6 +59,8 @@ CONTROL_FLOW = ("If", "Loop", "Scan")
 
 class _RunTimeContinuation(Exception):
     """Unrolling met a Loop's continuation condition known only at run time."""
+
+
 MAX_UNROLLED_OPS = 50_000
 
 
@@ -190,7 +192,9 @@ class _Inliner:
         `argument_types`, expanding the control flow in it; returns its outputs."""
         block: Block = op.graph(graph).block
         if len(block.args) != len(argument_types):
-            raise self.refusal(op, f"its '{graph}' sub-graph takes {len(block.args)} inputs, {len(argument_types)} given")
+            raise self.refusal(
+                op, f"its '{graph}' sub-graph takes {len(block.args)} inputs, {len(argument_types)} given"
+            )
         for arg, argument_type in zip(list(block.args), argument_types):
             if arg.type != argument_type:
                 Rewriter.replace_value_with_new_type(arg, argument_type)
@@ -217,7 +221,7 @@ class _Inliner:
         typed with the loop-carried values' types, which must stay the same. Scan
         outputs need a trip count known at compile time (it bounds their buffers):
         each is `[?, per-iteration shape]`, the `?` the iterations run."""
-        trip_count, condition, *carried = onnx_inputs(op)
+        trip_count, _, *carried = onnx_inputs(op)
         index_type, condition_type = (block_arg.type for block_arg in op.graph("body").block.args[:2])
         outputs = self.settle_graph(op, "body", [index_type, condition_type, *(v.type for v in carried)])
         why = "it runs a number of iterations known only at run time"

@@ -104,7 +104,9 @@ def test_loop_with_nested_if(tmp_path, trips):
 
 
 def test_loop_with_a_run_time_trip_count_is_refused(tmp_path):
-    with pytest.raises(UnsupportedOpError, match=r"Loop \(opset 17.*has scan outputs and its trip count is not known at compile time"):
+    with pytest.raises(
+        UnsupportedOpError, match=r"Loop \(opset 17.*has scan outputs and its trip count is not known at compile time"
+    ):
         compile(_loop_model(), tmp_path / "m.so", shapes={"M": [], "x": [2]})
 
 

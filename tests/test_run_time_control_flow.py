@@ -5,11 +5,11 @@ against onnxruntime."""
 import numpy as np
 import onnx
 import pytest
+from helpers import assert_matches, expected_outputs, make_model
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.errors import ShapeError, UnsupportedOpError
-from helpers import assert_matches, expected_outputs, make_model
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
@@ -58,7 +58,9 @@ def test_if_on_a_bool_input_runs_the_branch_taken(tmp_path):
         helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
         helper.make_node("Add", ["y", "x"], ["z"]),
     ]
-    model = _model(nodes, [_info("c", B, []), _info("x", F, [2, 3])], [_info("y", F, [2, 3]), _info("z", F, [2, 3])], [BIAS])
+    model = _model(
+        nodes, [_info("c", B, []), _info("x", F, [2, 3])], [_info("y", F, [2, 3]), _info("z", F, [2, 3])], [BIAS]
+    )
     _check_runs(model, [{"c": np.array(flag), "x": X} for flag in (True, False)], tmp_path)
 
 
@@ -103,10 +105,21 @@ def _cell_loop(with_condition: bool):
     body = helper.make_graph(
         nodes,
         "cell",
-        [_info("i", I64, []), _info("cond", B, []), _info("h", F, [1, 4]), _info("count", F, [1]),
-         _info("p", F, [2]), _info("q", F, [2])],  # fmt: skip
-        [_info("going", B, []), _info("h_next", F, [1, 4]), _info("count_next", F, [1]), _info("q", F, [2]),
-         _info("p", F, [2])],  # fmt: skip
+        [
+            _info("i", I64, []),
+            _info("cond", B, []),
+            _info("h", F, [1, 4]),
+            _info("count", F, [1]),
+            _info("p", F, [2]),
+            _info("q", F, [2]),
+        ],
+        [
+            _info("going", B, []),
+            _info("h_next", F, [1, 4]),
+            _info("count_next", F, [1]),
+            _info("q", F, [2]),
+            _info("p", F, [2]),
+        ],
     )
     rng = np.random.default_rng(0)
     initializers = [
@@ -116,8 +129,13 @@ def _cell_loop(with_condition: bool):
     ]
     cond = "c" if with_condition else ""
     loop = helper.make_node("Loop", ["n", cond, "h0", "count0", "p0", "q0"], ["h", "count", "p", "q"], body=body)
-    inputs = [_info("n", I64, []), _info("h0", F, [1, 4]), _info("count0", F, [1]), _info("p0", F, [2]),
-              _info("q0", F, [2])]  # fmt: skip
+    inputs = [
+        _info("n", I64, []),
+        _info("h0", F, [1, 4]),
+        _info("count0", F, [1]),
+        _info("p0", F, [2]),
+        _info("q0", F, [2]),
+    ]
     if with_condition:
         inputs.insert(1, _info("c", B, []))
     outputs = [_info("h", F, [1, 4]), _info("count", F, [1]), _info("p", F, [2]), _info("q", F, [2])]
@@ -139,46 +157,41 @@ def test_loop_with_a_trip_count_and_a_data_dependent_condition(tmp_path):
     _check_runs(_cell_loop(True), feeds, tmp_path)
 
 
-def test_while_loop_without_a_trip_count(tmp_path):
-    """Doubling until the sum reaches a limit: the trip count is absent, the condition decides."""
-    body = helper.make_graph(
-        [
-            helper.make_node("Mul", ["s", "two"], ["s2"]),
-            helper.make_node("ReduceSum", ["s2"], ["t"], keepdims=0),
-            helper.make_node("Less", ["t", "limit"], ["going"]),
-        ],
-        "double",
-        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [3])],
-        [_info("going", B, []), _info("s2", F, [3])],
-    )
+def _doubling_loop(bound: int | None):
+    """s doubled while its sum stays below 100 (the condition decides), at most
+    `bound` times if given, each iteration's -s collected as a scan output then."""
+    nodes = [
+        helper.make_node("Mul", ["s", "two"], ["s2"]),
+        helper.make_node("ReduceSum", ["s2"], ["t"], keepdims=0),
+        helper.make_node("Less", ["t", "limit"], ["going"]),
+    ]
+    body_outputs = [_info("going", B, []), _info("s2", F, [3])]
+    outputs = [_info("s", F, [3])]
     constants = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("two", 2), ("limit", 100))]
-    loop = helper.make_node("Loop", ["", "c", "s0"], ["s"], body=body)
-    model = _model([loop], [_info("c", B, []), _info("s0", F, [3])], [_info("s", F, [3])], constants)
-    feeds = [{"c": np.array(c), "s0": np.array(s, np.float32)} for c in (True, False) for s in ([1, 2, 3], [60, 0, 1])]
-    _check_runs(model, feeds, tmp_path)
+    if bound is not None:
+        nodes.append(helper.make_node("Neg", ["s2"], ["row"]))
+        body_outputs.append(_info("row", F, [3]))
+        outputs.append(_info("rows", F, [None, 3]))
+        constants.append(numpy_helper.from_array(np.array(bound, np.int64), "M"))
+    body_inputs = [_info("i", I64, []), _info("cond", B, []), _info("s", F, [3])]
+    body = helper.make_graph(nodes, "double", body_inputs, body_outputs)
+    trip_count = "" if bound is None else "M"
+    loop = helper.make_node("Loop", [trip_count, "c", "s0"], [o.name for o in outputs], body=body)
+    return _model([loop], [_info("c", B, []), _info("s0", F, [3])], outputs, constants)
+
+
+DOUBLING_FEEDS = [
+    {"c": np.array(c), "s0": np.array(s, np.float32)} for c in (True, False) for s in ([1, 2, 3], [60, 0, 1])
+]
+
+
+def test_while_loop_without_a_trip_count(tmp_path):
+    _check_runs(_doubling_loop(None), DOUBLING_FEEDS, tmp_path)
 
 
 def test_while_loop_with_a_constant_bound_collects_a_scan_output(tmp_path):
-    """At most 5 doublings, stopping once the sum reaches 100; the negated values of
-    the iterations run are stacked (0, 1 or 5 rows: a shape the run decides)."""
-    body = helper.make_graph(
-        [
-            helper.make_node("Mul", ["s", "two"], ["s2"]),
-            helper.make_node("ReduceSum", ["s2"], ["t"], keepdims=0),
-            helper.make_node("Less", ["t", "limit"], ["going"]),
-            helper.make_node("Neg", ["s2"], ["row"]),
-        ],
-        "double",
-        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [3])],
-        [_info("going", B, []), _info("s2", F, [3]), _info("row", F, [3])],
-    )
-    constants = [numpy_helper.from_array(np.array(v, np.float32), n) for n, v in (("two", 2), ("limit", 100))]
-    constants.append(numpy_helper.from_array(np.array(5, np.int64), "M"))
-    loop = helper.make_node("Loop", ["M", "c", "s0"], ["s", "rows"], body=body)
-    outputs = [_info("s", F, [3]), _info("rows", F, [None, 3])]
-    model = _model([loop], [_info("c", B, []), _info("s0", F, [3])], outputs, constants)
-    feeds = [{"c": np.array(c), "s0": np.array(s, np.float32)} for c in (True, False) for s in ([1, 2, 3], [60, 0, 1])]
-    _check_runs(model, feeds, tmp_path)
+    """At most 5 iterations: 0, 1 or 5 rows stacked, a shape the run decides."""
+    _check_runs(_doubling_loop(5), DOUBLING_FEEDS, tmp_path)
 
 
 def test_loop_body_with_a_run_time_if_on_the_iteration_number(tmp_path):
@@ -227,7 +240,9 @@ def test_run_time_loop_with_scan_outputs_is_refused(tmp_path):
     )
     loop = helper.make_node("Loop", ["n", "", "s0"], ["s", "all"], body=body, name="steps")
     model = _model([loop], [_info("n", I64, []), _info("s0", F, [2])], [_info("s", F, [2]), _info("all", F, [None, 2])])
-    with pytest.raises(UnsupportedOpError, match=r"node 'steps'.*has scan outputs and its trip count is not known at compile time"):
+    with pytest.raises(
+        UnsupportedOpError, match=r"node 'steps'.*has scan outputs and its trip count is not known at compile time"
+    ):
         onnxc.compile(model, tmp_path / "m.so")
 
 

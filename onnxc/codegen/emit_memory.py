@@ -65,10 +65,7 @@ def _emit_for(t: FunctionTranslator, op: scf.ForOp) -> None:
     b = t.builder
     (lower, upper), step = t.loop_bounds(op), t.get(op.step)
     before = b.block
-    header = b.append_basic_block("for.header")
-    body = b.append_basic_block("for.body")
-    exit_ = b.append_basic_block("for.exit")
-    b.branch(header)
+    header, body, exit_ = _loop_blocks(t, "for")
 
     b.position_at_end(header)
     iv = b.phi(lower.type, "iv")
@@ -123,15 +120,19 @@ def _emit_if(t: FunctionTranslator, op: scf.IfOp) -> None:
         t.set(result, phi)
 
 
+def _loop_blocks(t: FunctionTranslator, kind: str) -> tuple[ir.Block, ir.Block, ir.Block]:
+    """A loop's header, body and exit blocks, the current block branching to the header."""
+    blocks = tuple(t.builder.append_basic_block(f"{kind}.{part}") for part in ("header", "body", "exit"))
+    t.builder.branch(blocks[0])
+    return blocks
+
+
 @emits(scf.WhileOp)
 def _emit_while(t: FunctionTranslator, op: scf.WhileOp) -> None:
     """The before-region as the loop header (its scf.condition decides), the after-region as the body."""
     b = t.builder
     entry = b.block
-    header = b.append_basic_block("while.header")
-    body = b.append_basic_block("while.body")
-    exit_ = b.append_basic_block("while.exit")
-    b.branch(header)
+    header, body, exit_ = _loop_blocks(t, "while")
 
     b.position_at_end(header)
     phis = []

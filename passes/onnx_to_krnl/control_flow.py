@@ -133,7 +133,6 @@ def _scan_buffer(g: GraphLowering, op: OnnxOp, index: int) -> SSAValue:
     where = {"node": op.node_name, "op_type": op.OP_TYPE}
     check_tensor_size(shape, result_dtype(result).itemsize, f"the buffer of result {index} (a scan output)", **where)
     return g.dynamic_result(op, index, shape)
-    return g.dynamic_result(op, index, [rows, *result.type.get_shape()[1:]])
 
 
 def _update_state(builder: KernelBuilder, states: list[SSAValue], outputs: list[SSAValue]) -> None:
