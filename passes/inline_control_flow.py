@@ -19,9 +19,10 @@ condition, a trip count fed by a graph input) stays, its sub-graphs typed
 here (shape inference does not look into them): convert-onnx-to-krnl lowers
 it to a run-time branch or loop (onnx_to_krnl/control_flow.py). It needs
 what that lowering takes: branches giving one type per result, loop-carried
-values keeping their type, no scan outputs. Anything else is refused with an
-UnsupportedOpError, as is a Scan decided at run time and unrolling beyond
-`MAX_UNROLLED_OPS` copied ops.
+values keeping their type, scan outputs only under a constant trip count (a
+while loop on the data stays a loop once unrolling meets its condition).
+Anything else is refused with an UnsupportedOpError, as is a Scan decided at
+run time and unrolling beyond `MAX_UNROLLED_OPS` copied ops.
 """
 
 from __future__ import annotations

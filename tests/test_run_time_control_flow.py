@@ -216,6 +216,48 @@ def test_loop_body_with_a_run_time_if_on_the_iteration_number(tmp_path):
     _check_runs(model, feeds, tmp_path)
 
 
+def test_if_and_loop_over_values_with_a_symbolic_dim(tmp_path):
+    """N rows known at run time: a branch with a MatMul, one with Concat + ReduceSum
+    (both [N, 1]), and a Loop carrying an [N, 3] value."""
+    w = numpy_helper.from_array(np.ones((3, 1), np.float32), "w")
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    then_graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["nx"]), helper.make_node("MatMul", ["nx", "w"], ["t"])],
+        "then",
+        [],
+        [_info("t", F, ["N", 1])],
+    )
+    else_graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"]),
+            helper.make_node("Concat", ["r", "r"], ["rr"], axis=1),
+            helper.make_node("ReduceSum", ["rr", "axes"], ["e"], keepdims=1),
+        ],
+        "else",
+        [],
+        [_info("e", F, ["N", 1])],
+    )
+    body = helper.make_graph(
+        [helper.make_node("Tanh", ["s"], ["s2"]), helper.make_node("Identity", ["cond"], ["going"])],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, ["N", 3])],
+        [_info("going", B, []), _info("s2", F, ["N", 3])],
+    )
+    nodes = [
+        helper.make_node("Loop", ["n", "", "x"], ["l"], body=body),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+    ]
+    inputs = [_info("c", B, []), _info("n", I64, []), _info("x", F, ["N", 3])]
+    model = _model(nodes, inputs, [_info("y", F, ["N", 1]), _info("l", F, ["N", 3])], [w, axes])
+    rng = np.random.default_rng(1)
+    feeds = [
+        {"c": np.array(c), "n": np.array(n), "x": rng.standard_normal((rows, 3)).astype(np.float32)}
+        for c in (True, False)
+        for rows, n in ((1, 0), (5, 3))
+    ]
+    _check_runs(model, feeds, tmp_path)
+
+
 # ----------------------------------------------------------------------------- refused
 
 

@@ -10,7 +10,10 @@ the condition in a one-element buffer. Each iteration binds the body's
 arguments to those buffers, runs the body, then copies its outputs into the
 state: outputs that are themselves buffers of the state (a value carried
 unchanged, two values swapped) are first copied aside, so that no copy reads
-a state buffer another one has just overwritten. The body's buffers are
+a state buffer another one has just overwritten. Each scan output is stored
+as row `step` of a scratch buffer of trip-count rows (inline-control-flow
+keeps scan outputs only under a constant trip count), the graph output given
+the rows run (`krnl.dynamic_output`). The body's buffers are
 allocated in the loop's region; the arena plans them for the whole loop op,
 so every iteration reuses the same memory.
 """

@@ -6,7 +6,7 @@
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%c: tensor<i1>, %n: tensor<i64>, %x: tensor<2xf32>) -> (tensor<*xnone>, tensor<*xnone>) {
     %y = "onnx.If"(%c) <{resultSegmentSizes = array<i32: 1>}> ({
-      %a = "onnx.Abs"(%x) : (tensor<2xf32>) -> tensor<*xnone>
+      %a = "onnx.Exp"(%x) : (tensor<2xf32>) -> tensor<*xnone>
       onnx.yield %a : tensor<*xnone>
     }, {
       %m = "onnx.Neg"(%x) : (tensor<2xf32>) -> tensor<*xnone>
@@ -22,7 +22,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 }
 // CHECK:      func.func @main_graph({{.*}}) -> (tensor<2xf32>, tensor<2xf32>)
 // CHECK:      "onnx.If"(%c)
-// CHECK:        "onnx.Abs"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK:        "onnx.Exp"(%x) : (tensor<2xf32>) -> tensor<2xf32>
 // CHECK:        "onnx.Neg"(%x) : (tensor<2xf32>) -> tensor<2xf32>
 // CHECK:      }) : (tensor<i1>) -> tensor<2xf32>
 // CHECK:      "onnx.Loop"(%n, %x)
