@@ -157,9 +157,10 @@ def test_loop_with_a_trip_count_and_a_data_dependent_condition(tmp_path):
     _check_runs(_cell_loop(True), feeds, tmp_path)
 
 
-def _doubling_loop(bound: int | None):
+def _doubling_loop(bound: int | None, start_input: bool = True):
     """s doubled while its sum stays below 100 (the condition decides), at most
-    `bound` times if given, each iteration's -s collected as a scan output then."""
+    `bound` times if given, each iteration's -s collected as a scan output then.
+    The first condition is the input `c`, or (not `start_input`) a constant true."""
     nodes = [
         helper.make_node("Mul", ["s", "two"], ["s2"]),
         helper.make_node("ReduceSum", ["s2"], ["t"], keepdims=0),
@@ -177,7 +178,12 @@ def _doubling_loop(bound: int | None):
     body = helper.make_graph(nodes, "double", body_inputs, body_outputs)
     trip_count = "" if bound is None else "M"
     loop = helper.make_node("Loop", [trip_count, "c", "s0"], [o.name for o in outputs], body=body)
-    return _model([loop], [_info("c", B, []), _info("s0", F, [3])], outputs, constants)
+    inputs = [_info("s0", F, [3])]
+    if start_input:
+        inputs.insert(0, _info("c", B, []))
+    else:
+        constants.append(numpy_helper.from_array(np.array(True), "c"))
+    return _model([loop], inputs, outputs, constants)
 
 
 DOUBLING_FEEDS = [
@@ -192,6 +198,17 @@ def test_while_loop_without_a_trip_count(tmp_path):
 def test_while_loop_with_a_constant_bound_collects_a_scan_output(tmp_path):
     """At most 5 iterations: 0, 1 or 5 rows stacked, a shape the run decides."""
     _check_runs(_doubling_loop(5), DOUBLING_FEEDS, tmp_path)
+
+
+@pytest.mark.parametrize("bound", [None, 5])
+def test_while_loop_starting_true_stays_a_loop(tmp_path, bound):
+    """Trip count and first condition known: unrolling starts, meets the body's
+    run-time condition, and is undone; the Loop runs as a loop."""
+    feeds = [{k: v for k, v in f.items() if k != "c"} for f in DOUBLING_FEEDS if f["c"]]
+    model = _doubling_loop(bound, start_input=False)
+    _check_runs(model, feeds, tmp_path)
+    krnl = onnxc.compile(model, tmp_path / "model.krnl.mlir", emit="krnl")
+    assert "scf.while" in krnl.read_text()
 
 
 def test_loop_body_with_a_run_time_if_on_the_iteration_number(tmp_path):
