@@ -54,30 +54,35 @@ def lower_gather_elements(g: GraphLowering, op: OnnxOp) -> None:
     b.store(b.load(data, source), out, ivs)
 
 
+def _index_depth(g: GraphLowering, op: OnnxOp, indices: SSAValue, depth: int) -> int:
+    """The last dim of `indices` (GatherND, ScatterND): the number of data dims an index
+    names, `depth` as the ranks imply it, which a dim known at run time only must be."""
+    last = shape_of(indices)[-1]
+    if depth < 0 or (isinstance(last, int) and last != depth):
+        raise g.shape_error(op, f"indices of last dim {last} where the ranks imply {depth}")
+    return depth
+
+
 def _nd_index(
-    b: KernelBuilder, indices: SSAValue, prefix: Sequence[Bound], shape: Sequence[int], first_dim: int
+    b: KernelBuilder, indices: SSAValue, prefix: Sequence[Bound], shape: Sequence[Bound], first_dim: int, depth: int
 ) -> list[Bound]:
     """The data indices named by the last dim of `indices` at `prefix` (GatherND,
     ScatterND): one per data dim from `first_dim` on."""
-    depth = shape_of(indices)[-1]
     return [load_index(b, indices, [*prefix, k], shape[first_dim + k]) for k in range(depth)]
 
 
-@lowers("GatherND")
+@lowers("GatherND", run_time_dims=True)
 def lower_gather_nd(g: GraphLowering, op: OnnxOp) -> None:
     """out[batch..., i..., rest...] = data[batch..., indices[batch..., i..., :], rest...]:
     the first `batch_dims` dims are shared by data and indices."""
     data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
     batch_dims = op.attr("batch_dims")
     index_rank = len(shape_of(indices))
-    depth = shape_of(indices)[-1]
+    rest_rank = len(shape_of(out)) - (index_rank - 1)
+    depth = _index_depth(g, op, indices, len(shape_of(data)) - batch_dims - rest_rank)
     ivs, b = g.top.loop_nest(shape_of(out))
-    prefix = ivs[: index_rank - 1]
-    picked = _nd_index(b, indices, prefix, shape_of(data), batch_dims)
-    rest = ivs[index_rank - 1 :]
-    if batch_dims + depth + len(rest) != len(shape_of(data)):
-        raise g.shape_error(op, f"indices {list(shape_of(indices))} do not fit data {list(shape_of(data))}")
-    b.store(b.load(data, [*ivs[:batch_dims], *picked, *rest]), out, ivs)
+    picked = _nd_index(b, indices, ivs[: index_rank - 1], shape_of(data), batch_dims, depth)
+    b.store(b.load(data, [*ivs[:batch_dims], *picked, *ivs[index_rank - 1 :]]), out, ivs)
 
 
 _REDUCTIONS = {"add": "add", "mul": "mul", "max": "max", "min": "min"}
@@ -106,7 +111,7 @@ def _scatter(g: GraphLowering, op: OnnxOp, destination: Destination) -> None:
     b.store(value, out, target)
 
 
-@lowers("ScatterElements")
+@lowers("ScatterElements", run_time_dims=True)
 def lower_scatter_elements(g: GraphLowering, op: OnnxOp) -> None:
     """out[i with i[axis] := indices[i]] = updates[i]."""
     shape = shape_of(g.input(op, 0))
@@ -121,20 +126,21 @@ def lower_scatter_elements(g: GraphLowering, op: OnnxOp) -> None:
     _scatter(g, op, destination)
 
 
-@lowers("ScatterND")
+@lowers("ScatterND", run_time_dims=True)
 def lower_scatter_nd(g: GraphLowering, op: OnnxOp) -> None:
     """out[indices[i..., :], rest...] = updates[i..., rest...]."""
     shape = shape_of(g.input(op, 0))
     indices = g.input(op, 1)
     prefix_rank = len(shape_of(indices)) - 1
+    depth = _index_depth(g, op, indices, len(shape) - (len(shape_of(g.input(op, 2))) - prefix_rank))
 
     def destination(b: KernelBuilder, ivs: list[SSAValue]) -> list[Bound]:
-        return [*_nd_index(b, indices, ivs[:prefix_rank], shape, 0), *ivs[prefix_rank:]]
+        return [*_nd_index(b, indices, ivs[:prefix_rank], shape, 0, depth), *ivs[prefix_rank:]]
 
     _scatter(g, op, destination)
 
 
-@lowers("TensorScatter")
+@lowers("TensorScatter", run_time_dims=True)
 def lower_tensor_scatter(g: GraphLowering, op: OnnxOp) -> None:
     """A KV-cache update: past_cache with update[b, ..., s, ...] written at
     position write_indices[b] + s of `axis` (0 without write_indices), taken
@@ -162,7 +168,7 @@ def lower_tensor_scatter(g: GraphLowering, op: OnnxOp) -> None:
     write.store(write.load(update, ivs), out, target)
 
 
-@lowers("OneHot")
+@lowers("OneHot", run_time_dims=True)
 def lower_one_hot(g: GraphLowering, op: OnnxOp) -> None:
     """out[a..., j, b...] = values[1] if indices[a..., b...] == j (negative indices
     count from depth) else values[0]; j runs over the new dim at `axis`."""

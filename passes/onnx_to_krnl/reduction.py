@@ -274,7 +274,7 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
 # ------------------------------------------------------------------- CumSum, CumProd
 
 
-@lowers("CumSum", "CumProd")
+@lowers("CumSum", "CumProd", run_time_dims=True)
 def lower_cumulative(g: GraphLowering, op: OnnxOp) -> None:
     """Running sums (products) along `axis` (a constant input), optionally
     `exclusive` (the element itself left out) and `reverse` (from the end)."""
@@ -292,7 +292,7 @@ def lower_cumulative(g: GraphLowering, op: OnnxOp) -> None:
     b = nest.body
 
     def step(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
-        position = b.sub(shape[axis] - 1, ivs[0]) if reverse else ivs[0]
+        position = b.sub(b.sub(shape[axis], 1), ivs[0]) if reverse else ivs[0]
         index = nest.index([position])
         value = b.load(x, index)
         updated = b.mul(acc, value) if product else b.add(acc, value)

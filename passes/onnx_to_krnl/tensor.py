@@ -230,7 +230,7 @@ def _diagonal_offset(b: KernelBuilder, ivs: Sequence[SSAValue]) -> Bound:
     return b.sub(ivs[-1], ivs[-2])
 
 
-@lowers("Trilu")
+@lowers("Trilu", run_time_dims=True)
 def lower_trilu(g: GraphLowering, op: OnnxOp) -> None:
     """Keep the elements on and above (upper) or below (lower) diagonal k of the
     last two dims, zero the others; k is an optional scalar input."""
@@ -244,7 +244,7 @@ def lower_trilu(g: GraphLowering, op: OnnxOp) -> None:
     b.store(b.select(keep, b.load(src, ivs), zero), out, ivs)
 
 
-@lowers("EyeLike")
+@lowers("EyeLike", run_time_dims=True)
 def lower_eye_like(g: GraphLowering, op: OnnxOp) -> None:
     """Ones on diagonal k (column - row == k), zeros elsewhere, in the result's type."""
     out = g.result(op)

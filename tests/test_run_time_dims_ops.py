@@ -1,0 +1,107 @@
+"""More lowerings over run-time dims: each op compiles once with symbolic input
+dims and runs at a few shapes, against onnx.reference (see test_run_time_dims.py
+for whole models)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from helpers import assert_matches, ints, make_model, rand, value_info
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+
+Feeds = Callable[[tuple[int, ...]], dict[str, np.ndarray]]
+"""A shape -> the inputs of a run at that shape."""
+
+
+def node_model(
+    op_type: str,
+    inputs: dict[str, tuple[np.dtype, list]],
+    attrs: dict | None = None,
+    initializers: dict[str, np.ndarray] | None = None,
+    outputs: int = 1,
+    opset: int = 21,
+) -> onnx.ModelProto:
+    """One node over graph inputs of symbolic shapes (name -> (dtype, dims)) and constant initializers."""
+    initializers = initializers or {}
+    names = [*inputs, *initializers]
+    output_names = [f"y{k}" for k in range(outputs)]
+    node = helper.make_node(op_type, names, output_names, **(attrs or {}))
+    graph = helper.make_graph(
+        [node],
+        op_type.lower(),
+        [value_info(n, dtype, dims) for n, (dtype, dims) in inputs.items()],
+        [helper.make_empty_tensor_value_info(n) for n in output_names],
+        [numpy_helper.from_array(a, n) for n, a in initializers.items()],
+    )
+    return make_model(graph, opset)
+
+
+def check_shapes(model: onnx.ModelProto, feeds: Feeds, shapes: list[tuple[int, ...]], tmp_path) -> None:
+    """One library, run at every shape, matches the reference at each."""
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
+    reference = ReferenceEvaluator(model)
+    for shape in shapes:
+        inputs = feeds(shape)
+        assert_matches(session.run(None, inputs), reference.run(None, inputs))
+
+
+F32, I64 = np.dtype(np.float32), np.dtype(np.int64)
+
+
+# ------------------------------------------------------------------ indexed and triangular ops
+
+
+def test_trilu_and_cumsum_over_run_time_dims(tmp_path):
+    model = node_model("Trilu", {"x": (F32, ["n", "h", "w"])}, {"upper": 0}, {"k": np.array(1, np.int64)})
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 3, 4), (2, 5, 2)], tmp_path)
+    model = node_model("CumSum", {"x": (F32, ["n", "t"])}, {"reverse": 1}, {"axis": np.array(1, np.int64)})
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 7), (3, 2)], tmp_path)
+
+
+def test_scatters_over_run_time_dims(tmp_path):
+    model = node_model(
+        "ScatterElements",
+        {"data": (F32, ["n", "m"]), "indices": (I64, ["n", "k"]), "updates": (F32, ["n", "k"])},
+        {"axis": 1, "reduction": "add"},
+    )
+
+    def elements(shape):
+        n, m, k = shape
+        return {"data": rand(n, m), "indices": ints(n, k, low=-m, high=m), "updates": rand(n, k)}
+
+    check_shapes(model, elements, [(2, 5, 3), (4, 2, 6)], tmp_path)
+    model = node_model(
+        "ScatterND", {"data": (F32, ["a", "b", "c"]), "indices": (I64, ["k", 2]), "updates": (F32, ["k", "c"])}
+    )
+
+    def nd(shape):
+        a, b, c = shape
+        rows = np.random.default_rng(a).permutation(a * b)[: min(a * b, 3)]  # distinct: the order is unspecified
+        return {"data": rand(a, b, c), "indices": np.stack([rows // b, rows % b], 1), "updates": rand(len(rows), c)}
+
+    check_shapes(model, nd, [(2, 3, 4), (1, 1, 2)], tmp_path)
+
+
+def test_one_hot_and_tensor_scatter_over_run_time_dims(tmp_path):
+    model = node_model(
+        "OneHot", {"indices": (I64, ["n", "t"])}, {"axis": 1},
+        {"depth": np.array(5, np.int64), "values": np.array([0.5, 2.0], np.float32)},
+    )  # fmt: skip
+    check_shapes(model, lambda s: {"indices": ints(*s, low=-5, high=5)}, [(1, 3), (4, 2)], tmp_path)
+    model = node_model(
+        "TensorScatter",
+        {"cache": (F32, ["b", "h", "s", "d"]), "update": (F32, ["b", "h", "u", "d"]), "at": (I64, ["b"])},
+        {"axis": 2, "mode": "circular"},
+        opset=24,
+    )
+
+    def scatter(shape):
+        b, h, s, u, d = shape
+        return {"cache": rand(b, h, s, d), "update": rand(b, h, u, d), "at": ints(b, low=0, high=s)}
+
+    check_shapes(model, scatter, [(1, 2, 5, 2, 3), (2, 1, 4, 3, 2)], tmp_path)
