@@ -105,3 +105,48 @@ def test_one_hot_and_tensor_scatter_over_run_time_dims(tmp_path):
         return {"cache": rand(b, h, s, d), "update": rand(b, h, u, d), "at": ints(b, low=0, high=s)}
 
     check_shapes(model, scatter, [(1, 2, 5, 2, 3), (2, 1, 4, 3, 2)], tmp_path)
+
+
+# ------------------------------------------------------------------------------ quantization
+
+
+def test_quantize_with_scales_of_run_time_length(tmp_path):
+    """A 1-D scale of run-time length is per axis, or one value for the whole tensor."""
+    model = node_model(
+        "QuantizeLinear",
+        {"x": (F32, ["n", "c", "w"]), "scale": (F32, ["k"]), "zero": (np.dtype(np.uint8), ["k"])},
+        {"axis": 1},
+    )
+
+    def feeds(shape):
+        n, c, w, k = shape
+        return {
+            "x": rand(n, c, w) * 20,
+            "scale": rand(k, low=0.1, high=1),
+            "zero": ints(k, dtype=np.uint8, low=0, high=40),
+        }
+
+    check_shapes(model, feeds, [(2, 3, 4, 3), (1, 5, 2, 1)], tmp_path)
+
+
+def test_blocked_dequantize_over_run_time_dims(tmp_path):
+    model = node_model(
+        "DequantizeLinear",
+        {
+            "x": (np.dtype(np.int8), ["n", "c"]),
+            "scale": (F32, ["n", "blocks"]),
+            "zero": (np.dtype(np.int8), ["n", "blocks"]),
+        },
+        {"axis": 1, "block_size": 2},
+    )
+
+    def feeds(shape):
+        n, c = shape
+        blocks = -(-c // 2)
+        return {
+            "x": ints(n, c, dtype=np.int8),
+            "scale": rand(n, blocks, low=0.1, high=1),
+            "zero": ints(n, blocks, dtype=np.int8),
+        }
+
+    check_shapes(model, feeds, [(2, 5), (3, 2)], tmp_path)

@@ -517,11 +517,13 @@ def broadcast_axes(
         return dim == 1 or not static(dim) or not static(out) or dim == out
 
     if offset < 0 or not all(matches(d, out_shape[offset + k]) for k, d in enumerate(shape)):
-        raise g.shape_error(op, f"cannot broadcast {_text(shape)} to {_text(out_shape)}")
+        raise g.shape_error(op, f"cannot broadcast {shape_text(shape)} to {shape_text(out_shape)}")
     for k, d in enumerate(shape):
         out = out_shape[offset + k]
         if not static(d) and static(out) and out != 1 and op.OP_TYPE not in EQUAL_CHECKED_OPS:
-            raise g.unsupported(op, f"a dim known at run time only may broadcast to {out} (dim {k} of {_text(shape)})")
+            raise g.unsupported(
+                op, f"a dim known at run time only may broadcast to {out} (dim {k} of {shape_text(shape)})"
+            )
     return tuple(None if d == 1 and out_shape[offset + k] != 1 else offset + k for k, d in enumerate(shape))
 
 
@@ -536,7 +538,8 @@ def dims_agree(a: Sequence[Bound], b: Sequence[Bound]) -> bool:
     return len(a) == len(b) and all(x == y for x, y in zip(a, b) if isinstance(x, int) and isinstance(y, int))
 
 
-def _text(shape: Sequence[Bound]) -> str:
+def shape_text(shape: Sequence[Bound | None]) -> str:
+    """A shape for messages: "?" for a dim known at run time only."""
     return "[" + ", ".join(str(d) if isinstance(d, int) and d >= 0 else "?" for d in shape) + "]"
 
 

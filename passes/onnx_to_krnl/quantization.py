@@ -28,9 +28,11 @@ from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     broadcast,
     constant_array,
+    dims_agree,
     lowers,
     normalized_axis,
     shape_of,
+    shape_text,
     weight_buffer,
 )
 from onnxc.passes.onnx_to_krnl.conv import direct_conv
@@ -45,31 +47,41 @@ zero point) applying to that element."""
 
 
 def parameter(
-    g: GraphLowering, op: OnnxOp, buffer: SSAValue | None, shape: Sequence[int], axis: int | None, block_size: int = 0
+    g: GraphLowering, op: OnnxOp, buffer: SSAValue | None, shape: Sequence[Bound], axis: int | None, block_size: int = 0
 ) -> Loader | None:
     """How to read a scale or zero point for each element of a tensor of `shape`:
     one value (any shape of one element); a 1-D tensor along `axis`; with
     `block_size`, one value per block of `axis` (the parameter has the tensor's
     shape but that dim, divided rounding up); otherwise numpy broadcasting
-    (MatMulInteger's [..., M, 1] zero points). None where the input is absent."""
+    (MatMulInteger's [..., M, 1] zero points). None where the input is absent.
+    A 1-D parameter whose length is known at run time only is read at
+    min(i, length - 1): per axis, or its one element for a whole tensor."""
     if buffer is None:
         return None
     param_shape = shape_of(buffer)
-    if pymath.prod(param_shape) == 1:
+    static = all(isinstance(d, int) for d in param_shape)
+    along_axis = axis is not None and -len(shape) <= axis < len(shape)
+    if static and pymath.prod(param_shape) == 1 or (not static and len(param_shape) == 1 and not along_axis):
         return lambda b, ivs: b.load(buffer, [0] * len(param_shape))
     if axis is not None and (block_size > 0 or len(param_shape) == 1):
         axis = normalized_axis(g, op, axis, len(shape))
     if block_size > 0 and axis is not None:
-        expected = [-(-d // block_size) if k == axis else d for k, d in enumerate(shape)]
-        if list(param_shape) != expected:
-            raise g.shape_error(op, f"blocked parameter of shape {list(param_shape)}, expected {expected}")
+        expected = [-(-d // block_size) if k == axis and isinstance(d, int) else d for k, d in enumerate(shape)]
+        if not dims_agree(param_shape, expected):
+            raise g.shape_error(
+                op, f"blocked parameter of shape {shape_text(param_shape)}, expected {shape_text(expected)}"
+            )
         return lambda b, ivs: b.load(buffer, [b.div(iv, block_size) if k == axis else iv for k, iv in enumerate(ivs)])
-    if len(param_shape) == 1 and axis is not None and param_shape[0] == shape[axis]:
-        return lambda b, ivs: b.load(buffer, [ivs[axis]])
+    if len(param_shape) == 1 and axis is not None:
+        (length,) = param_shape
+        if not isinstance(length, int):
+            return lambda b, ivs: b.load(buffer, [b.min(ivs[axis], b.sub(length, 1))])
+        if length == shape[axis] or not isinstance(shape[axis], int):
+            return lambda b, ivs: b.load(buffer, [ivs[axis]])
     if len(param_shape) == len(shape) > 1:
         operand = broadcast(g, op, buffer, shape)
         return lambda b, ivs: operand.load(b, list(ivs))
-    raise g.shape_error(op, f"parameter of shape {list(param_shape)} for a tensor of shape {list(shape)}")
+    raise g.shape_error(op, f"parameter of shape {shape_text(param_shape)} for a tensor of shape {shape_text(shape)}")
 
 
 def integer_range(element: IntegerType) -> tuple[int, int]:
@@ -164,7 +176,7 @@ def float_input(g: GraphLowering, op: OnnxOp, index: int) -> Attribute:
 # ------------------------------------------------------------------ Quantize/Dequantize
 
 
-@lowers("QuantizeLinear")
+@lowers("QuantizeLinear", run_time_dims=True)
 def lower_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     """y = saturate(round(x / y_scale) + y_zero_point), the division in the type of
     `precision` if given (opset 23), else numpy's type of x / y_scale."""
@@ -191,7 +203,7 @@ def lower_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     body.store(quantized(body, quotient, zero, target, saturate), out, ivs)
 
 
-@lowers("DequantizeLinear")
+@lowers("DequantizeLinear", run_time_dims=True)
 def lower_dequantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     """y = (x - x_zero_point) * x_scale: x as float32, less the zero point (in float64
     for int32, where numpy promotes), times the scale, rounded once to the result
@@ -217,7 +229,7 @@ def lower_dequantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     body.store(body.convert(value, result_type), out, ivs)
 
 
-@lowers("DynamicQuantizeLinear")
+@lowers("DynamicQuantizeLinear", run_time_dims=True)
 def lower_dynamic_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     """uint8 quantization over the range [min(0, min x), max(0, max x)]:
     scale = (max - min) / 255 (1 / 255 for an empty range), zero point =
