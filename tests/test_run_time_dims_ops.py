@@ -150,3 +150,26 @@ def test_blocked_dequantize_over_run_time_dims(tmp_path):
         }
 
     check_shapes(model, feeds, [(2, 5), (3, 2)], tmp_path)
+
+
+# ------------------------------------------------------------------------------------ Gemm
+
+
+def test_gemm_of_run_time_rows_on_the_packed_kernel(tmp_path):
+    """A Linear layer over a batch: constant W^T packed at compile time, bias [N]."""
+    model = node_model(
+        "Gemm", {"x": (F32, ["batch", 24])}, {"transB": 1, "alpha": 0.5, "beta": 2.0},
+        {"w": rand(40, 24), "c": rand(40)},
+    )  # fmt: skip
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 24), (13, 24), (300, 24)], tmp_path)
+
+
+def test_gemm_of_run_time_dims_with_a_stretched_bias(tmp_path):
+    """C [n, 1] of its own symbol: n is 1 (stretched) or Y's rows."""
+    model = node_model("Gemm", {"a": (F32, ["k", "m"]), "b": (F32, ["k", "n"]), "c": (F32, ["r", 1])}, {"transA": 1})
+
+    def feeds(shape):
+        m, k, n, r = shape
+        return {"a": rand(k, m), "b": rand(k, n), "c": rand(r, 1)}
+
+    check_shapes(model, feeds, [(3, 5, 4, 1), (6, 2, 7, 6)], tmp_path)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.helpers.krnl_builder import Bound
+from onnxc.dialects.types import dim_params
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     MATMUL_COLUMN_TILE,
     GraphLowering,
@@ -145,7 +147,7 @@ def matmul_nest(g: GraphLowering, op: OnnxOp, a: SSAValue, b: SSAValue, out: SSA
     )
 
 
-@lowers("Gemm")
+@lowers("Gemm", run_time_dims=True)
 def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
     """Y = alpha * A' @ B' + beta * C, with A' = A or A^T, B' = B or B^T, C broadcast to Y."""
     a, b, c = g.input(op, 0), g.input(op, 1), g.input(op, 2)
@@ -158,11 +160,11 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, f"Gemm of {list(a_shape)} and {list(b_shape)}")
     rows, reduction = reversed(a_shape) if transpose_a else a_shape
     b_reduction, columns = reversed(b_shape) if transpose_b else b_shape
-    if reduction != b_reduction or out_shape != (rows, columns):
+    if not dims_agree([reduction], [b_reduction]) or not dims_agree(out_shape, (rows, columns)):
         raise g.shape_error(op, f"Gemm of {list(a_shape)} and {list(b_shape)} into {list(out_shape)}")
 
     if c is not None and beta != 0.0:
-        c_operand = broadcast(g, op, c, out_shape)
+        c_operand = _bias_operand(g, op, c, out_shape)
         if beta == 1.0:
             elementwise(g.top, out, [c_operand], lambda _, xs: xs[0])
         else:
@@ -182,3 +184,36 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
         column_axis=1,
         alpha=alpha,
     )
+
+
+@dataclass(frozen=True)
+class ClampedOperand(Operand):
+    """An operand whose dims at `clamped` are known at run time only and are 1 or the
+    out dim of their axis: read at min(i, dim - 1) there."""
+
+    clamped: tuple[int, ...] = ()
+
+    def load(self, builder: KernelBuilder, ivs: Sequence[SSAValue]) -> SSAValue:
+        index = broadcast_index(self.axes, ivs)
+        shape = shape_of(self.buffer)
+        for k in self.clamped:
+            index[k] = builder.min(index[k], builder.sub(shape[k], 1))
+        return builder.load(self.buffer, index)
+
+
+def _bias_operand(g: GraphLowering, op: OnnxOp, c: SSAValue, out_shape: Sequence[Bound]) -> Operand:
+    """Gemm's C, unidirectionally broadcast to Y. Shape inference does not unify C's
+    symbolic dims with Y's: a dim of C known at run time only and not named as Y's
+    is 1 or Y's, read clamped (static C keeps the plain broadcast)."""
+    c_dims, out_dims = dim_params(op.input(2).type), dim_params(op.results[0].type)
+    offset = len(out_dims) - len(c_dims)
+    unknown = [
+        k for k, (d, p) in enumerate(zip(shape_of(c), c_dims)) if not isinstance(d, int) and p != out_dims[offset + k]
+    ]
+    if not unknown:
+        return broadcast(g, op, c, out_shape)
+    known = [1 if k in unknown else d for k, d in enumerate(shape_of(c))]
+    axes = list(broadcast_axes(g, op, known, out_shape))
+    for k in unknown:
+        axes[k] = offset + k
+    return ClampedOperand(c, tuple(axes), tuple(unknown))

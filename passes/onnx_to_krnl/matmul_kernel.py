@@ -427,7 +427,8 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     (already holding beta * C) when `accumulate`. B' must be a row-major [K, N]
     buffer: a transposed or scaled B must be constant (transposed and scaled at
     compile time, into panels as any constant B); a runtime A is read with the
-    strides of A or A^T."""
+    strides of A or A^T. Rows known at run time only (a batch) take a constant B
+    and an untransposed A (see `lower_matmul_of_run_time_rows`)."""
     if not is_f32(op.input(0), op.input(1)):
         return False
     alpha, transpose_a, transpose_b = op.attr("alpha", 1.0), op.attr("transA", 0), op.attr("transB", 0)
@@ -435,9 +436,12 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     a_shape = shape_of(a)
     rows, reduction = reversed(a_shape) if transpose_a else a_shape
     columns = shape_of(out)[1]
-    if 0 in (rows, columns, reduction):
+    if not isinstance(columns, int) or not isinstance(reduction, int) or 0 in (rows, columns, reduction):
         return False
     weights = constant_array(op.input(1))
+    run_time_rows = None if isinstance(rows, int) else g.top.index(rows)
+    if run_time_rows is not None and (weights is None or transpose_a):
+        return False
     if weights is None and (transpose_b or alpha != 1.0):
         return False
     if weights is not None and (transpose_b or alpha != 1.0):
@@ -445,8 +449,19 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
     elif weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
         weights = None
     a_strides = (1, rows) if transpose_a else (reduction, 1)
-    sizes = (rows, columns, reduction)
+    sizes = (RUN_TIME_ROWS_GUESS if run_time_rows is not None else rows, columns, reduction)
     emit_matrix_product(
-        g, op, a, b, out, sizes, a_strides, [0, 0, 0], b_constant=weights, b_scale=alpha, accumulate=accumulate
+        g,
+        op,
+        a,
+        b,
+        out,
+        sizes,
+        a_strides,
+        [0, 0, 0],
+        b_constant=weights,
+        b_scale=alpha,
+        accumulate=accumulate,
+        rows=run_time_rows,
     )
     return True
