@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 import onnx
+import pytest
 from helpers import assert_matches, ints, make_model, rand, value_info
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
@@ -173,3 +174,38 @@ def test_gemm_of_run_time_dims_with_a_stretched_bias(tmp_path):
         return {"a": rand(k, m), "b": rand(k, n), "c": rand(r, 1)}
 
     check_shapes(model, feeds, [(3, 5, 4, 1), (6, 2, 7, 6)], tmp_path)
+
+
+# ------------------------------------------------------------------------- pools and Conv
+
+IMAGE = (F32, ["n", "c", "h", "w"])
+IMAGE_SHAPES = [(1, 2, 7, 9), (2, 1, 10, 4), (1, 1, 3, 3)]
+
+
+@pytest.mark.parametrize(
+    "op_type, attrs",
+    [
+        ("MaxPool", {"kernel_shape": [3, 2], "strides": [2, 2], "auto_pad": "SAME_UPPER"}),
+        ("AveragePool", {"kernel_shape": [3, 3], "strides": [2, 3], "auto_pad": "SAME_LOWER", "count_include_pad": 1}),
+        ("AveragePool", {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 0, 0], "ceil_mode": 1}),
+        ("LpPool", {"kernel_shape": [2, 3], "dilations": [2, 1], "p": 3}),
+    ],
+)
+def test_pools_with_run_time_padding_and_ceil_mode(op_type, attrs, tmp_path):
+    model = node_model(op_type, {"x": IMAGE}, attrs, opset=19)
+    check_shapes(model, lambda s: {"x": rand(*s)}, IMAGE_SHAPES, tmp_path)
+
+
+def test_conv_of_run_time_weights_and_same_strided_padding(tmp_path):
+    """Weights as an input (kernel and channels known at run time only), SAME with stride 2."""
+    model = node_model(
+        "Conv",
+        {"x": IMAGE, "w": (F32, ["m", "c", "kh", "kw"]), "b": (F32, ["m"])},
+        {"kernel_shape": [3, 2], "strides": [2, 2], "auto_pad": "SAME_UPPER"},
+    )
+
+    def feeds(shape):
+        n, c, h, w = shape
+        return {"x": rand(n, c, h, w), "w": rand(3, c, 3, 2), "b": rand(3)}
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)

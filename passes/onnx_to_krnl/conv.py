@@ -19,6 +19,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     has_static_shape,
     lowers,
     shape_of,
+    shape_text,
 )
 from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
@@ -97,12 +98,18 @@ def direct_conv(
     (batch, channels, *input_sizes), out_shape = shape_of(x), shape_of(out)
     out_channels, group_channels, *kernel = shape_of(weights)
     group = op.attr("group")
-    if not input_sizes or channels != group_channels * group or out_channels % group:
-        raise g.shape_error(op, f"input {list(shape_of(x))}, weights {list(shape_of(weights))}, group {group}")
-    if op.attr("kernel_shape") not in (None, kernel):
-        raise g.shape_error(op, f"kernel_shape {op.attr('kernel_shape')} differs from the weights' {kernel}")
-    if bias is not None and shape_of(bias) != (out_channels,):
-        raise g.shape_error(op, f"bias of shape {list(shape_of(bias))}")
+    grouped_channels = group_channels * group if isinstance(group_channels, int) else group_channels
+    uneven = isinstance(out_channels, int) and out_channels % group
+    if not input_sizes or not dims_agree([channels], [grouped_channels]) or uneven:
+        raise g.shape_error(
+            op, f"input {shape_text(shape_of(x))}, weights {shape_text(shape_of(weights))}, group {group}"
+        )
+    if op.attr("kernel_shape") is not None and not dims_agree(op.attr("kernel_shape"), kernel):
+        raise g.shape_error(
+            op, f"kernel_shape {op.attr('kernel_shape')} differs from the weights' {shape_text(kernel)}"
+        )
+    if bias is not None and not dims_agree(shape_of(bias), [out_channels]):
+        raise g.shape_error(op, f"bias of shape {shape_text(shape_of(bias))}")
     if not dims_agree(out_shape[:2], (batch, out_channels)):
         raise g.shape_error(op, f"output shape {list(out_shape)}")
     *outer_windows, row_window = sliding_windows(g, op, input_sizes, out_shape[2:], kernel)
@@ -121,7 +128,7 @@ def direct_conv(
     (init_column,), row_start = body.for_nest([(0, row_window.output_size)])
     row_start.store(init, out, [*row_ivs, init_column])
 
-    first_channel = 0 if group == 1 else body.mul(body.div(m, out_channels // group), group_channels)
+    first_channel = 0 if group == 1 else body.mul(body.div(m, body.div(out_channels, group)), group_channels)
     starts = [w.start(body, o) for w, o in zip(outer_windows, outer_position)]
     ranges = [(0, group_channels), *(w.data_range(body, s) for w, s in zip(outer_windows, starts))]
     (c, *offsets, row_offset), tap = body.for_nest([*ranges, (0, row_window.kernel)])

@@ -21,15 +21,16 @@ class SlidingWindow:
     """One spatial axis of a Conv or pooling window: output position o reads input
     positions o*stride - pad_begin + k*dilation for kernel offsets k in [0, kernel).
     Sizes known at run time only are index values: every window is then clipped
-    at run time (no static proof that none reaches the padding)."""
+    at run time (no static proof that none reaches the padding); so are the pads
+    of SAME auto_pad with a stride over such a size."""
 
     input_size: Bound
     output_size: Bound
     kernel: Bound
     stride: int = 1
     dilation: int = 1
-    pad_begin: int = 0
-    pad_end: int = 0
+    pad_begin: Bound = 0
+    pad_end: Bound = 0
 
     def start(self, builder: KernelBuilder, out_iv: Bound) -> Bound:
         """Input position of the window's first offset (out_iv is 0 when there is one window)."""
@@ -39,11 +40,14 @@ class SlidingWindow:
     def position(self, builder: KernelBuilder, start: Bound, offset: Bound) -> Bound:
         return builder.add(start, builder.mul(offset, self.dilation))
 
-    def kernel_range(self, builder: KernelBuilder, start: Bound, lower: int, upper: Bound) -> tuple[Bound, Bound]:
-        """Offsets [lo, hi) whose position lies in [lower, upper): constants where no
-        window reaches past that bound, so unpadded windows cost no arithmetic."""
+    def kernel_range(
+        self, builder: KernelBuilder, start: Bound, lower: int | None, upper: Bound
+    ) -> tuple[Bound, Bound]:
+        """Offsets [lo, hi) whose position lies in [lower, upper) (lower None: no
+        bound below the begin padding): constants where no window reaches past a
+        bound, so unpadded windows cost no arithmetic."""
         low: Bound = 0
-        if -self.pad_begin < lower:
+        if lower is not None and self._padded_begin:  # a window starts at -pad_begin at the least
             low = builder.ceil_div(builder.max(builder.sub(lower, start), 0), self.dilation)
         high: Bound = self.kernel
         if self._reaches(upper):
@@ -54,11 +58,18 @@ class SlidingWindow:
     @property
     def clipped(self) -> bool:
         """Whether some window may reach the padding (or past the input)."""
-        return self.pad_begin > 0 or self._reaches(self.input_size)
+        return self._padded_begin or self._reaches(self.input_size)
+
+    @property
+    def _padded_begin(self) -> bool:
+        """Whether the first window may start in the padding."""
+        return not isinstance(self.pad_begin, int) or self.pad_begin > 0
 
     @property
     def static(self) -> bool:
-        return all(isinstance(v, int) for v in (self.input_size, self.output_size, self.kernel))
+        return all(
+            isinstance(v, int) for v in (self.input_size, self.output_size, self.kernel, self.pad_begin, self.pad_end)
+        )
 
     @property
     def last_position(self) -> int:
@@ -79,7 +90,7 @@ class SlidingWindow:
         # o*stride - shift is in [0, input_size) iff
         # o >= ceil(shift / stride) and o < ceil((input_size + shift) / stride).
         low: Bound = 0
-        if self.pad_begin > 0:
+        if self._padded_begin:
             low = builder.ceil_div(builder.max(shift, 0), self.stride)
         high: Bound = self.output_size
         if self._reaches(self.input_size):
@@ -93,24 +104,25 @@ class SlidingWindow:
 
     def padded_range(self, builder: KernelBuilder, start: Bound) -> tuple[Bound, Bound]:
         """Offsets within input and explicit padding (AveragePool count_include_pad)."""
-        return self.kernel_range(builder, start, -self.pad_begin, builder.add(self.input_size, self.pad_end))
+        return self.kernel_range(builder, start, None, builder.add(self.input_size, self.pad_end))
 
 
-def _run_time_window(g, op, size, output_size, kernel, stride, dilation, pads, d, auto_pad, ceil_mode) -> SlidingWindow:
+def _run_time_window(g, op, size, output_size, kernel, stride, dilation, pads, d, auto_pad) -> SlidingWindow:
     """The window of a spatial dim known at run time only: its output size is the result
-    type's (shape inference computed it from the same attributes); padding that would
-    depend on the size (SAME with stride > 1) and ceil_mode are refused."""
+    type's (shape inference computed it from the same attributes, ceil_mode included:
+    windows are clipped at run time anyway). SAME padding is computed at run time
+    where it depends on the size (a stride > 1) or the kernel."""
     rank = len(pads) // 2
-    if ceil_mode:
-        raise g.unsupported(op, "ceil_mode over a spatial dim known at run time only")
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        if stride != 1:
-            raise g.unsupported(
-                op, f"auto_pad {auto_pad} with stride {stride} over a spatial dim known at run time only"
-            )
-        total = (kernel - 1) * dilation
-        begin = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
-        return SlidingWindow(size, output_size, kernel, stride, dilation, begin, total - begin)
+        b = g.top
+        extent = b.add(b.mul(b.sub(kernel, 1), dilation), 1)
+        if stride == 1:  # the output has the input's size
+            total = b.sub(extent, 1)
+        else:
+            total = b.max(b.sub(b.add(b.mul(b.sub(output_size, 1), stride), extent), size), 0)
+        half = b.div(total, 2)
+        begin = half if auto_pad == "SAME_UPPER" else b.sub(total, half)
+        return SlidingWindow(size, output_size, kernel, stride, dilation, begin, b.sub(total, begin))
     if auto_pad not in ("VALID", "NOTSET"):
         raise g.unsupported(op, f"auto_pad '{auto_pad}'")
     begin, end = (0, 0) if auto_pad == "VALID" else (pads[d], pads[d + rank])
@@ -120,9 +132,9 @@ def _run_time_window(g, op, size, output_size, kernel, stride, dilation, pads, d
 def sliding_windows(
     g: GraphLowering,
     op: OnnxOp,
-    input_sizes: Sequence[int],
-    output_sizes: Sequence[int],
-    kernel: Sequence[int],
+    input_sizes: Sequence[Bound],
+    output_sizes: Sequence[Bound],
+    kernel: Sequence[Bound],
     *,
     ceil_mode: bool = False,
 ) -> list[SlidingWindow]:
@@ -135,17 +147,16 @@ def sliding_windows(
     auto_pad = op.attr("auto_pad") or "NOTSET"  # DeformConv has no auto_pad
     if len(strides) != rank or len(dilations) != rank or len(pads) != 2 * rank:
         raise g.shape_error(op, f"strides/dilations/pads do not match {rank} spatial dims")
-    if min(strides) < 1 or min(dilations) < 1 or min(pads) < 0 or min(kernel) < 1:
+    static_kernel = [k for k in kernel if isinstance(k, int)]
+    if min(strides) < 1 or min(dilations) < 1 or min(pads) < 0 or min(static_kernel, default=1) < 1:
         raise g.unsupported(op, "non-positive strides, dilations or kernel, or negative pads")
 
     windows = []
     for d in range(rank):
         size, stride = input_sizes[d], strides[d]
-        if not isinstance(size, int) or not isinstance(output_sizes[d], int):
+        if not all(isinstance(v, int) for v in (size, output_sizes[d], kernel[d])):
             windows.append(
-                _run_time_window(
-                    g, op, size, output_sizes[d], kernel[d], stride, dilations[d], pads, d, auto_pad, ceil_mode
-                )
+                _run_time_window(g, op, size, output_sizes[d], kernel[d], stride, dilations[d], pads, d, auto_pad)
             )
             continue
         extent = (kernel[d] - 1) * dilations[d] + 1
