@@ -9,9 +9,8 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 import pytest
-from helpers import assert_matches, ints, make_model, rand, value_info
+from helpers import assert_matches, expected_outputs, ints, make_model, rand, value_info
 from onnx import helper, numpy_helper
-from onnx.reference import ReferenceEvaluator
 
 import onnxc
 
@@ -42,13 +41,15 @@ def node_model(
     return make_model(graph, opset)
 
 
-def check_shapes(model: onnx.ModelProto, feeds: Feeds, shapes: list[tuple[int, ...]], tmp_path) -> None:
-    """One library, run at every shape, matches the reference at each."""
+def check_shapes(
+    model: onnx.ModelProto, feeds: Feeds, shapes: list[tuple[int, ...]], tmp_path, reference: str = "onnx"
+) -> None:
+    """One library, run at every shape, matches the reference (onnx.reference or
+    onnxruntime) at each."""
     session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
-    reference = ReferenceEvaluator(model)
     for shape in shapes:
         inputs = feeds(shape)
-        assert_matches(session.run(None, inputs), reference.run(None, inputs))
+        assert_matches(session.run(None, inputs), expected_outputs(model, inputs, reference))
 
 
 F32, I64 = np.dtype(np.float32), np.dtype(np.int64)
@@ -209,3 +210,32 @@ def test_conv_of_run_time_weights_and_same_strided_padding(tmp_path):
         return {"x": rand(n, c, h, w), "w": rand(3, c, 3, 2), "b": rand(3)}
 
     check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
+
+
+# --------------------------------------------------------------------------- normalizations
+
+
+@pytest.mark.parametrize(
+    "op_type, attrs, parameters",
+    [
+        ("InstanceNormalization", {"epsilon": 1e-3}, "c"),
+        ("GroupNormalization", {"num_groups": 2}, "c"),
+        ("LpNormalization", {"axis": 2, "p": 1}, None),
+        ("LRN", {"size": 3}, None),
+    ],
+)
+def test_normalizations_over_run_time_dims(op_type, attrs, parameters, tmp_path):
+    """Against onnxruntime: onnx.reference sums x, not |x|, for p = 1, and its LRN
+    window differs from onnxruntime's (which onnxc follows)."""
+    inputs = {"x": IMAGE}
+    if parameters:
+        inputs |= {"scale": (F32, [parameters]), "bias": (F32, [parameters])}
+    model = node_model(op_type, inputs, attrs)
+
+    def feeds(shape):
+        n, c, h, w = shape
+        c *= 2  # GroupNormalization's two groups
+        feed = {"x": rand(n, c, h, w)}
+        return feed | ({"scale": rand(c), "bias": rand(c)} if parameters else {})
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path, reference="onnxruntime")

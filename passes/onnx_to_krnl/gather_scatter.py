@@ -183,7 +183,7 @@ def lower_one_hot(g: GraphLowering, op: OnnxOp) -> None:
     b.store(b.select(b.compare_index("eq", index, ivs[axis]), on, off), out, ivs)
 
 
-@lowers("ReverseSequence")
+@lowers("ReverseSequence", run_time_dims=True)
 def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
     """Along `time_axis`, the first sequence_lens[b] elements of batch b reversed,
     the others copied."""

@@ -81,7 +81,7 @@ def lower_normalizer(g: GraphLowering, op: OnnxOp) -> None:
     body.store(body.div(value(body, feature_ivs[0]), divisor), out, feature_index(x, ivs[0], feature_ivs[0]))
 
 
-@lowers("Binarizer")
+@lowers("Binarizer", run_time_dims=True)
 def lower_binarizer(g: GraphLowering, op: OnnxOp) -> None:
     """y = 1 where x > threshold, else 0, in x's type."""
     x, out = g.input(op, 0), g.result(op)
@@ -114,7 +114,7 @@ def lower_imputer(g: GraphLowering, op: OnnxOp) -> None:
     b.store(b.select(matches, b.load(values, [ivs[-1]]), v), out, ivs)
 
 
-@lowers("ArrayFeatureExtractor")
+@lowers("ArrayFeatureExtractor", run_time_dims=True)
 def lower_array_feature_extractor(g: GraphLowering, op: OnnxOp) -> None:
     """y[..., j] = x[..., indices[j]] (indices along the last axis, negative from its end)."""
     x, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)

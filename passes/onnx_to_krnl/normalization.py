@@ -17,12 +17,14 @@ from onnxc.passes.onnx_to_krnl.common import (
     Operand,
     broadcast,
     constant_array,
+    dims_agree,
     element_count,
     elementwise,
     lowers,
     normalized_axis,
     optional_result,
     shape_of,
+    shape_text,
     weight_buffer,
 )
 from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, elementwise_read, scalar_op
@@ -156,7 +158,7 @@ def lower_layer_normalization(g: GraphLowering, op: OnnxOp) -> None:
     inner.store(y, out, index)
 
 
-@lowers("InstanceNormalization", "GroupNormalization")
+@lowers("InstanceNormalization", "GroupNormalization", run_time_dims=True)
 def lower_group_normalization(g: GraphLowering, op: OnnxOp) -> None:
     """x of shape [N, C, spatial...] is normalized per (n, group of C / G channels)
     over the group's channels and all spatial positions, then scaled and shifted
@@ -170,15 +172,21 @@ def lower_group_normalization(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, f"input of shape {list(shape)} has no channel dim")
     batch, channels, *spatial = shape
     groups = op.attr("num_groups") if op.OP_TYPE == "GroupNormalization" else channels
-    if not groups or channels % groups:
-        raise g.shape_error(op, f"{channels} channels do not split into {groups} groups")
-    per_group = channels // groups
-    if {shape_of(scale), shape_of(bias)} == {(channels,)}:
+    if not groups or isinstance(channels, int) and channels % groups:
+        raise g.shape_error(op, f"{shape_text([channels])} channels do not split into {groups} groups")
+    per_group = 1 if groups is channels else g.top.div(channels, groups)
+    parameters = [shape_of(scale), shape_of(bias)]
+    per_channel = all(dims_agree(s, [channels]) for s in parameters)
+    if per_channel and all(dims_agree(s, [groups]) for s in parameters):  # sizes known at run time only
+        per_channel = per_group == 1 or g.version(op) >= 21
+    if per_channel:
         parameter_channel = lambda b, group, c: b.add(b.mul(group, per_group), c)  # noqa: E731
-    elif {shape_of(scale), shape_of(bias)} == {(groups,)}:
+    elif all(dims_agree(s, [groups]) for s in parameters):
         parameter_channel = lambda b, group, c: group  # noqa: E731
     else:
-        raise g.shape_error(op, f"scale and bias must have shape [{channels}] (or [{groups}] before opset 21)")
+        raise g.shape_error(
+            op, f"scale and bias must have shape {shape_text([channels])} (or [{groups}] before opset 21)"
+        )
     out = g.result(op)
     ranges = [(0, per_group), *((0, d) for d in spatial)]
 
@@ -196,7 +204,7 @@ def lower_group_normalization(g: GraphLowering, op: OnnxOp) -> None:
     inner.store(inner.add(y, inner.load(bias, [channel])), out, index(inner, ivs))
 
 
-@lowers("LpNormalization")
+@lowers("LpNormalization", run_time_dims=True)
 def lower_lp_normalization(g: GraphLowering, op: OnnxOp) -> None:
     """x / ||x||_p along `axis` (p is 1 or 2); a zero norm gives 0, as onnxruntime does."""
     x = g.input(op, 0)
@@ -227,7 +235,7 @@ def lower_lp_normalization(g: GraphLowering, op: OnnxOp) -> None:
     inner.store(inner.select(is_zero, zero, quotient), out, index(iv))
 
 
-@lowers("LRN")
+@lowers("LRN", run_time_dims=True)
 def lower_lrn(g: GraphLowering, op: OnnxOp) -> None:
     """Local response normalization across channels:
     y = x / (bias + alpha / size * sum of x² over the channel window) ** beta,
