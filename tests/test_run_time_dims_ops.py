@@ -239,3 +239,23 @@ def test_normalizations_over_run_time_dims(op_type, attrs, parameters, tmp_path)
         return feed | ({"scale": rand(c), "bias": rand(c)} if parameters else {})
 
     check_shapes(model, feeds, IMAGE_SHAPES, tmp_path, reference="onnxruntime")
+
+
+# --------------------------------------------------------------------------- sampling grids
+
+
+@pytest.mark.parametrize("mode, padding", [("linear", "reflection"), ("cubic", "border"), ("nearest", "zeros")])
+def test_grid_sample_over_run_time_sizes(mode, padding, tmp_path):
+    """The sizes enter the coordinates as floats computed at run time."""
+    model = node_model(
+        "GridSample",
+        {"x": IMAGE, "grid": (F32, ["n", "oh", "ow", 2])},
+        {"mode": mode, "padding_mode": padding, "align_corners": int(mode == "cubic")},
+        opset=20,
+    )
+
+    def feeds(shape):
+        n, c, h, w = shape
+        return {"x": rand(n, c, h, w), "grid": rand(n, w, h, 2, low=-1.3, high=1.3)}
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)

@@ -9,6 +9,8 @@ the positions here are input values: each output element computes its own
 taps (input positions and weights per spatial dim) and sums the weighted
 pixels over their product. Every tap index is clamped into the input before
 it is loaded, so even NaN or huge grid values never read out of bounds.
+Spatial sizes known at run time only enter as float values computed once
+before the loops (static ones stay constants).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from xdsl.dialects.builtin import f32, f64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_buffer, lowers, shape_of
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_buffer, dims_agree, lowers, shape_of, shape_text
 
 MODES = {"linear": "linear", "bilinear": "linear", "nearest": "nearest", "cubic": "cubic", "bicubic": "cubic"}
 """Mode names of opset 20 and later, and their opset-16 spellings."""
@@ -32,6 +34,20 @@ PADDING_MODES = ("zeros", "border", "reflection")
 
 CUBIC_A = -0.75
 """Keys' cubic convolution parameter GridSample uses (as PyTorch)."""
+
+Scalar = float | SSAValue
+"""A float known at compile time, or a float value computed at run time (from a size)."""
+
+
+def _value(b: KernelBuilder, value: Scalar, element: Attribute) -> SSAValue:
+    return b.constant(value, element) if isinstance(value, float) else value
+
+
+def _offset(b: KernelBuilder, value: Scalar, offset: float, element: Attribute) -> Scalar:
+    """value + offset, folded when value is known at compile time."""
+    if isinstance(value, float):
+        return value + offset
+    return b.add(value, b.constant(offset, element))
 
 
 @dataclass
@@ -45,20 +61,21 @@ class Tap:
     inside: SSAValue | None
 
 
-def clamp(b: KernelBuilder, value: SSAValue, low: float, high: float) -> SSAValue:
+def clamp(b: KernelBuilder, value: SSAValue, low: Scalar, high: Scalar) -> SSAValue:
     """value clamped into [low, high], NaN mapped to low (a safe index)."""
-    low_value, high_value = b.constant(low, value.type), b.constant(high, value.type)
+    low_value, high_value = _value(b, low, value.type), _value(b, high, value.type)
     value = b.select(b.compare("ge", value, low_value), value, low_value)
     return b.select(b.compare("le", value, high_value), value, high_value)
 
 
-def reflect(b: KernelBuilder, x: SSAValue, low: float, high: float) -> SSAValue:
+def reflect(b: KernelBuilder, x: SSAValue, low: Scalar, high: Scalar) -> SSAValue:
     """x reflected by the borders [low, high] until it is inside (as PyTorch)."""
     element = x.type
-    low_value, high_value = b.constant(low, element), b.constant(high, element)
+    low_value, high_value = _value(b, low, element), _value(b, high, element)
     below, above = b.compare("lt", x, low_value), b.compare("gt", x, high_value)
     distance = b.select(below, b.sub(low_value, x), b.sub(x, high_value))
-    span = b.constant(high - low, element)
+    both_known = isinstance(low, float) and isinstance(high, float)
+    span = b.constant(high - low, element) if both_known else b.sub(high_value, low_value)
     flips = b.math(math.FloorOp, b.div(distance, span))
     rest = b.sub(distance, b.mul(flips, span))
     half_flips = b.math(math.FloorOp, b.mul(flips, b.constant(0.5, element)))
@@ -87,14 +104,16 @@ def _cubic_weights(b: KernelBuilder, t: SSAValue) -> list[SSAValue]:
 
 
 class SamplingAxis:
-    """Sampling along one spatial dim of `size` elements."""
+    """Sampling along one spatial dim of `size` elements (its float value made by
+    `b`, before the loops, where the size is known at run time only)."""
 
-    def __init__(self, size: int, align_corners: bool, padding: str):
-        self.size = size
+    def __init__(self, b: KernelBuilder, size: Bound, align_corners: bool, padding: str, element: Attribute):
+        self.size: Scalar = float(size) if isinstance(size, int) else b.index_to_float(size, element)
+        self.last = _offset(b, self.size, -1.0, element)
         self.align_corners = align_corners
         self.padding = padding
         # The range a coordinate is reflected into: pixel centers, or pixel edges.
-        self.low, self.high = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        self.low, self.high = (0.0, self.last) if align_corners else (-0.5, _offset(b, self.size, -0.5, element))
 
     def coordinate(self, b: KernelBuilder, normalized: SSAValue, nearest: bool) -> SSAValue:
         """The input coordinate of a grid value in [-1, 1], padded per the mode."""
@@ -102,15 +121,15 @@ class SamplingAxis:
         one, half = b.constant(1.0, element), b.constant(0.5, element)
         shifted = b.add(normalized, one)
         if self.align_corners:
-            x = b.mul(b.mul(shifted, half), b.constant(self.size - 1.0, element))
+            x = b.mul(b.mul(shifted, half), _value(b, self.last, element))
         else:
-            x = b.mul(b.sub(b.mul(shifted, b.constant(float(self.size), element)), one), half)
+            x = b.mul(b.sub(b.mul(shifted, _value(b, self.size, element)), one), half)
         if nearest:
             x = b.math(math.RoundEvenOp, x)
         if self.padding == "border":
-            below = b.compare("lt", x, b.constant(self.low, element))
-            outside = b.binary("or", below, b.compare("gt", x, b.constant(self.high, element)))
-            return b.select(outside, clamp(b, x, 0.0, self.size - 1.0), x)
+            below = b.compare("lt", x, _value(b, self.low, element))
+            outside = b.binary("or", below, b.compare("gt", x, _value(b, self.high, element)))
+            return b.select(outside, clamp(b, x, 0.0, self.last), x)
         if self.padding == "reflection":
             return reflect(b, x, self.low, self.high)
         return x
@@ -121,11 +140,11 @@ class SamplingAxis:
         if self.padding == "zeros":
             inside = b.and_(
                 b.compare("ge", position, b.constant(0.0, position.type)),
-                b.compare("le", position, b.constant(self.size - 1.0, position.type)),
+                b.compare("le", position, _value(b, self.last, position.type)),
             )
         elif self.padding == "reflection":
             position = reflect(b, position, self.low, self.high)
-        index = b.to_index(clamp(b, position, 0.0, self.size - 1.0))
+        index = b.to_index(clamp(b, position, 0.0, self.last))
         return Tap(index, weight, inside)
 
     def taps(self, b: KernelBuilder, x: SSAValue, mode: str) -> list[Tap]:
@@ -145,7 +164,7 @@ def compute_type(element: Attribute) -> Attribute:
     return f32 if element.bitwidth == 16 else element
 
 
-@lowers("GridSample")
+@lowers("GridSample", run_time_dims=True)
 def lower_grid_sample(g: GraphLowering, op: OnnxOp) -> None:
     x, grid = g.input(op, 0), g.input(op, 1)
     element = g.element_type(op, op.input(0), ints=False)
@@ -159,10 +178,13 @@ def lower_grid_sample(g: GraphLowering, op: OnnxOp) -> None:
     align_corners = bool(op.attr("align_corners"))
     (batch, channels, *sizes), out_shape = shape_of(x), shape_of(out)
     rank = len(sizes)
-    if shape_of(grid) != (batch, *out_shape[2:], rank) or out_shape[:2] != (batch, channels):
-        raise g.shape_error(op, f"input {list(shape_of(x))}, grid {list(shape_of(grid))}, output {list(out_shape)}")
+    if not dims_agree(shape_of(grid), (batch, *out_shape[2:], rank)) or not dims_agree(
+        out_shape[:2], (batch, channels)
+    ):
+        shapes = (shape_text(shape_of(x)), shape_text(shape_of(grid)), shape_text(out_shape))
+        raise g.shape_error(op, "input {}, grid {}, output {}".format(*shapes))
     compute = compute_type(element)
-    axes = [SamplingAxis(size, align_corners, padding) for size in sizes]
+    axes = [SamplingAxis(g.top, size, align_corners, padding, compute) for size in sizes]
 
     ivs, b = g.top.loop_nest(out_shape)
     n, _, *position = ivs
@@ -196,15 +218,19 @@ def base_coordinates(size: int, align_corners: bool) -> np.ndarray:
     return (2 * np.arange(size) + 1) / size - 1
 
 
-@lowers("AffineGrid")
+@lowers("AffineGrid", run_time_dims=True)
 def lower_affine_grid(g: GraphLowering, op: OnnxOp) -> None:
     """grid[n, d..., i] = theta[n, i, :] . (x, y[, z], 1) at each output position,
-    in f64. The output shape is the static one of the result: `size` is not read."""
+    in f64. The output shape is the result's: `size` is not read. The batch may be
+    known at run time only; the spatial sizes are static (shape inference gives no
+    symbolic grid for a size computed at run time)."""
     theta, out = g.input(op, 0), g.result(op)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
     batch, *sizes, rank = shape_of(out)
-    if rank != len(sizes) or shape_of(theta) != (batch, rank, rank + 1):
-        raise g.shape_error(op, f"theta {list(shape_of(theta))} for a grid of shape {list(shape_of(out))}")
+    if rank != len(sizes) or not dims_agree(shape_of(theta), (batch, rank, rank + 1)):
+        raise g.shape_error(op, f"theta {shape_text(shape_of(theta))} for a grid of shape {shape_text(shape_of(out))}")
+    if not all(isinstance(size, int) for size in sizes):
+        raise g.unsupported(op, f"a grid of sizes known at run time only ({shape_text(sizes)})")
     align_corners = bool(op.attr("align_corners"))
     # Component j of a position is its coordinate along spatial dim rank - 1 - j.
     bases = [constant_buffer(g.top, base_coordinates(size, align_corners), f64) for size in reversed(sizes)]
