@@ -44,7 +44,7 @@ def lower_deform_conv(g: GraphLowering, op: OnnxOp) -> None:
         )
     windows = sliding_windows(g, op, input_sizes, out_shape[2:], kernel)
     compute = compute_type(element)
-    axes = [SamplingAxis(size, align_corners=True, padding="zeros") for size in input_sizes]
+    axes = [SamplingAxis(g.top, size, True, "zeros", compute) for size in input_sizes]
 
     ivs, body = g.top.loop_nest(out_shape)
     n, m, *position = ivs
