@@ -259,3 +259,41 @@ def test_grid_sample_over_run_time_sizes(mode, padding, tmp_path):
         return {"x": rand(n, c, h, w), "grid": rand(n, w, h, 2, low=-1.3, high=1.3)}
 
     check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
+
+
+# ---------------------------------------------------------------------------------- Resize
+
+
+@pytest.mark.parametrize(
+    "attrs, scales",
+    [
+        ({"mode": "linear", "coordinate_transformation_mode": "half_pixel"}, [1, 1, 2, 3]),
+        ({"mode": "cubic", "coordinate_transformation_mode": "align_corners", "exclude_outside": 1}, [1, 1, 3, 2]),
+        ({"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "ceil"}, [1, 1, 2, 2]),
+        ({"mode": "linear", "antialias": 1}, [1, 1, 2, 1]),
+        ({"mode": "cubic", "antialias": 1, "coordinate_transformation_mode": "pytorch_half_pixel"}, [1, 1, 1, 3]),
+    ],
+)
+def test_resize_over_run_time_sizes(attrs, scales, tmp_path):
+    """The tap tables are computed at run time, as numpy does at compile time for static
+    sizes. (Downsampling scales give sizes symbolic shape inference does not express yet;
+    antialias upsamples here, through its normalized weights.)"""
+    model = node_model(
+        "Resize", {"x": IMAGE}, attrs, {"roi": np.zeros(0, np.float32), "scales": np.array(scales, np.float32)}
+    )
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 2, 6, 8), (2, 1, 4, 10), (1, 1, 1, 2)], tmp_path)
+
+
+def test_resize_to_sizes_from_run_time_sizes(tmp_path):
+    """Sizes over a run-time input: the scale is out / in at run time; tf_crop_and_resize extrapolates."""
+    model = node_model(
+        "Resize",
+        {"x": IMAGE},
+        {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": 9.0},
+        {
+            "roi": np.array([0, 0, -0.2, 0.3, 1, 1, 0.9, 1.2], np.float32),
+            "scales": np.zeros(0, np.float32),
+            "sizes": np.array([1, 2, 5, 3], np.int64),
+        },
+    )
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 2, 6, 8), (1, 2, 3, 4)], tmp_path)

@@ -3,9 +3,11 @@ coordinate transformation mode, axes and keep_aspect_ratio_policy.
 
 Resize is separable: the spec's result is a 1-D resize along each resized
 axis in turn. Scales, sizes and roi are bound at compile time, so for each
-axis the source positions and weights of every output position are computed
-here, with numpy, into constant tables (`AxisTaps`); the kernel of an axis
-sums weight * input over the taps of each output position.
+axis of static sizes the source positions and weights of every output
+position are computed here, with numpy, into constant tables (`AxisTaps`);
+over a size known at run time only, a loop computes the same tables at run
+time (resize_taps.py). The kernel of an axis sums weight * input over the
+taps of each output position.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, i64
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f64, i64
+from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.dialects.types import is_float
+from onnxc.dialects.types import dim_params, is_float
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     constant_array,
@@ -29,6 +32,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     normalized_axis,
     shape_of,
 )
+from onnxc.passes.onnx_to_krnl.resize_taps import Interpolation, Scale, TapTables, run_time_taps
 
 Coefficients = Callable[[float, float], np.ndarray]
 """(ratio in (0, 1] of the source position past its left pixel, scale) -> tap weights."""
@@ -149,9 +153,10 @@ def axis_taps(
     return AxisTaps(np.clip(indices, 0, in_size - 1), weights, extrapolated)
 
 
-def _scales(g: GraphLowering, op: OnnxOp, in_shape, out_shape, axes) -> list[float]:
+def _scales(g: GraphLowering, op: OnnxOp, in_shape, out_shape, axes) -> list[Scale]:
     """The scale of each dim: from `scales`, or out/in for `sizes` (a common one
-    under keep_aspect_ratio_policy not_larger / not_smaller)."""
+    under keep_aspect_ratio_policy not_larger / not_smaller); an f64 value
+    computed at run time where the input size is known then only."""
     scales = constant_array(op.input(2)) if op.input(2) is not None else None
     if scales is not None and scales.size:
         per_dim = [1.0] * len(in_shape)
@@ -161,12 +166,25 @@ def _scales(g: GraphLowering, op: OnnxOp, in_shape, out_shape, axes) -> list[flo
     if op.input(3) is None or constant_array(op.input(3)) is None:
         raise g.unsupported(op, "Resize needs constant scales or sizes")
     sizes = constant_array(op.input(3)).reshape(-1).tolist()
-    per_dim = [1.0] * len(in_shape)
+    per_dim: list[Scale] = [1.0] * len(in_shape)
+    b = g.top
     for axis, size in zip(axes, sizes):
-        per_dim[axis] = size / in_shape[axis]
+        in_size = in_shape[axis]
+        per_dim[axis] = (
+            size / in_size if isinstance(in_size, int) else b.div(b.constant(float(size), f64), b.number(in_size, f64))
+        )
     policy = op.attr("keep_aspect_ratio_policy")
     if policy != "stretch":
-        common = (min if policy == "not_larger" else max)(per_dim[a] for a in axes)
+        kind = "min" if policy == "not_larger" else "max"
+        common = per_dim[axes[0]]
+        for axis in axes[1:]:
+            scale = per_dim[axis]
+            if isinstance(common, float) and isinstance(scale, float):
+                common = min(common, scale) if kind == "min" else max(common, scale)
+            else:
+                common = b.binary(
+                    kind, *(s if isinstance(s, SSAValue) else b.constant(s, f64) for s in (common, scale))
+                )
         per_dim = [common if d in axes else 1.0 for d in range(len(in_shape))]
     return per_dim
 
@@ -183,12 +201,13 @@ def _coefficients(g: GraphLowering, op: OnnxOp) -> Coefficients:
     raise g.unsupported(op, f"Resize mode '{mode}'" + (" with antialias" if antialias else ""))
 
 
-@lowers("Resize")
+@lowers("Resize", run_time_dims=True)
 def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
     if g.version(op) < 11:
         raise g.unsupported(op, "Resize before opset 11 (scales only, asymmetric coordinates)")
     src, out = g.input(op, 0), g.result(op)
     in_shape, out_shape = shape_of(src), shape_of(out)
+    in_dims, out_dims = dim_params(op.input(0).type), dim_params(op.results[0].type)
     rank = len(in_shape)
     axes = [normalized_axis(g, op, a, rank) for a in (op.attr("axes") or range(rank))]
     scales = _scales(g, op, in_shape, out_shape, axes)
@@ -206,51 +225,74 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
     current, shape = src, list(in_shape)
     for axis in axes:
         axis_roi = (0.0, 1.0) if roi is None else (roi[axes.index(axis)], roi[len(axes) + axes.index(axis)])
-        if pymath.isclose(scales[axis], 1.0) and out_shape[axis] == in_shape[axis] and axis_roi == (0.0, 1.0):
+        in_size, out_size, scale = in_shape[axis], out_shape[axis], scales[axis]
+        same_size = out_size == in_size or (not isinstance(in_size, int) and in_dims[axis] == out_dims[axis])
+        if isinstance(scale, float) and pymath.isclose(scale, 1.0) and same_size and axis_roi == (0.0, 1.0):
             continue
-        taps = axis_taps(
-            coefficients,
-            coordinate_mode,
-            in_shape[axis],
-            out_shape[axis],
-            scales[axis],
-            axis_roi,
-            bool(op.attr("exclude_outside")),
-        )
-        shape[axis] = out_shape[axis]
+        shape[axis] = out_size
         last = shape == list(out_shape)
-        target = out if last else g.top.alloc(MemRefType(element, shape))
-        _resize_axis(g, op, current, target, axis, taps, nearest)
+        target = out if last else g.top.alloc(*_buffer_type(g.top, element, shape))
+        if all(isinstance(v, int | float) for v in (in_size, out_size, scale)):
+            axis_taps_ = axis_taps(
+                coefficients, coordinate_mode, in_size, out_size, scale, axis_roi, bool(op.attr("exclude_outside"))
+            )
+            tables = _constant_tables(g, axis_taps_, nearest, element)
+        else:
+            if op.attr("antialias") and not isinstance(scale, float):
+                raise g.unsupported(op, "antialias with a scale known at run time only (sizes over a run-time dim)")
+            how = Interpolation(
+                op.attr("mode"),
+                op.attr("nearest_mode"),
+                op.attr("cubic_coeff_a"),
+                bool(op.attr("antialias")),
+                bool(op.attr("exclude_outside")),
+                coordinate_mode,
+                axis_roi,
+            )
+            tables = run_time_taps(g.top, in_size, out_size, scale, how, element)
+        _resize_axis(g, op, current, target, axis, tables)
         current = target
     if current is not out:
         copy_reshaped(g.top, current, out)
 
 
-def _resize_axis(
-    g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue, axis: int, taps: AxisTaps, nearest: bool
-) -> None:
-    """out[..., i, ...] = sum over taps t of weights[i, t] * src[..., indices[i, t], ...]
-    (nearest: the one tap of weight 1)."""
-    element = out.type.get_element_type()
+def _buffer_type(b: KernelBuilder, element: Attribute, shape: list[Bound]) -> tuple[MemRefType, list[SSAValue]]:
+    """The type and dynamic sizes of a new buffer of `shape`."""
+    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
+    return MemRefType(element, static), [b.index(d) for d in shape if not isinstance(d, int)]
+
+
+def _constant_tables(g: GraphLowering, taps: AxisTaps, nearest: bool, element: Attribute) -> TapTables:
+    """The tap tables of an axis of static sizes, as krnl.globals."""
     indices, weights = taps.indices, taps.weights
     if nearest:  # one tap: the position of weight 1
         indices = np.take_along_axis(indices, weights.argmax(axis=1)[:, None], axis=1)
-    index_table = constant_buffer(g.top, indices, i64)
-    weight_table = None if nearest else constant_buffer(g.top, weights, element)
     extrapolated = None
     if taps.extrapolated is not None and taps.extrapolated.any():
         extrapolated = constant_buffer(g.top, taps.extrapolated.astype(np.int64), i64)
+    return TapTables(
+        constant_buffer(g.top, indices, i64),
+        None if nearest else constant_buffer(g.top, weights, element),
+        extrapolated,
+    )
+
+
+def _resize_axis(g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue, axis: int, tables: TapTables) -> None:
+    """out[..., i, ...] = sum over taps t of weights[i, t] * src[..., indices[i, t], ...]
+    (nearest: the one tap of weight 1)."""
+    element = out.type.get_element_type()
+    if tables.extrapolated is not None:
         fill_value = g.top.constant(op.attr("extrapolation_value"), element)
     ivs, b = g.top.loop_nest(shape_of(out))
     total = None
-    for tap in range(indices.shape[1]):
+    for tap in range(tables.indices.type.get_shape()[1]):
         source = list(ivs)
-        source[axis] = b.to_index(b.load(index_table, [ivs[axis], tap]))
+        source[axis] = b.to_index(b.load(tables.indices, [ivs[axis], tap]))
         value = b.load(src, source)
-        if weight_table is not None:
-            value = b.mul(b.load(weight_table, [ivs[axis], tap]), value)
+        if tables.weights is not None:
+            value = b.mul(b.load(tables.weights, [ivs[axis], tap]), value)
         total = value if total is None else b.add(total, value)
-    if extrapolated is not None:
-        outside = b.compare_index("ne", b.load(extrapolated, [ivs[axis]]), b.constant(0, i64))
+    if tables.extrapolated is not None:
+        outside = b.compare_index("ne", b.load(tables.extrapolated, [ivs[axis]]), b.constant(0, i64))
         total = b.select(outside, fill_value, total)
     b.store(total, out, ivs)

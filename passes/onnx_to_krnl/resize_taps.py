@@ -1,0 +1,200 @@
+"""Resize's tap tables along one axis: made at compile time with numpy where the
+axis's sizes are static (`resize.axis_taps`), or at run time by a loop over the
+output positions where an input or output size is known at run time only.
+
+Both give the same `TapTables` to the resize kernel: per output position the
+input positions read (clamped into the input), their weights, and whether the
+position lies outside the crop region (tf_crop_and_resize). The run-time loop
+follows numpy's float64 arithmetic step by step, so both agree (but for the
+last bit of the cubic kernel's powers).
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from dataclasses import dataclass
+
+from xdsl.dialects import math
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f64, i1, i64
+from xdsl.ir import Attribute, SSAValue
+
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+
+Scale = float | SSAValue
+"""A scale known at compile time, or an f64 value (sizes over a run-time input size)."""
+
+
+@dataclass(frozen=True)
+class TapTables:
+    """indices [out, taps] i64, weights [out, taps] (None for nearest: one tap of
+    weight 1), extrapolated [out] i64 flags (None when no position is outside)."""
+
+    indices: SSAValue
+    weights: SSAValue | None
+    extrapolated: SSAValue | None
+
+
+@dataclass(frozen=True)
+class Interpolation:
+    """What Resize interpolates with: mode, its attributes, and the crop region of the axis."""
+
+    mode: str  # nearest, linear, cubic
+    nearest_mode: str
+    cubic_a: float
+    antialias: bool
+    exclude_outside: bool
+    coordinate_mode: str
+    roi: tuple[float, float]
+
+    def tap_count(self, scale: float) -> int:
+        """Taps per output position (antialias: widened by 1/scale when downsampling)."""
+        if self.mode == "nearest":
+            return 2
+        reach = {"linear": 1, "cubic": 2}[self.mode]
+        if not self.antialias:
+            return 2 * reach
+        start = pymath.floor(-reach / min(scale, 1.0)) + 1
+        return 2 - 2 * start
+
+
+def run_time_taps(
+    top: KernelBuilder, in_size: Bound, out_size: Bound, scale: Scale, how: Interpolation, element: Attribute
+) -> TapTables:
+    """The tap tables of one axis computed by a loop over its output positions
+    (`resize.axis_taps` at run time). `scale` must be static with antialias."""
+    taps = how.tap_count(scale if isinstance(scale, float) else 1.0)
+    rows = [out_size if isinstance(out_size, int) else DYNAMIC_INDEX]
+    sizes = [] if isinstance(out_size, int) else [top.index(out_size)]
+    nearest = how.mode == "nearest"
+    indices = top.alloc(MemRefType(i64, [*rows, 1 if nearest else taps]), sizes)
+    weights = None if nearest else top.alloc(MemRefType(element, [*rows, taps]), sizes)
+    cropped = how.coordinate_mode == "tf_crop_and_resize"
+    extrapolated = top.alloc(MemRefType(i64, rows), sizes) if cropped else None
+
+    in_f, scale_f = top.number(in_size, f64), _Float64(top).value(scale)
+    out_f = top.number(out_size, f64) if how.coordinate_mode == "half_pixel_symmetric" else None
+    (position,), b = top.loop_nest([out_size])
+    f = _Float64(b)
+    x = _source_coordinate(f, how, b.index_to_float(position, f64), in_f, out_f, scale_f)
+    left = b.math(math.FloorOp, x)
+    exact = b.compare("eq", x, left)
+    ratio = b.select(exact, f.value(1.0), b.sub(x, left))
+    # An even number of taps (every mode's): half of them left of x, the pixel at x on the right.
+    first = b.add(b.sub(left, f.value(float(taps // 2))), b.select(exact, f.value(0.0), f.value(1.0)))
+    last = b.sub(in_f, f.value(1.0))
+
+    def clamped_index(offset: SSAValue) -> SSAValue:
+        return b.convert(b.min(b.max(offset, f.value(0.0)), last), i64)
+
+    if nearest:
+        right = b.or_(exact, _rounds_right(f, how.nearest_mode, ratio))
+        b.store(clamped_index(b.add(first, b.select(right, f.value(1.0), f.value(0.0)))), indices, [position, 0])
+    else:
+        offsets = [b.add(first, f.value(float(k))) for k in range(taps)]
+        values = _weights(f, how, ratio, scale, taps)
+        if how.exclude_outside:
+            zero = f.value(0.0)
+            values = [
+                b.select(b.and_(b.compare("ge", o, zero), b.compare("lt", o, in_f)), w, zero)
+                for o, w in zip(offsets, values)
+            ]
+            total = values[0]
+            for w in values[1:]:
+                total = b.add(total, w)
+            total = b.select(b.compare("eq", total, zero), f.value(1.0), total)
+            values = [b.div(w, total) for w in values]
+        for k, (offset, weight) in enumerate(zip(offsets, values)):
+            b.store(clamped_index(offset), indices, [position, k])
+            b.store(b.convert(weight, element), weights, [position, k])
+    if extrapolated is not None:
+        outside = b.or_(b.compare("lt", x, f.value(0.0)), b.compare("gt", x, last))
+        b.store(b.convert(outside, i64), extrapolated, [position])
+    return TapTables(indices, weights, extrapolated)
+
+
+class _Float64:
+    """f64 constants and values for the run-time tap loop."""
+
+    def __init__(self, builder: KernelBuilder):
+        self.b = builder
+
+    def value(self, value: Scale) -> SSAValue:
+        return self.b.constant(value, f64) if isinstance(value, float) else value
+
+
+def _source_coordinate(
+    f: _Float64, how: Interpolation, y: SSAValue, in_f: SSAValue, out_f: SSAValue | None, scale: SSAValue
+) -> SSAValue:
+    """`resize.source_coordinates` of output position y (all f64; the output size
+    `out_f` only for half_pixel_symmetric)."""
+    b, mode, one = f.b, how.coordinate_mode, f.value(1.0)
+    if mode == "asymmetric":
+        return b.div(y, scale)
+    if mode in ("half_pixel", "pytorch_half_pixel", "half_pixel_symmetric"):
+        centered = b.sub(b.div(b.add(y, f.value(0.5)), scale), f.value(0.5))
+        if mode == "half_pixel":
+            return centered
+        if mode == "half_pixel_symmetric":
+            offset = b.mul(b.div(in_f, f.value(2.0)), b.sub(one, b.div(out_f, b.mul(scale, in_f))))
+            return b.add(offset, centered)
+    scaled = b.mul(scale, in_f)
+    single = b.compare("eq", scaled, one)
+    if mode == "pytorch_half_pixel":
+        return b.select(single, f.value(-0.5), centered)
+    if mode == "align_corners":
+        return b.select(single, f.value(0.0), b.div(b.mul(y, b.sub(in_f, one)), b.sub(scaled, one)))
+    if mode == "tf_crop_and_resize":
+        start, end = how.roi
+        span = b.mul(f.value(end - start), b.sub(in_f, one))
+        spread = b.div(b.mul(b.mul(y, f.value(end - start)), b.sub(in_f, one)), b.sub(scaled, one))
+        x = b.select(single, b.div(span, f.value(2.0)), spread)
+        return b.add(x, b.mul(f.value(start), b.sub(in_f, one)))
+    raise ValueError(mode)
+
+
+def _rounds_right(f: _Float64, nearest_mode: str, ratio: SSAValue) -> SSAValue:
+    """Whether nearest picks the right pixel at `ratio` past the left one (not at 1)."""
+    b, half = f.b, f.value(0.5)
+    if nearest_mode == "round_prefer_floor":
+        return b.compare("gt", ratio, half)
+    if nearest_mode == "round_prefer_ceil":
+        return b.compare("ge", ratio, half)
+    return b.constant(nearest_mode == "ceil", i1)
+
+
+def _weights(f: _Float64, how: Interpolation, ratio: SSAValue, scale: Scale, taps: int) -> list[SSAValue]:
+    """The taps' weights at `ratio` (the `resize` coefficient functions)."""
+    b, one = f.b, f.value(1.0)
+    if how.mode == "linear" and not how.antialias:
+        return [b.sub(one, ratio), ratio]
+    if how.mode == "cubic" and not how.antialias:
+        distances = [b.add(ratio, one), ratio, b.sub(one, ratio), b.sub(f.value(2.0), ratio)]
+        return [_cubic_kernel(f, how.cubic_a, d) for d in distances]
+    stretch = min(scale, 1.0)
+    start = 1 - taps // 2
+    values = []
+    for k in range(taps):
+        distance = b.mul(b.sub(f.value(float(start + k)), ratio), f.value(stretch))
+        if how.mode == "linear":  # a triangle: clip(1 - |d|, 0, 1)
+            values.append(b.max(b.sub(one, b.abs(distance)), f.value(0.0)))
+        else:
+            values.append(_cubic_kernel(f, how.cubic_a, distance))
+    total = values[0]
+    for w in values[1:]:
+        total = b.add(total, w)
+    return [b.div(w, total) for w in values]
+
+
+def _cubic_kernel(f: _Float64, a: float, x: SSAValue) -> SSAValue:
+    """Keys' cubic convolution kernel (`resize._cubic_kernel`) at |x|."""
+    b = f.b
+    x = b.abs(x)
+    square = b.mul(x, x)
+    cube = b.mul(square, x)
+    near = b.add(b.sub(b.mul(f.value(a + 2), cube), b.mul(f.value(a + 3), square)), f.value(1.0))
+    far = b.sub(
+        b.add(b.sub(b.mul(f.value(a), cube), b.mul(f.value(5 * a), square)), b.mul(f.value(8 * a), x)), f.value(4 * a)
+    )
+    inner = b.compare("le", x, f.value(1.0))
+    within = b.compare("lt", x, f.value(2.0))
+    return b.select(inner, near, b.select(within, far, f.value(0.0)))
