@@ -645,6 +645,12 @@ def flat_view(builder: KernelBuilder, buffer: SSAValue) -> SSAValue:
     return builder.insert(ViewOp(buffer, 0, MemRefType(element, [DYNAMIC_INDEX]), [count])).result
 
 
+def alloc_shaped(builder: KernelBuilder, element: Attribute, shape: Sequence[Bound]) -> SSAValue:
+    """A new buffer of `shape`, its dims known at run time only given as index operands."""
+    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
+    return builder.alloc(MemRefType(element, static), [builder.index(d) for d in shape if not isinstance(d, int)])
+
+
 def reshaped_view(builder: KernelBuilder, buffer: SSAValue, shape: Sequence[Bound]) -> SSAValue:
     """A view of a buffer's elements in another shape of the same element count."""
     element = buffer.type.get_element_type()

@@ -17,14 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f64, i64
+from xdsl.dialects.builtin import f64, i64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import dim_params, is_float
-from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
+    alloc_shaped,
     constant_array,
     constant_buffer,
     copy_reshaped,
@@ -231,7 +231,7 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
             continue
         shape[axis] = out_size
         last = shape == list(out_shape)
-        target = out if last else g.top.alloc(*_buffer_type(g.top, element, shape))
+        target = out if last else alloc_shaped(g.top, element, shape)
         if all(isinstance(v, int | float) for v in (in_size, out_size, scale)):
             axis_taps_ = axis_taps(
                 coefficients, coordinate_mode, in_size, out_size, scale, axis_roi, bool(op.attr("exclude_outside"))
@@ -254,12 +254,6 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
         current = target
     if current is not out:
         copy_reshaped(g.top, current, out)
-
-
-def _buffer_type(b: KernelBuilder, element: Attribute, shape: list[Bound]) -> tuple[MemRefType, list[SSAValue]]:
-    """The type and dynamic sizes of a new buffer of `shape`."""
-    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
-    return MemRefType(element, static), [b.index(d) for d in shape if not isinstance(d, int)]
 
 
 def _constant_tables(g: GraphLowering, taps: AxisTaps, nearest: bool, element: Attribute) -> TapTables:

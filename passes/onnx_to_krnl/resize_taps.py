@@ -15,10 +15,11 @@ import math as pymath
 from dataclasses import dataclass
 
 from xdsl.dialects import math
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, f64, i1, i64
+from xdsl.dialects.builtin import f64, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.onnx_to_krnl.common import alloc_shaped
 
 Scale = float | SSAValue
 """A scale known at compile time, or an f64 value (sizes over a run-time input size)."""
@@ -63,13 +64,11 @@ def run_time_taps(
     """The tap tables of one axis computed by a loop over its output positions
     (`resize.axis_taps` at run time). `scale` must be static with antialias."""
     taps = how.tap_count(scale if isinstance(scale, float) else 1.0)
-    rows = [out_size if isinstance(out_size, int) else DYNAMIC_INDEX]
-    sizes = [] if isinstance(out_size, int) else [top.index(out_size)]
     nearest = how.mode == "nearest"
-    indices = top.alloc(MemRefType(i64, [*rows, 1 if nearest else taps]), sizes)
-    weights = None if nearest else top.alloc(MemRefType(element, [*rows, taps]), sizes)
+    indices = alloc_shaped(top, i64, [out_size, 1 if nearest else taps])
+    weights = None if nearest else alloc_shaped(top, element, [out_size, taps])
     cropped = how.coordinate_mode == "tf_crop_and_resize"
-    extrapolated = top.alloc(MemRefType(i64, rows), sizes) if cropped else None
+    extrapolated = alloc_shaped(top, i64, [out_size]) if cropped else None
 
     in_f, scale_f = top.number(in_size, f64), _Float64(top).value(scale)
     out_f = top.number(out_size, f64) if how.coordinate_mode == "half_pixel_symmetric" else None
