@@ -297,3 +297,48 @@ def test_resize_to_sizes_from_run_time_sizes(tmp_path):
         },
     )
     check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 2, 6, 8), (1, 2, 3, 4)], tmp_path)
+
+
+# ------------------------------------------------------------------------- recurrent ops
+
+
+@pytest.mark.parametrize(
+    "op_type, attrs, gates",
+    [
+        ("LSTM", {"direction": "bidirectional"}, 4),  # loops: two directions over a run-time batch
+        ("GRU", {"linear_before_reset": 0}, 3),  # krnl.matmul of run-time rows
+        ("RNN", {"layout": 1}, 1),
+    ],
+)
+def test_recurrent_ops_over_run_time_sequence_and_batch(op_type, attrs, gates, tmp_path):
+    """Constant weights (hidden 5, input 3), a run-time sequence length and batch; with
+    sequence_lens against onnxruntime, batchwise (which onnxruntime lacks, and whose
+    sequence_lens onnx.reference ignores) without, against onnx.reference."""
+    directions = 2 if attrs.get("direction") == "bidirectional" else 1
+    batchwise = bool(attrs.get("layout"))
+    weights = {
+        "W": rand(directions, gates * 5, 3),
+        "R": rand(directions, gates * 5, 5),
+        "B": rand(directions, 2 * gates * 5),
+    }
+    inputs = [value_info("x", F32, ["batch", "seq", 3] if batchwise else ["seq", "batch", 3])]
+    if not batchwise:
+        inputs.append(value_info("lengths", np.dtype(np.int32), ["batch"]))
+    names = ["x", "W", "R", "B"] + ([] if batchwise else ["lengths"])
+    graph = helper.make_graph(
+        [helper.make_node(op_type, names, ["y", "y_h"], hidden_size=5, **attrs)],
+        op_type.lower(),
+        inputs,
+        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("y_h")],
+        [numpy_helper.from_array(a, n) for n, a in weights.items()],
+    )
+    model = make_model(graph, 14)
+
+    def feeds(shape):
+        seq, batch = shape
+        if batchwise:
+            return {"x": rand(batch, seq, 3)}
+        return {"x": rand(seq, batch, 3), "lengths": ints(batch, dtype=np.int32, low=1, high=seq + 1)}
+
+    reference = "onnx" if batchwise else "onnxruntime"
+    check_shapes(model, feeds, [(1, 1), (6, 3), (4, 17)], tmp_path, reference=reference)

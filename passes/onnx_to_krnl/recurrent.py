@@ -14,6 +14,9 @@ Schedule, as onnx-mlir and onnxruntime do it:
 Gate columns follow the ONNX order (LSTM i, o, f, c; GRU z, r, h). `sequence_lens`
 follows onnxruntime: a row b runs steps 0..len[b]-1 (reverse: from x[len-1] down to
 x[0]), Y is zero past len[b], Y_h / Y_c hold the state after the last valid step.
+
+A sequence, batch or size known at run time only takes the loop nests of the other
+float types for both products (krnl.matmul's geometry is static), the same arithmetic.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import Float32Type, Float64Type, MemRefType
+from xdsl.dialects.builtin import Float32Type, Float64Type
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
@@ -31,15 +34,19 @@ from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
+    alloc_shaped,
     constant_array,
+    dims_agree,
     elementwise,
     fill,
     lowers,
     optional_result,
+    reshaped_view,
     shape_of,
+    shape_text,
 )
 from onnxc.passes.onnx_to_krnl.elementwise import ACTIVATIONS, ELEMENTWISE
-from onnxc.passes.onnx_to_krnl.matmul_kernel import emit_matrix_product, weight_global
+from onnxc.passes.onnx_to_krnl.matmul_kernel import RUN_TIME_ROWS_GUESS, TILE_ROWS, emit_matrix_product, weight_global
 from onnxc.passes.onnx_to_krnl.matmul import contract
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
@@ -126,9 +133,9 @@ class Recurrence:
     op: OnnxOp
     g: GraphLowering
     element: Attribute
-    sequence: int
-    batch: int
-    hidden: int
+    sequence: Bound
+    batch: Bound
+    hidden: Bound
     batchwise: bool  # layout 1: X, Y, states with the batch dim first
     reverse: list[bool]  # per direction
     lengths: SSAValue | None  # sequence_lens [batch]
@@ -145,8 +152,24 @@ class Recurrence:
     clip: float | None
 
     @property
-    def columns(self) -> int:
+    def columns(self) -> Bound:
         return shape_of(self.accumulator)[1]
+
+    @property
+    def kernel(self) -> bool:
+        """Whether the products take krnl.matmul: float32 of static sizes, the batch
+        and sequence known at run time only with one direction (its rows then start
+        at offset 0, as krnl.matmul's `rows` wants)."""
+        sizes = (self.hidden, self.columns)
+        lengths = (self.sequence, self.batch)
+        one_direction = shape_of(self.projection)[0] == 1
+        static = all(isinstance(s, int) for s in sizes) and (one_direction or all(isinstance(s, int) for s in lengths))
+        return isinstance(self.element, Float32Type) and static
+
+    def run_time_rows(self, rows: Bound, guess: int) -> tuple[int, SSAValue | None]:
+        """The M to schedule a product of `rows` for (`guess` where known at run time
+        only), and `rows` where known at run time only."""
+        return (rows, None) if isinstance(rows, int) else (guess, self.g.top.index(rows))
 
     def each_row(self, b: KernelBuilder, d: int, t: Bound) -> tuple[KernelBuilder, Bound, Bound]:
         """A loop over the batch rows still running at step t: a builder in its body,
@@ -154,7 +177,7 @@ class Recurrence:
         A length past the sequence counts as the sequence's (no access out of bounds)."""
         (row,), body = b.for_nest([(0, self.batch)])
         if self.lengths is None:
-            return body, row, body.sub(self.sequence - 1, t) if self.reverse[d] else t
+            return body, row, body.sub(body.sub(self.sequence, 1), t) if self.reverse[d] else t
         length = body.min(body.to_index(body.load(self.lengths, [row])), self.sequence)
         body = body.if_then(body.compare_index("slt", t, length))
         return body, row, body.sub(body.sub(length, 1), t) if self.reverse[d] else t
@@ -175,37 +198,40 @@ class Recurrence:
         return b.min(b.max(x, b.constant(-self.clip, x.type)), b.constant(self.clip, x.type))
 
     def gate(self, b: KernelBuilder, row: Bound, number: int, j: Bound) -> SSAValue:
-        return b.load(self.accumulator, [row, b.add(j, number * self.hidden)])
+        return b.load(self.accumulator, [row, b.add(j, b.mul(number, self.hidden))])
 
     def initialize(self, b: KernelBuilder, d: int, t: Bound, gates: range, value: Initializer) -> None:
         """accumulator[row, column] := value(row, time, column) over the columns of `gates`."""
         body, row, time = self.each_row(b, d, t)
-        (j,), inner = body.for_nest([(0, len(gates) * self.hidden)])
-        column = inner.add(j, gates.start * self.hidden)
+        (j,), inner = body.for_nest([(0, body.mul(len(gates), self.hidden))])
+        column = inner.add(j, inner.mul(gates.start, self.hidden))
         inner.store(value(inner, row, time, column), self.accumulator, [row, column])
 
     def accumulate(self, b: KernelBuilder, d: int, gates: range, vector: Vector) -> None:
         """accumulator[:, columns of `gates`] += vector · Rᵀ[d][:, those columns]: for
         float32 the GEMM kernel (rows of the batch x gate columns, accumulators in
         registers), else one unit-stride axpy per element of the vector."""
-        first, count = gates.start * self.hidden, len(gates) * self.hidden
+        first, count = b.mul(gates.start, self.hidden), b.mul(len(gates), self.hidden)
         buffer, prefix = vector
-        if isinstance(self.element, Float32Type):
-            a_offset = prefix[0] * self.batch * self.hidden if prefix else 0
+        if self.kernel:
+            a_offset = b.mul(b.mul(prefix[0], self.batch), self.hidden) if prefix else 0  # 0 if run-time
             b_offset = d * self.hidden * self.columns + first
+            # A batch of a few rows: R^T read in place, not packed again at every step.
+            m, rows = self.run_time_rows(self.batch, TILE_ROWS)
             emit_matrix_product(
                 self.g,
                 self.op,
                 buffer,
                 self.recurrent_weights,
                 self.accumulator,
-                (self.batch, count, self.hidden),
+                (m, count, self.hidden),
                 (self.hidden, 1),
                 [a_offset, b_offset, first],
                 accumulate=True,
                 ldb=self.columns,
                 ldc=self.columns,
                 at=b,
+                rows=rows,
             )
             return
         (row, k), outer = b.for_nest([(0, self.batch), (0, self.hidden)])
@@ -240,7 +266,7 @@ def _lstm_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: 
     def pre_activation(gate: int, peephole: int | None, cell: SSAValue) -> SSAValue:
         value = r.gate(body, row, gate, j)
         if r.peepholes is not None and peephole is not None:
-            weight = body.load(r.peepholes, [d, body.add(j, peephole * r.hidden)])
+            weight = body.load(r.peepholes, [d, body.add(j, body.mul(peephole, r.hidden))])
             value = body.add(value, body.mul(weight, cell))
         return r.clipped(body, value)
 
@@ -275,7 +301,7 @@ def _gru_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: B
                 d,
                 t,
                 range(2, 3),
-                lambda body, row, time, column: body.load(r.bias, [d, body.add(column, 3 * hidden)]),
+                lambda body, row, time, column: body.load(r.bias, [d, body.add(column, body.mul(3, hidden))]),
             )
         r.accumulate(b, d, range(3), state)
     else:
@@ -292,7 +318,7 @@ def _gru_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: B
     update = f[0](body, r.clipped(body, r.gate(body, row, 0, j)))
     if linear_before_reset:
         reset = f[0](body, r.clipped(body, r.gate(body, row, 1, j)))
-        projected = r.projected(body, d, time, row, body.add(j, 2 * hidden))
+        projected = r.projected(body, d, time, row, body.add(j, body.mul(2, hidden)))
         candidate = f[1](body, r.clipped(body, body.add(projected, body.mul(reset, r.gate(body, row, 2, j)))))
     else:
         candidate = f[1](body, r.clipped(body, r.gate(body, row, 2, j)))
@@ -324,7 +350,7 @@ def _transposed(g: GraphLowering, op: OnnxOp, index: int, element: Attribute, hi
         return weight_global(g, op, np.swapaxes(array, 1, 2), f"{op.node_name or op.OP_TYPE.lower()}_{hint}", element)
     source = g.input(op, index)
     directions, rows, columns = shape_of(source)
-    out = g.top.alloc(MemRefType(element, [directions, columns, rows]))
+    out = alloc_shaped(g.top, element, [directions, columns, rows])
     elementwise(g.top, out, [Operand(source, (0, 2, 1))], lambda b, xs: xs[0])
     return out
 
@@ -333,9 +359,18 @@ def _project_inputs(g: GraphLowering, op: OnnxOp, r: Recurrence) -> None:
     """projection[d, t, b, :] = X[t, b] · W[d]ᵀ for every step at once."""
     x, w = g.input(op, 0), g.input(op, 1)
     directions, columns, input_size = shape_of(w)
-    if isinstance(r.element, Float32Type):
-        rows = r.sequence * r.batch
+    if r.kernel and isinstance(input_size, int):
+        rows = g.top.mul(r.sequence, r.batch)
         w_transposed = _transposed(g, op, 1, r.element, "w_transposed")
+        m, run_time_rows = r.run_time_rows(rows, RUN_TIME_ROWS_GUESS)
+        if run_time_rows is not None:  # one direction: [rows, input] by [input, columns]
+            x = reshaped_view(g.top, x, [rows, input_size])
+            projection = reshaped_view(g.top, r.projection, [rows, columns])
+            sizes = (m, columns, input_size)
+            emit_matrix_product(
+                g, op, x, w_transposed, projection, sizes, (input_size, 1), [0, 0, 0], rows=run_time_rows
+            )
+            return
         offsets = [value for d in range(directions) for value in (0, d * input_size * columns, d * rows * columns)]
         emit_matrix_product(g, op, x, w_transposed, r.projection, (rows, columns, input_size), (input_size, 1), offsets)
         return
@@ -351,25 +386,25 @@ def _project_inputs(g: GraphLowering, op: OnnxOp, r: Recurrence) -> None:
     )
 
 
-def _gate_bias(g: GraphLowering, op: OnnxOp, element: Attribute, folded_columns: int) -> SSAValue | None:
+def _gate_bias(g: GraphLowering, op: OnnxOp, element: Attribute, folded_columns: Bound) -> SSAValue | None:
     """Wb[d] + Rb[d] per gate column, [dirs, gates*hidden] (Rb only in the first
     `folded_columns` columns), or None without B."""
     bias = g.input(op, 3)
     if bias is None:
         return None
     directions, both = shape_of(bias)
-    columns = both // 2
-    out = g.top.alloc(MemRefType(element, [directions, columns]))
+    columns = g.top.div(both, 2)
+    out = alloc_shaped(g.top, element, [directions, columns])
     (d, column), body = g.top.loop_nest([directions, columns])
     recurrent = body.load(bias, [d, body.add(column, columns)])  # Rb follows Wb in B
-    if folded_columns < columns:
+    if not isinstance(folded_columns, int) or not isinstance(columns, int) or folded_columns < columns:
         folded = body.compare_index("slt", column, folded_columns)
         recurrent = body.select(folded, recurrent, body.constant(0.0, element))
     body.store(body.add(body.load(bias, [d, column]), recurrent), out, [d, column])
     return out
 
 
-@lowers("LSTM", "GRU", "RNN")
+@lowers("LSTM", "GRU", "RNN", run_time_dims=True)
 def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
     gates = GATES[op.OP_TYPE]
     floats = [v for k, v in enumerate(onnx_inputs(op)) if k != 4 and v is not None]
@@ -388,16 +423,22 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, f"X of shape {list(x_shape)} is not [seq, batch, input]")
     batch, sequence = x_shape[:2] if batchwise else reversed(x_shape[:2])
     hidden = shape_of(r_weights)[-1]
+    if not isinstance(hidden, int) and op.attr("hidden_size") is not None:
+        hidden = op.attr("hidden_size")  # R's columns at run time must agree
     if op.attr("hidden_size", hidden) != hidden:
         raise g.shape_error(op, f"hidden_size {op.attr('hidden_size')} but R has {hidden} columns")
-    expected = {1: (directions, gates * hidden, x_shape[2]), 2: (directions, gates * hidden, hidden)}
-    expected |= {3: (directions, 2 * gates * hidden), 7: (directions, 3 * hidden)}
+    top = g.top
+    columns = top.mul(gates, hidden)
+    expected = {1: (directions, columns, x_shape[2]), 2: (directions, columns, hidden)}
+    expected |= {3: (directions, top.mul(2, columns)), 7: (directions, top.mul(3, hidden))}
     state_shape = (batch, directions, hidden) if batchwise else (directions, batch, hidden)
     expected |= {5: state_shape, 6: state_shape, 4: (batch,)}
     for index, shape in expected.items():
         buffer = g.input(op, index)
-        if buffer is not None and shape_of(buffer) != shape:
-            raise g.shape_error(op, f"input {index} has shape {list(shape_of(buffer))}, expected {list(shape)}")
+        if buffer is not None and not dims_agree(shape_of(buffer), shape):
+            raise g.shape_error(
+                op, f"input {index} has shape {shape_text(shape_of(buffer))}, expected {shape_text(shape)}"
+            )
     if sequence == 0 or batch == 0:
         raise g.unsupported(op, f"{op.OP_TYPE} over an empty sequence or batch")
     activations = _activations(g, op, directions)
@@ -405,7 +446,7 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
     lstm = op.OP_TYPE == "LSTM"
 
     def state(index: int) -> SSAValue:
-        buffer = g.top.alloc(MemRefType(element, [directions, batch, hidden]))
+        buffer = alloc_shaped(g.top, element, [directions, batch, hidden])
         initial = g.input(op, index)
         if initial is None:
             fill(g.top, buffer, g.top.constant(0.0, element))
@@ -426,15 +467,15 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
         batchwise=batchwise,
         reverse=[direction == "reverse" or d == 1 for d in range(directions)],
         lengths=lengths,
-        projection=g.top.alloc(MemRefType(element, [directions, *x_shape[:2], gates * hidden])),
+        projection=alloc_shaped(g.top, element, [directions, *x_shape[:2], columns]),
         recurrent_weights=_transposed(g, op, 2, element, "r_transposed"),
         bias=g.input(op, 3),
-        gate_bias=_gate_bias(g, op, element, 2 * hidden if linear_before_reset else gates * hidden),
+        gate_bias=_gate_bias(g, op, element, top.mul(2, hidden) if linear_before_reset else columns),
         peepholes=g.input(op, 7) if lstm else None,
         hidden_state=state(5),
         cell_state=state(6) if lstm else None,
-        accumulator=g.top.alloc(MemRefType(element, [batch, gates * hidden])),
-        reset_state=g.top.alloc(MemRefType(element, [batch, hidden]))
+        accumulator=alloc_shaped(g.top, element, [batch, columns]),
+        reset_state=alloc_shaped(g.top, element, [batch, hidden])
         if op.OP_TYPE == "GRU" and not linear_before_reset
         else None,
         y=y,
