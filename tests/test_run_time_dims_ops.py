@@ -14,8 +14,8 @@ from onnx import helper, numpy_helper
 
 import onnxc
 
-Feeds = Callable[[tuple[int, ...]], dict[str, np.ndarray]]
-"""A shape -> the inputs of a run at that shape."""
+Feeds = Callable[[tuple], dict[str, np.ndarray]]
+"""A run's shape (or shapes) -> the inputs of the run."""
 
 
 def node_model(
@@ -41,9 +41,7 @@ def node_model(
     return make_model(graph, opset)
 
 
-def check_shapes(
-    model: onnx.ModelProto, feeds: Feeds, shapes: list[tuple[int, ...]], tmp_path, reference: str = "onnx"
-) -> None:
+def check_shapes(model: onnx.ModelProto, feeds: Feeds, shapes: list, tmp_path, reference: str = "onnx") -> None:
     """One library, run at every shape, matches the reference (onnx.reference or
     onnxruntime) at each."""
     session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
@@ -342,3 +340,21 @@ def test_recurrent_ops_over_run_time_sequence_and_batch(op_type, attrs, gates, t
 
     reference = "onnx" if batchwise else "onnxruntime"
     check_shapes(model, feeds, [(1, 1), (6, 3), (4, 17)], tmp_path, reference=reference)
+
+
+# ---------------------------------------------------------------------------------- Einsum
+
+
+@pytest.mark.parametrize(
+    "equation, dims, shapes",
+    [
+        ("bij,bjk->bik", [["b", "i", "j"], ["b", "j", "k"]], [[(2, 3, 4), (2, 4, 5)], [(1, 1, 7), (1, 7, 2)]]),
+        ("...ii->...i", [["n", "d", "d"]], [[(2, 3, 3)], [(1, 5, 5)]]),
+        # a run-time 1 stretches (p is 1 in the second run), read at min(i, p - 1)
+        ("ij,ij->ij", [["i", "j"], ["p", "j"]], [[(3, 4), (3, 4)], [(2, 6), (1, 6)]]),
+    ],
+)
+def test_einsum_over_run_time_dims(equation, dims, shapes, tmp_path):
+    names = [f"x{k}" for k in range(len(dims))]
+    model = node_model("Einsum", {n: (F32, d) for n, d in zip(names, dims)}, {"equation": equation}, opset=12)
+    check_shapes(model, lambda run: {n: rand(*s) for n, s in zip(names, run)}, shapes, tmp_path)

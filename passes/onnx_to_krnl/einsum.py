@@ -4,6 +4,7 @@ with a reduction over the summed labels: out[o] = sum_r prod_k input_k[...]."""
 
 from __future__ import annotations
 
+import functools
 import math as pymath
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of, shape_text
 
 ELLIPSIS = "..."
 
@@ -76,20 +77,28 @@ def parse_equation(equation: str, ranks: Sequence[int]) -> Equation:
     return Equation(inputs, output)
 
 
-def label_sizes(equation: Equation, shapes: Sequence[Sequence[int]]) -> dict[str, int]:
-    """The extent of every label; a dim of 1 stretches to the others (broadcast)."""
-    sizes: dict[str, int] = {}
+def label_sizes(equation: Equation, shapes: Sequence[Sequence[Bound]]) -> dict[str, Bound | None]:
+    """The extent of every label; a dim of 1 stretches to the others (broadcast).
+    None where every dim of the label is known at run time only (or 1 but some)."""
+    sizes: dict[str, Bound | None] = {}
     for labels, shape in zip(equation.inputs, shapes):
         for label, size in zip(labels, shape):
             known = sizes.get(label, 1)
+            if not isinstance(size, int):
+                sizes.setdefault(label, None)
+                continue
+            if known is None:
+                known = 1
             if size not in (1, known) and known != 1:
                 raise ValueError(f"label '{label}' has sizes {known} and {size}")
             sizes[label] = size if known == 1 else known
     return sizes
 
 
-@lowers("Einsum")
+@lowers("Einsum", run_time_dims=True)
 def lower_einsum(g: GraphLowering, op: OnnxOp) -> None:
+    """A label's dims known at run time only are 1 or its extent (the output's dim, or
+    the largest of them): they are read at min(i, dim - 1), never past their end."""
     inputs = g.inputs(op)
     element = g.same_element_type(op, [*op.operands, op.results[0]])
     out = g.result(op)
@@ -100,9 +109,15 @@ def lower_einsum(g: GraphLowering, op: OnnxOp) -> None:
     except ValueError as error:
         raise g.shape_error(op, f"equation '{op.attr('equation')}': {error}") from None
     out_shape = shape_of(out)
-    if tuple(sizes[label] for label in equation.output) != out_shape:
-        raise g.shape_error(op, f"equation '{op.attr('equation')}' gives no output of shape {list(out_shape)}")
-    if pymath.prod(out_shape) == 0:
+    for label, size in zip(equation.output, out_shape):
+        sizes[label] = size if sizes[label] in (None, 1) else sizes[label]
+    for label, size in sizes.items():
+        if size is None:  # summed, each dim known at run time only: the largest
+            dims = [d for labels, shape in zip(equation.inputs, shapes) for k, d in zip(labels, shape) if k == label]
+            sizes[label] = functools.reduce(g.top.max, [d for d in dims if not isinstance(d, int)])
+    if not dims_agree([sizes[label] for label in equation.output], out_shape):
+        raise g.shape_error(op, f"equation '{op.attr('equation')}' gives no output of shape {shape_text(out_shape)}")
+    if all(isinstance(d, int) for d in out_shape) and pymath.prod(out_shape) == 0:
         return
     summed = sorted({label for labels in equation.inputs for label in labels} - set(equation.output))
     # 16-bit floats accumulate in f32, rounded once.
@@ -115,7 +130,7 @@ def lower_einsum(g: GraphLowering, op: OnnxOp) -> None:
         at = {**out_ivs, **dict(zip(summed, summed_ivs))}
         result = None
         for buffer, labels, shape in zip(inputs, equation.inputs, shapes):
-            index = [0 if size == 1 else at[label] for label, size in zip(labels, shape)]
+            index = [_position(b, at[label], size, sizes[label]) for label, size in zip(labels, shape)]
             value = b.convert(b.load(buffer, index), compute)
             result = value if result is None else b.mul(result, value)
         return result
@@ -127,3 +142,13 @@ def lower_einsum(g: GraphLowering, op: OnnxOp) -> None:
     else:
         total = product(body, [])
     body.store(body.convert(total, element), out, ivs)
+
+
+def _position(b: KernelBuilder, iv: Bound, size: Bound, extent: Bound) -> Bound:
+    """Where a dim of `size` is read at position `iv` of its label's `extent`: 0 for a
+    stretched 1, clamped into a dim known at run time only that is not the extent."""
+    if size == 1:
+        return 0
+    if isinstance(size, int) or size is extent:
+        return iv
+    return b.min(iv, b.sub(size, 1))
