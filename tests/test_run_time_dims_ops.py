@@ -358,3 +358,11 @@ def test_einsum_over_run_time_dims(equation, dims, shapes, tmp_path):
     names = [f"x{k}" for k in range(len(dims))]
     model = node_model("Einsum", {n: (F32, d) for n, d in zip(names, dims)}, {"equation": equation}, opset=12)
     check_shapes(model, lambda run: {n: rand(*s) for n, s in zip(names, run)}, shapes, tmp_path)
+
+
+def test_center_crop_pad_of_run_time_input(tmp_path):
+    """Cropped or padded per run; an empty input is never read."""
+    model = node_model(
+        "CenterCropPad", {"x": (F32, ["h", "w", 2])}, {}, {"shape": np.array([4, 5, 2], np.int64)}, opset=18
+    )
+    check_shapes(model, lambda s: {"x": rand(*s, 2)}, [(6, 3), (4, 5), (1, 10), (0, 7)], tmp_path)

@@ -92,7 +92,7 @@ def _lower_slice_at_run_time(g: GraphLowering, op: OnnxOp, src: SSAValue, out: S
     strided_copy(b, src, out, first, stride)
 
 
-def _source_index(b: KernelBuilder, position: Bound, size: int, mode: str) -> tuple[Bound, SSAValue | None]:
+def _source_index(b: KernelBuilder, position: Bound, size: Bound, mode: str) -> tuple[Bound, SSAValue | None]:
     """Where output position `position` (relative to the input's start, possibly
     outside [0, size)) reads the input, and for constant mode whether it is inside."""
     position = b.index(position)
@@ -104,17 +104,32 @@ def _source_index(b: KernelBuilder, position: Bound, size: int, mode: str) -> tu
     if mode == "wrap":
         return b.rem(b.add(b.rem(position, size), size), size), None
     inside = b.and_(b.compare_index("sge", position, 0), b.compare_index("slt", position, size))
-    return b.max(b.min(position, size - 1), 0), inside
+    return b.max(b.min(position, b.sub(size, 1)), 0), inside
 
 
 def pad_copy(
-    g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue, begins: Sequence[int], mode: str, value: SSAValue
+    g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue, begins: Sequence[Bound], mode: str, value: SSAValue
 ) -> None:
     """out[i] = in[i - begins] per dim, positions outside the input filled by `mode`:
-    `value` (constant), the nearest edge, the mirror image or the other end."""
+    `value` (constant), the nearest edge, the mirror image or the other end. Over
+    dims known at run time only (constant mode), the input is read only where
+    inside it: such a dim may be empty."""
     if mode not in ("constant", "edge", "reflect", "wrap"):
         raise g.unsupported(op, f"pad mode '{mode}'")
     shape = shape_of(src)
+    if not all(isinstance(d, int) for d in (*shape, *begins)):
+        if mode != "constant":
+            raise g.unsupported(op, f"{mode} padding over dims known at run time only")
+        ivs, b = g.top.loop_nest(shape_of(out))
+        index, inside = [], None
+        for iv, begin, size in zip(ivs, begins, shape):
+            position, within = _source_index(b, b.sub(iv, begin), size, mode)
+            index.append(position)
+            inside = within if inside is None else b.and_(inside, within)
+        b.store(value, out, ivs)
+        read = b.if_then(inside)
+        read.store(read.load(src, index), out, ivs)
+        return
     if 0 in shape:  # nothing to read: only the fill value
         if mode != "constant":
             raise g.unsupported(op, f"{mode} padding of an empty tensor")
@@ -157,13 +172,12 @@ def lower_pad(g: GraphLowering, op: OnnxOp) -> None:
     pad_copy(g, op, src, out, begins, op.attr("mode"), value)
 
 
-@lowers("CenterCropPad")
+@lowers("CenterCropPad", run_time_dims=True)
 def lower_center_crop_pad(g: GraphLowering, op: OnnxOp) -> None:
     """Center the input in the target shape along `axes`: crop (extra goes to the
-    end) or pad with zeros (extra goes to the end)."""
+    end) or pad with zeros (extra goes to the end): the input starts at
+    -trunc((size - target) / 2) of the output, whichever is larger."""
     src, out = g.input(op, 0), g.result(op)
     shape, out_shape = shape_of(src), shape_of(out)
-    begins = []
-    for size, target in zip(shape, out_shape):
-        begins.append(-((size - target) // 2) if size >= target else (target - size) // 2)
+    begins = [g.top.sub(0, g.top.div(g.top.sub(size, target), 2)) for size, target in zip(shape, out_shape)]
     pad_copy(g, op, src, out, begins, "constant", g.top.constant(0, out.type.get_element_type()))
