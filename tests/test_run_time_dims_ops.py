@@ -366,3 +366,36 @@ def test_center_crop_pad_of_run_time_input(tmp_path):
         "CenterCropPad", {"x": (F32, ["h", "w", 2])}, {}, {"shape": np.array([4, 5, 2], np.int64)}, opset=18
     )
     check_shapes(model, lambda s: {"x": rand(*s, 2)}, [(6, 3), (4, 5), (1, 10), (0, 7)], tmp_path)
+
+
+# ------------------------------------------------------------------------------------- DFT
+
+
+@pytest.mark.parametrize("inverse", [0, 1])
+def test_dft_of_run_time_length_and_components(inverse, tmp_path):
+    """Twiddle tables filled at run time; the last dim is 1 (real) or 2 (complex) per run."""
+    graph = helper.make_graph(
+        [helper.make_node("DFT", ["x", "", "axis"], ["y"], inverse=inverse)],  # no dft_length: the axis's size
+        "dft",
+        [value_info("x", F32, ["n", "length", "c"])],
+        [helper.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(np.array(1, np.int64), "axis")],
+    )
+    model = make_model(graph, 20)
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(2, 5, 2), (1, 8, 1), (3, 1, 2)], tmp_path)
+
+
+def test_onesided_inverse_dft_of_run_time_bins(tmp_path):
+    """A real signal of length 8 from the bins given (up to 5): their Hermitian weights
+    computed at run time, the number of bins being known then only."""
+    graph = helper.make_graph(
+        [helper.make_node("DFT", ["x", "length", "axis"], ["y"], inverse=1, onesided=1)],
+        "irfft",
+        [value_info("x", F32, ["n", "bins", 2])],
+        [helper.make_empty_tensor_value_info("y")],
+        [
+            numpy_helper.from_array(np.array(8, np.int64), "length"),
+            numpy_helper.from_array(np.array(1, np.int64), "axis"),
+        ],
+    )
+    check_shapes(make_model(graph, 20), lambda s: {"x": rand(*s, 2)}, [(2, 5), (1, 3), (1, 7)], tmp_path)

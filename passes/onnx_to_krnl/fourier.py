@@ -4,7 +4,9 @@ bin-sample product k*n taken mod N), so no sin or cos is evaluated at run
 time. Twiddles and sums are f64 whatever the element type: the reference is
 numpy's double-precision FFT, and in f32 the near-zero bins of a round trip
 (an inverse of a forward transform) come out 1e-6 off. Complex values are the last dim of size 2 (real, imaginary); a real
-signal has a last dim of 1."""
+signal has a last dim of 1. A length known at run time only gets its tables
+filled at run time (cos and sin of each j once), and a last dim known at run
+time only is read as complex where it is 2."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import math
 from xdsl.dialects.builtin import f64
 from xdsl.ir import Attribute, SSAValue
 
@@ -19,11 +22,14 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
+    alloc_shaped,
     constant_array,
     constant_buffer,
+    dims_agree,
     lowers,
     normalized_axis,
     shape_of,
+    shape_text,
 )
 
 Sample = Callable[[KernelBuilder, Bound], tuple[SSAValue, SSAValue | None]]
@@ -32,18 +38,27 @@ Sample = Callable[[KernelBuilder, Bound], tuple[SSAValue, SSAValue | None]]
 
 @dataclass
 class Twiddles:
-    """cos and sin of 2*pi*j/N for j in [0, N), as constant tables."""
+    """cos and sin of 2*pi*j/N for j in [0, N), as constant tables (filled at run
+    time for an N known then only)."""
 
-    length: int
+    length: Bound
     cos: SSAValue
     sin: SSAValue
 
     @staticmethod
-    def build(g: GraphLowering, length: int, element: Attribute) -> Twiddles:
-        angles = 2 * np.pi * np.arange(length) / length
-        return Twiddles(
-            length, constant_buffer(g.top, np.cos(angles), element), constant_buffer(g.top, np.sin(angles), element)
-        )
+    def build(g: GraphLowering, length: Bound, element: Attribute) -> Twiddles:
+        if isinstance(length, int):
+            angles = 2 * np.pi * np.arange(length) / length
+            return Twiddles(
+                length, constant_buffer(g.top, np.cos(angles), element), constant_buffer(g.top, np.sin(angles), element)
+            )
+        cos, sin = alloc_shaped(g.top, element, [length]), alloc_shaped(g.top, element, [length])
+        total = g.top.number(length, element)
+        (j,), b = g.top.loop_nest([length])
+        angle = b.div(b.mul(b.constant(2 * np.pi, element), b.number(j, element)), total)  # as numpy: 2*pi*j / N
+        b.store(b.math(math.CosOp, angle), cos, [j])
+        b.store(b.math(math.SinOp, angle), sin, [j])
+        return Twiddles(length, cos, sin)
 
     def at(self, b: KernelBuilder, k: Bound, n: Bound) -> tuple[SSAValue, SSAValue]:
         """cos and sin of 2*pi*k*n/N."""
@@ -55,7 +70,7 @@ def fourier_sum(
     b: KernelBuilder,
     twiddles: Twiddles,
     k: Bound,
-    count: int,
+    count: Bound,
     sample: Sample,
     *,
     inverse: bool,
@@ -102,14 +117,20 @@ def _constant_int(g: GraphLowering, op: OnnxOp, index: int, name: str) -> int | 
 
 
 def _complex_sample(b: KernelBuilder, x: SSAValue, index: list[Bound], compute: Attribute) -> tuple:
-    """The (real, imaginary or None) value of x at `index` (its last dim left out)."""
+    """The (real, imaginary or None) value of x at `index` (its last dim left out);
+    a last dim known at run time only has an imaginary part where it is 2."""
+    components = shape_of(x)[-1]
     real = b.convert(b.load(x, [*index, 0]), compute)
-    if shape_of(x)[-1] == 1:
+    if components == 1:
         return real, None
-    return real, b.convert(b.load(x, [*index, 1]), compute)
+    if isinstance(components, int):
+        return real, b.convert(b.load(x, [*index, 1]), compute)
+    last = b.sub(components, 1)  # 0 for a real signal: then read the real part again, and drop it
+    imaginary = b.convert(b.load(x, [*index, last]), compute)
+    return real, b.select(b.compare_index("sgt", last, 0), imaginary, b.constant(0.0, compute))
 
 
-@lowers("DFT")
+@lowers("DFT", run_time_dims=True)
 def lower_dft(g: GraphLowering, op: OnnxOp) -> None:
     x, out = g.input(op, 0), g.result(op)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
@@ -122,18 +143,25 @@ def lower_dft(g: GraphLowering, op: OnnxOp) -> None:
     else:
         axis = op.attr("axis")
     axis = normalized_axis(g, op, axis, rank)
-    if axis == rank - 1 or in_shape[-1] not in (1, 2):
-        raise g.shape_error(op, f"axis {axis} of input {list(in_shape)} (last dim: 1 real or 2 complex)")
+    if axis == rank - 1 or in_shape[-1] not in (1, 2) and isinstance(in_shape[-1], int):
+        raise g.shape_error(op, f"axis {axis} of input {shape_text(in_shape)} (last dim: 1 real or 2 complex)")
     inverse, onesided = bool(op.attr("inverse")), bool(op.attr("onesided"))
+    top = g.top
     length = _constant_int(g, op, 1, "dft_length")
     if length is None:
-        length = 2 * (in_shape[axis] - 1) if inverse and onesided else in_shape[axis]
+        length = top.mul(2, top.sub(in_shape[axis], 1)) if inverse and onesided else in_shape[axis]
+    half = top.add(top.div(length, 2), 1)
     expected = list(in_shape)
-    expected[axis] = length // 2 + 1 if onesided and not inverse else length
+    expected[axis] = half if onesided and not inverse else length
     expected[-1] = 1 if inverse and onesided else 2
-    if list(out_shape) != expected or length < 1:
-        raise g.shape_error(op, f"dft_length {length}: output {list(out_shape)}, expected {expected}")
+    if not dims_agree(out_shape, expected) or isinstance(length, int) and length < 1:
+        raise g.shape_error(op, f"dft_length {length}: output {shape_text(out_shape)}, expected {shape_text(expected)}")
     twiddles = Twiddles.build(g, length, compute)
+    # Samples summed: the bins of a onesided inverse given, else up to the length.
+    count = top.min(in_shape[axis], half if inverse and onesided else length)
+    if inverse and onesided and isinstance(count, int) and isinstance(length, int):
+        doubled = [1.0 if k == 0 or 2 * k == length else 2.0 for k in range(count)]
+        weights = constant_buffer(g.top, np.array(doubled) / length, compute)
 
     ivs, b = g.top.loop_nest(out_shape[:-1])
     frequency = ivs[axis]
@@ -146,27 +174,27 @@ def lower_dft(g: GraphLowering, op: OnnxOp) -> None:
     if inverse and onesided:
         # A real signal from the first N/2+1 bins of a Hermitian spectrum: the
         # bins other than 0 and N/2 stand for their conjugate mirror too.
-        bins = min(in_shape[axis], length // 2 + 1)
-        doubled = [1.0 if k == 0 or 2 * k == length else 2.0 for k in range(bins)]
-        weights = constant_buffer(g.top, np.array(doubled) / length, compute)
-        (real,) = fourier_sum(
-            b,
-            twiddles,
-            frequency,
-            bins,
-            sample,
-            inverse=True,
-            parts=("real",),
-            weight=lambda inner, k: inner.load(weights, [k]),
-        )
+
+        def weight(inner: KernelBuilder, k: Bound) -> SSAValue:
+            if isinstance(count, int) and isinstance(length, int):
+                return inner.load(weights, [k])
+            return _hermitian_weight(inner, k, length, compute)
+
+        (real,) = fourier_sum(b, twiddles, frequency, count, sample, inverse=True, parts=("real",), weight=weight)
         b.store(b.convert(real, element), out, [*ivs, 0])
         return
-    count = min(in_shape[axis], length)
     parts = fourier_sum(b, twiddles, frequency, count, sample, inverse=inverse)
     for component, value in enumerate(parts):
         if inverse:
-            value = b.div(value, b.constant(float(length), compute))
+            value = b.div(value, b.number(length, compute))
         b.store(b.convert(value, element), out, [*ivs, component])
+
+
+def _hermitian_weight(b: KernelBuilder, k: Bound, length: Bound, compute: Attribute) -> SSAValue:
+    """1/N for bins 0 and N/2, 2/N for the others (they stand for their mirror too)."""
+    single = b.or_(b.compare_index("eq", k, 0), b.compare_index("eq", b.mul(k, 2), length))
+    count = b.select(single, b.constant(1.0, compute), b.constant(2.0, compute))
+    return b.div(count, b.number(length, compute))
 
 
 @lowers("STFT")
