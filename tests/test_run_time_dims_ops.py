@@ -399,3 +399,23 @@ def test_onesided_inverse_dft_of_run_time_bins(tmp_path):
         ],
     )
     check_shapes(make_model(graph, 20), lambda s: {"x": rand(*s, 2)}, [(2, 5), (1, 3), (1, 7)], tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+def test_roi_align_over_a_run_time_image(mode, tmp_path):
+    model = node_model(
+        "RoiAlign",
+        {"x": IMAGE, "rois": (F32, ["r", 4]), "batch_indices": (I64, ["r"])},
+        {"mode": mode, "output_height": 3, "output_width": 2, "spatial_scale": 0.5, "sampling_ratio": 0},
+        opset=16,
+    )
+
+    def feeds(shape):
+        n, c, h, w = shape
+        corners = rand(5, 4, low=-2, high=2 * max(h, w))
+        rois = np.concatenate(
+            [np.minimum(corners[:, :2], corners[:, 2:]), np.maximum(corners[:, :2], corners[:, 2:])], 1
+        )
+        return {"x": rand(n, c, h, w), "rois": rois, "batch_indices": ints(5, low=0, high=n)}
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)

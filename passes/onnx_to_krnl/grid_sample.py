@@ -39,11 +39,11 @@ Scalar = float | SSAValue
 """A float known at compile time, or a float value computed at run time (from a size)."""
 
 
-def _value(b: KernelBuilder, value: Scalar, element: Attribute) -> SSAValue:
+def float_value(b: KernelBuilder, value: Scalar, element: Attribute) -> SSAValue:
     return b.constant(value, element) if isinstance(value, float) else value
 
 
-def _offset(b: KernelBuilder, value: Scalar, offset: float, element: Attribute) -> Scalar:
+def float_offset(b: KernelBuilder, value: Scalar, offset: float, element: Attribute) -> Scalar:
     """value + offset, folded when value is known at compile time."""
     if isinstance(value, float):
         return value + offset
@@ -63,7 +63,7 @@ class Tap:
 
 def clamp(b: KernelBuilder, value: SSAValue, low: Scalar, high: Scalar) -> SSAValue:
     """value clamped into [low, high], NaN mapped to low (a safe index)."""
-    low_value, high_value = _value(b, low, value.type), _value(b, high, value.type)
+    low_value, high_value = float_value(b, low, value.type), float_value(b, high, value.type)
     value = b.select(b.compare("ge", value, low_value), value, low_value)
     return b.select(b.compare("le", value, high_value), value, high_value)
 
@@ -71,7 +71,7 @@ def clamp(b: KernelBuilder, value: SSAValue, low: Scalar, high: Scalar) -> SSAVa
 def reflect(b: KernelBuilder, x: SSAValue, low: Scalar, high: Scalar) -> SSAValue:
     """x reflected by the borders [low, high] until it is inside (as PyTorch)."""
     element = x.type
-    low_value, high_value = _value(b, low, element), _value(b, high, element)
+    low_value, high_value = float_value(b, low, element), float_value(b, high, element)
     below, above = b.compare("lt", x, low_value), b.compare("gt", x, high_value)
     distance = b.select(below, b.sub(low_value, x), b.sub(x, high_value))
     both_known = isinstance(low, float) and isinstance(high, float)
@@ -109,11 +109,11 @@ class SamplingAxis:
 
     def __init__(self, b: KernelBuilder, size: Bound, align_corners: bool, padding: str, element: Attribute):
         self.size: Scalar = float(size) if isinstance(size, int) else b.index_to_float(size, element)
-        self.last = _offset(b, self.size, -1.0, element)
+        self.last = float_offset(b, self.size, -1.0, element)
         self.align_corners = align_corners
         self.padding = padding
         # The range a coordinate is reflected into: pixel centers, or pixel edges.
-        self.low, self.high = (0.0, self.last) if align_corners else (-0.5, _offset(b, self.size, -0.5, element))
+        self.low, self.high = (0.0, self.last) if align_corners else (-0.5, float_offset(b, self.size, -0.5, element))
 
     def coordinate(self, b: KernelBuilder, normalized: SSAValue, nearest: bool) -> SSAValue:
         """The input coordinate of a grid value in [-1, 1], padded per the mode."""
@@ -121,14 +121,14 @@ class SamplingAxis:
         one, half = b.constant(1.0, element), b.constant(0.5, element)
         shifted = b.add(normalized, one)
         if self.align_corners:
-            x = b.mul(b.mul(shifted, half), _value(b, self.last, element))
+            x = b.mul(b.mul(shifted, half), float_value(b, self.last, element))
         else:
-            x = b.mul(b.sub(b.mul(shifted, _value(b, self.size, element)), one), half)
+            x = b.mul(b.sub(b.mul(shifted, float_value(b, self.size, element)), one), half)
         if nearest:
             x = b.math(math.RoundEvenOp, x)
         if self.padding == "border":
-            below = b.compare("lt", x, _value(b, self.low, element))
-            outside = b.binary("or", below, b.compare("gt", x, _value(b, self.high, element)))
+            below = b.compare("lt", x, float_value(b, self.low, element))
+            outside = b.binary("or", below, b.compare("gt", x, float_value(b, self.high, element)))
             return b.select(outside, clamp(b, x, 0.0, self.last), x)
         if self.padding == "reflection":
             return reflect(b, x, self.low, self.high)
@@ -140,7 +140,7 @@ class SamplingAxis:
         if self.padding == "zeros":
             inside = b.and_(
                 b.compare("ge", position, b.constant(0.0, position.type)),
-                b.compare("le", position, _value(b, self.last, position.type)),
+                b.compare("le", position, float_value(b, self.last, position.type)),
             )
         elif self.padding == "reflection":
             position = reflect(b, position, self.low, self.high)

@@ -4,6 +4,7 @@ max of) bilinear samples on a regular grid inside the bin, as in Mask R-CNN.
 The regions are input values, so the sample positions, and with
 sampling_ratio 0 the number of samples per bin (ceil of the bin size), are
 computed at run time; coordinates and weights are f64, as in the reference.
+Input sizes known at run time only enter as f64 values computed before the loops.
 """
 
 from __future__ import annotations
@@ -15,18 +16,18 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
-from onnxc.passes.onnx_to_krnl.grid_sample import clamp
+from onnxc.passes.onnx_to_krnl.grid_sample import Scalar, clamp, float_offset, float_value
 
 
 class _Region:
     """One region's geometry along one axis (h or w), in input pixels."""
 
-    def __init__(self, b: KernelBuilder, start: SSAValue, end: SSAValue, bins: int, half_pixel: bool, ratio: int):
+    def __init__(self, b: KernelBuilder, start: SSAValue, end: SSAValue, bins: Bound, half_pixel: bool, ratio: int):
         size = b.sub(end, start)
         if not half_pixel:  # malformed regions are forced to 1 pixel
             size = b.max(size, b.constant(1.0, f64))
         self.start = start
-        self.bin_size = b.div(size, b.constant(float(bins), f64))
+        self.bin_size = b.div(size, b.number(bins, f64))
         if ratio > 0:
             self.samples_float = b.constant(float(ratio), f64)
             self.samples: Bound = ratio
@@ -42,21 +43,21 @@ class _Region:
         return b.add(b.add(self.start, b.mul(b.index_to_float(bin_index, f64), self.bin_size)), within)
 
 
-def _taps(b: KernelBuilder, position: SSAValue, size: int) -> list[tuple[SSAValue, SSAValue]]:
+def _taps(b: KernelBuilder, position: SSAValue, last_pixel: Scalar) -> list[tuple[SSAValue, SSAValue]]:
     """The two (index, weight) taps of a position in [0, size] (clipped at 0; past
-    the last pixel both taps are the last pixel)."""
+    the last pixel, at `last_pixel` = size - 1, both taps are the last pixel)."""
     position = b.max(position, b.constant(0.0, f64))
-    last = b.constant(size - 1.0, f64)
+    last = float_value(b, last_pixel, f64)
     past_end = b.compare("ge", b.math(math.FloorOp, position), last)
     low = b.select(past_end, last, b.math(math.FloorOp, position))
     high = b.select(past_end, last, b.add(low, b.constant(1.0, f64)))
     fraction = b.sub(b.select(past_end, last, position), low)
     one = b.constant(1.0, f64)
-    as_index = [b.to_index(clamp(b, v, 0.0, size - 1.0)) for v in (low, high)]
+    as_index = [b.to_index(clamp(b, v, 0.0, last_pixel)) for v in (low, high)]
     return [(as_index[0], b.sub(one, fraction)), (as_index[1], fraction)]
 
 
-@lowers("RoiAlign")
+@lowers("RoiAlign", run_time_dims=True)
 def lower_roi_align(g: GraphLowering, op: OnnxOp) -> None:
     x, rois, batch_indices, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
     element = g.same_element_type(op, [op.input(0), op.input(1), op.results[0]], ints=False)
@@ -72,7 +73,13 @@ def lower_roi_align(g: GraphLowering, op: OnnxOp) -> None:
     ratio = int(op.attr("sampling_ratio"))
     scale = float(op.attr("spatial_scale"))
     batch, _, height, width = shape_of(x)
-    regions, _, out_height, out_width = shape_of(out)
+    _, _, out_height, out_width = shape_of(out)
+    # Sizes as f64: constants, or values computed once where known at run time only.
+    height_f, width_f, batch_f = (
+        float(size) if isinstance(size, int) else g.top.index_to_float(size, f64) for size in (height, width, batch)
+    )
+    last_row, last_column = (float_offset(g.top, size, -1.0, f64) for size in (height_f, width_f))
+    last_image = float_offset(g.top, batch_f, -1.0, f64)
 
     ivs, b = g.top.loop_nest(shape_of(out))
     n, c, bin_y, bin_x = ivs
@@ -83,7 +90,7 @@ def lower_roi_align(g: GraphLowering, op: OnnxOp) -> None:
 
     rows = _Region(b, corner(1), corner(3), out_height, half_pixel, ratio)
     columns = _Region(b, corner(0), corner(2), out_width, half_pixel, ratio)
-    image = b.to_index(clamp(b, b.convert(b.load(batch_indices, [n]), f64), 0.0, batch - 1.0))
+    image = b.to_index(clamp(b, b.convert(b.load(batch_indices, [n]), f64), 0.0, last_image))
     zero = b.constant(0.0, f64)
 
     def sample(inner: KernelBuilder, offsets: list[Bound], acc: SSAValue) -> SSAValue:
@@ -94,17 +101,17 @@ def lower_roi_align(g: GraphLowering, op: OnnxOp) -> None:
             inner.binary(
                 "or",
                 inner.compare("lt", y, inner.constant(-1.0, f64)),
-                inner.compare("gt", y, inner.constant(float(height), f64)),
+                inner.compare("gt", y, float_value(inner, height_f, f64)),
             ),
             inner.binary(
                 "or",
                 inner.compare("lt", x_position, inner.constant(-1.0, f64)),
-                inner.compare("gt", x_position, inner.constant(float(width), f64)),
+                inner.compare("gt", x_position, float_value(inner, width_f, f64)),
             ),
         )
         terms = []
-        for row, row_weight in _taps(inner, y, height):
-            for column, column_weight in _taps(inner, x_position, width):
+        for row, row_weight in _taps(inner, y, last_row):
+            for column, column_weight in _taps(inner, x_position, last_column):
                 pixel = inner.convert(inner.load(x, [image, c, row, column]), f64)
                 terms.append(inner.mul(inner.mul(row_weight, column_weight), pixel))
         combine = "add" if mode == "avg" else "max"
