@@ -419,3 +419,8 @@ def test_roi_align_over_a_run_time_image(mode, tmp_path):
         return {"x": rand(n, c, h, w), "rois": rois, "batch_indices": ints(5, low=0, high=n)}
 
     check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
+
+
+def test_det_of_run_time_sizes(tmp_path):
+    model = node_model("Det", {"x": (F32, ["n", "m", "m"])}, {})
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(2, 3, 3), (1, 5, 5), (3, 1, 1)], tmp_path)

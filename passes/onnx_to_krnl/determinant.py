@@ -1,20 +1,22 @@
 """Det: the determinant of each [..., M, M] matrix by Gaussian elimination with
 partial pivoting (as LAPACK's getrf, which numpy calls), in f64 on a scratch
-copy: the product of the pivots, negated once per row swap."""
+copy: the product of the pivots, negated once per row swap. Matrices whose sizes
+are known at run time only are read over the smaller of the two (never past
+either end, were they to differ)."""
 
 from __future__ import annotations
 
 import math as pymath
 
-from xdsl.dialects.builtin import MemRefType, f64
+from xdsl.dialects.builtin import f64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, alloc_shaped, dims_agree, lowers, shape_of, shape_text
 
 
-def _pivot_row(b: KernelBuilder, matrix: SSAValue, batch: list[Bound], column: Bound, size: int) -> SSAValue:
+def _pivot_row(b: KernelBuilder, matrix: SSAValue, batch: list[Bound], column: Bound, size: Bound) -> SSAValue:
     """The row at or below `column` whose entry in it is largest in magnitude (the first of equals)."""
 
     def better(inner: KernelBuilder, ivs: list[Bound], best: SSAValue) -> SSAValue:
@@ -26,7 +28,7 @@ def _pivot_row(b: KernelBuilder, matrix: SSAValue, batch: list[Bound], column: B
     return b.reduce([(b.add(column, 1), size)], b.index(column), better)
 
 
-def _eliminate_column(b: KernelBuilder, matrix: SSAValue, batch: list[Bound], k: Bound, size: int) -> SSAValue:
+def _eliminate_column(b: KernelBuilder, matrix: SSAValue, batch: list[Bound], k: Bound, size: Bound) -> SSAValue:
     """Swap the pivot row into row k, subtract multiples of it from the rows
     below, and return the pivot, negated if rows were swapped."""
     pivot_row = _pivot_row(b, matrix, batch, k, size)
@@ -50,16 +52,19 @@ def _eliminate_column(b: KernelBuilder, matrix: SSAValue, batch: list[Bound], k:
     return b.select(swapped, b.neg(pivot), pivot)
 
 
-@lowers("Det")
+@lowers("Det", run_time_dims=True)
 def lower_det(g: GraphLowering, op: OnnxOp) -> None:
     x, out = g.input(op, 0), g.result(op)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
     *batch_shape, rows, columns = shape_of(x)
-    if rows != columns or tuple(batch_shape) != shape_of(out):
-        raise g.shape_error(op, f"input {list(shape_of(x))} is no batch of square matrices for {list(shape_of(out))}")
-    if pymath.prod(batch_shape) == 0:
+    if not dims_agree([rows], [columns]) or not dims_agree(batch_shape, shape_of(out)):
+        raise g.shape_error(
+            op, f"input {shape_text(shape_of(x))} is no batch of square matrices for {shape_text(shape_of(out))}"
+        )
+    if all(isinstance(d, int) for d in batch_shape) and pymath.prod(batch_shape) == 0:
         return
-    matrix = g.top.alloc(MemRefType(f64, shape_of(x)))
+    rows = g.top.min(rows, columns)
+    matrix = alloc_shaped(g.top, f64, shape_of(x))
     ivs, copy = g.top.loop_nest(shape_of(x))
     copy.store(copy.convert(copy.load(x, ivs), f64), matrix, ivs)
 
