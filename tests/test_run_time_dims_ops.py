@@ -424,3 +424,34 @@ def test_roi_align_over_a_run_time_image(mode, tmp_path):
 def test_det_of_run_time_sizes(tmp_path):
     model = node_model("Det", {"x": (F32, ["n", "m", "m"])}, {})
     check_shapes(model, lambda s: {"x": rand(*s)}, [(2, 3, 3), (1, 5, 5), (3, 1, 1)], tmp_path)
+
+
+def test_integer_matmuls_over_run_time_dims(tmp_path):
+    u8 = np.dtype(np.uint8)
+    model = node_model(
+        "MatMulInteger",
+        {"a": (u8, ["m", "k"]), "b": (u8, ["k", "n"])},
+        {},
+        {"a_zero": np.array(3, np.uint8), "b_zero": np.array(7, np.uint8)},
+    )
+
+    def feeds(shape):
+        m, k, n = shape
+        return {"a": ints(m, k, dtype=np.uint8, low=0, high=255), "b": ints(k, n, dtype=np.uint8, low=0, high=255)}
+
+    check_shapes(model, feeds, [(2, 3, 4), (5, 1, 2)], tmp_path)
+    model = node_model(
+        "QLinearMatMul",
+        {"a": (u8, ["m", "k"])},
+        {},
+        {
+            "a_scale": np.array(0.02, np.float32),
+            "a_zero": np.array(100, np.uint8),
+            "b": ints(6, 5, dtype=np.uint8, low=0, high=255),
+            "b_scale": np.array(0.03, np.float32),
+            "b_zero": np.array(128, np.uint8),
+            "y_scale": np.array(0.5, np.float32),
+            "y_zero": np.array(90, np.uint8),
+        },
+    )
+    check_shapes(model, lambda s: {"a": ints(s[0], 6, dtype=np.uint8, low=0, high=255)}, [(3,), (17,)], tmp_path)

@@ -26,6 +26,7 @@ from onnxc.dialects.types import element_type_of_onnx, is_float, is_low_precisio
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder, is_unsigned
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
+    alloc_shaped,
     broadcast,
     constant_array,
     dims_agree,
@@ -311,7 +312,7 @@ def minus_zero_point(g: GraphLowering, op: OnnxOp, index: int, zero_index: int, 
     shape = shape_of(x)
     zero_point = parameter(g, op, zero_buffer, shape, axis)
     difference = difference_type(element)
-    out = g.top.alloc(MemRefType(difference, shape))
+    out = alloc_shaped(g.top, difference, shape)
     ivs, body = g.top.loop_nest(shape)
     value = body.sub(body.convert(body.load(x, ivs), i32), body.convert(zero_point(body, ivs), i32))
     body.store(body.convert(value, difference), out, ivs)
@@ -363,7 +364,7 @@ def int32_result(g: GraphLowering, op: OnnxOp) -> SSAValue:
     return g.result(op)
 
 
-@lowers("MatMulInteger")
+@lowers("MatMulInteger", run_time_dims=True)
 def lower_matmul_integer(g: GraphLowering, op: OnnxOp) -> None:
     """int32 (A - a_zero_point) @ (B - b_zero_point)."""
     integer_matmul(g, op, (0, 2, 1, 3), int32_result(g, op))
@@ -400,7 +401,7 @@ def check_scales(g: GraphLowering, op: OnnxOp, indices: Sequence[int]) -> None:
     g.same_element_type(op, [op.input(k) for k in indices], ints=False)
 
 
-@lowers("QLinearMatMul")
+@lowers("QLinearMatMul", run_time_dims=True)
 def lower_qlinear_matmul(g: GraphLowering, op: OnnxOp) -> None:
     """MatMulInteger of a and b, requantized with a's scale per row, b's per column
     and one y scale and zero point."""
@@ -410,7 +411,7 @@ def lower_qlinear_matmul(g: GraphLowering, op: OnnxOp) -> None:
         return
     out = g.result(op)
     out_shape = shape_of(out)
-    sums = g.top.alloc(MemRefType(i32, out_shape))
+    sums = alloc_shaped(g.top, i32, out_shape)
     integer_matmul(g, op, (0, 2, 3, 5), sums)
     a_shape, b_shape = shape_of(g.input(op, 0)), shape_of(g.input(op, 3))
     rows = matmul_batch_rank(g, op, g.input(op, 0), g.input(op, 3), out) if len(a_shape) > 1 else None

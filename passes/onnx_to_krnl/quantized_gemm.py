@@ -212,7 +212,8 @@ def lower_qlinear_matmul_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     reduction, columns = weights.shape
     requantization = _requantization(op, columns, 1, 4)
     a_shape = shape_of(g.buffers[a_value])
-    if requantization is None or len(a_shape) < 2 or a_shape[-1] != reduction:
+    static = all(isinstance(d, int) for d in a_shape)  # the row tiles are laid out at compile time
+    if requantization is None or len(a_shape) < 2 or a_shape[-1] != reduction or not static:
         return False
     multipliers, y_zero, a_zero = requantization
     rows = int(np.prod(a_shape[:-1]))
