@@ -455,3 +455,16 @@ def test_integer_matmuls_over_run_time_dims(tmp_path):
         },
     )
     check_shapes(model, lambda s: {"a": ints(s[0], 6, dtype=np.uint8, low=0, high=255)}, [(3,), (17,)], tmp_path)
+
+
+def test_conv_transpose_of_run_time_input_to_an_output_shape(tmp_path):
+    """output_shape fixes the output; the padding (full size - output) is computed at run
+    time. (Symbolic shape inference gives no ConvTranspose output of run-time spatial size
+    yet, so that path is not reachable from a model.)"""
+    model = node_model(
+        "ConvTranspose",
+        {"x": (F32, ["n", 4, "h", "w"])},
+        {"strides": [2, 1], "output_shape": [10, 8], "group": 2},
+        {"w": rand(4, 3, 3, 2), "b": rand(6)},
+    )
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 4, 5, 7), (2, 4, 6, 9)], tmp_path, reference="onnxruntime")

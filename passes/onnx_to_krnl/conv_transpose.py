@@ -1,5 +1,6 @@
 """ConvTranspose: the gradient of Conv, as a scatter of each input position into
-the output windows it contributes to."""
+the output windows it contributes to. Sizes known at run time only (of the input,
+the weights or the output) make the geometry index arithmetic at run time."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from collections.abc import Sequence
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.helpers.krnl_builder import Bound
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of, shape_text
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow
 
 
 def transpose_pads(
     g: GraphLowering, op: OnnxOp, input_sizes: Sequence[Bound], full_sizes: Sequence[Bound]
-) -> list[tuple[int, int]]:
+) -> list[tuple[Bound, Bound]]:
     """(begin, end) padding per spatial dim. `full_sizes` are the output sizes
     without padding; an `output_shape` attribute or SAME auto_pad (output =
     input * stride) fixes the total padding, split as the spec says: SAME_UPPER
@@ -23,22 +24,20 @@ def transpose_pads(
     auto_pad = op.attr("auto_pad")
     output_shape = op.attr("output_shape")
     strides = op.attr("strides") or [1] * rank
+    b = g.top
     if output_shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        if not all(isinstance(size, int) for size in input_sizes):
-            raise g.unsupported(op, "output_shape or SAME padding over run-time input sizes")
-        output_shape = [size * stride for size, stride in zip(input_sizes, strides)]
+        output_shape = [b.mul(size, stride) for size, stride in zip(input_sizes, strides)]
     if output_shape is None:
         pads = op.attr("pads") or [0] * (2 * rank)
         if auto_pad not in ("NOTSET", "VALID") or len(pads) != 2 * rank:
             raise g.shape_error(op, f"pads {pads} / auto_pad {auto_pad} for {rank} spatial dims")
         return [(0, 0) if auto_pad == "VALID" else (pads[d], pads[d + rank]) for d in range(rank)]
     output_shape = list(output_shape)[-rank:]
-    if not all(isinstance(d, int) for d in [*full_sizes, *output_shape]):
-        raise g.unsupported(op, "output_shape or SAME padding over run-time input sizes")
-    totals = [full - wanted for full, wanted in zip(full_sizes, output_shape)]
+    totals = [b.sub(full, wanted) for full, wanted in zip(full_sizes, output_shape)]
+    halves = [total // 2 if isinstance(total, int) else b.div(total, 2) for total in totals]  # totals >= 0 at run time
     if auto_pad == "SAME_UPPER":
-        return [(total // 2, total - total // 2) for total in totals]
-    return [(total - total // 2, total // 2) for total in totals]
+        return [(half, b.sub(total, half)) for total, half in zip(totals, halves)]
+    return [(b.sub(total, half), half) for total, half in zip(totals, halves)]
 
 
 @lowers("ConvTranspose", run_time_dims=True)
@@ -55,30 +54,32 @@ def lower_conv_transpose(g: GraphLowering, op: OnnxOp) -> None:
     weight_channels, per_group_out, *kernel = shape_of(weights)
     group = op.attr("group")
     rank = len(kernel)
-    static_channels = isinstance(channels, int) and isinstance(weight_channels, int)
-    if not input_sizes or len(input_sizes) != rank or (static_channels and (weight_channels != channels or channels % group)):
-        raise g.shape_error(op, f"input {list(shape_of(x))}, weights {list(shape_of(weights))}, group {group}")
+    uneven = isinstance(channels, int) and channels % group
+    if not input_sizes or len(input_sizes) != rank or not dims_agree([weight_channels], [channels]) or uneven:
+        raise g.shape_error(
+            op, f"input {shape_text(shape_of(x))}, weights {shape_text(shape_of(weights))}, group {group}"
+        )
+    b = g.top
     out_channels, out_sizes = out_shape[1], out_shape[2:]
-    top = g.top
-    if not dims_agree([out_shape[0], out_channels], [batch, top.mul(per_group_out, group)]):
-        raise g.shape_error(op, f"output shape {list(out_shape)}")
+    if not dims_agree(out_shape[:2], [batch, b.mul(per_group_out, group)]):
+        raise g.shape_error(op, f"output shape {shape_text(out_shape)}")
     if bias is not None and not dims_agree(shape_of(bias), [out_channels]):
-        raise g.shape_error(op, f"bias of shape {list(shape_of(bias))}")
+        raise g.shape_error(op, f"bias of shape {shape_text(shape_of(bias))}")
     strides = op.attr("strides") or [1] * rank
     dilations = op.attr("dilations") or [1] * rank
     output_padding = op.attr("output_padding") or [0] * rank
     full = [
-        top.add(top.add(top.mul(s, top.sub(i, 1)), p), top.add(top.mul(top.sub(k, 1), d), 1))
+        b.add(b.add(b.add(b.mul(s, b.sub(i, 1)), p), b.mul(b.sub(k, 1), d)), 1)
         for s, i, p, k, d in zip(strides, input_sizes, output_padding, kernel, dilations)
     ]
     pads = transpose_pads(g, op, input_sizes, full)
-    if not dims_agree([top.sub(f, b + e) for f, (b, e) in zip(full, pads)], out_sizes):
-        raise g.shape_error(op, f"output sizes {list(out_sizes)} do not follow from the attributes (pads {pads})")
+    if not dims_agree([b.sub(b.sub(f, begin), end) for f, (begin, end) in zip(full, pads)], out_sizes):
+        raise g.shape_error(op, f"output sizes {shape_text(out_sizes)} do not follow from the attributes (pads {pads})")
     windows = [
         SlidingWindow(o, i, k, s, d, b, e)
         for o, i, k, s, d, (b, e) in zip(out_sizes, input_sizes, kernel, strides, dilations, pads)
     ]
-    in_per_group = top.div(channels, group)
+    in_per_group = b.div(channels, group)
 
     (n, m), body = g.top.loop_nest([batch, out_channels])
     group_index, m_in_group = body.div(m, per_group_out), body.rem(m, per_group_out)
