@@ -468,3 +468,19 @@ def test_conv_transpose_of_run_time_input_to_an_output_shape(tmp_path):
         {"w": rand(4, 3, 3, 2), "b": rand(6)},
     )
     check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 4, 5, 7), (2, 4, 6, 9)], tmp_path, reference="onnxruntime")
+
+
+def test_max_unpool_of_a_run_time_input_into_an_output_shape(tmp_path):
+    model = node_model(
+        "MaxUnpool",
+        {"x": (F32, [1, 2, "h", "w"]), "indices": (I64, [1, 2, "h", "w"])},
+        {"kernel_shape": [2, 2], "strides": [2, 2]},
+        {"output_shape": np.array([1, 2, 9, 8], np.int64)},
+    )
+
+    def feeds(shape):
+        h, w = shape
+        positions = np.random.default_rng(h * w).permutation(2 * 2 * h * 2 * w)[: 2 * h * w]  # distinct
+        return {"x": rand(1, 2, h, w), "indices": positions.reshape(1, 2, h, w).astype(np.int64)}
+
+    check_shapes(model, feeds, [(4, 4), (2, 3), (1, 1)], tmp_path)

@@ -570,11 +570,11 @@ def linearize(builder: KernelBuilder, ivs: Sequence[Bound], sizes: Sequence[int]
     return offset
 
 
-def delinearize(builder: KernelBuilder, offset: Bound, sizes: Sequence[int]) -> list[Bound]:
+def delinearize(builder: KernelBuilder, offset: Bound, sizes: Sequence[Bound]) -> list[Bound]:
     """Indices of a row-major offset (less than prod(sizes)) within dims of `sizes`."""
     indices = []
     for k, size in enumerate(sizes):
-        index = builder.div(offset, pymath.prod(sizes[k + 1 :]))
+        index = builder.div(offset, element_count(builder, sizes[k + 1 :]))
         indices.append(index if k == 0 else builder.rem(index, size))
     return indices
 

@@ -22,11 +22,13 @@ from onnxc.passes.onnx_to_krnl.common import (
     constant_array,
     copy_reshaped,
     delinearize,
+    element_count,
     fill,
     load_index,
     lowers,
     normalized_axis,
     shape_of,
+    shape_text,
 )
 
 
@@ -198,27 +200,39 @@ def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
     b.store(b.load(src, source), out, ivs)
 
 
-@lowers("MaxUnpool")
+@lowers("MaxUnpool", run_time_dims=True)
 def lower_max_unpool(g: GraphLowering, op: OnnxOp) -> None:
     """Zeros, with each input value stored at its index: a row-major offset into
     the output shape the pooling geometry implies (as MaxPool's Indices give),
     which sits at the origin of a larger `output_shape`. Offsets outside that
-    shape are dropped, never stored out of bounds."""
+    shape are dropped, never stored out of bounds (nor is anything where that
+    shape, known at run time only, does not fit the output)."""
     x, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
     kernel = op.attr("kernel_shape")
     spatial = len(kernel)
     strides = op.attr("strides") or [1] * spatial
     pads = op.attr("pads") or [0] * (2 * spatial)
+    top = g.top
     inferred = list(shape_of(x)[:2]) + [
-        (size - 1) * strides[d] - pads[d] - pads[spatial + d] + kernel[d] for d, size in enumerate(shape_of(x)[2:])
+        top.add(top.mul(top.sub(size, 1), strides[d]), kernel[d] - pads[d] - pads[spatial + d])
+        for d, size in enumerate(shape_of(x)[2:])
     ]
-    if any(d > o for d, o in zip(inferred, shape_of(out))):
-        raise g.shape_error(op, f"output_shape {list(shape_of(out))} is smaller than the unpooled {inferred}")
-    fill(g.top, out, g.top.constant(0, out.type.get_element_type()))
-    ivs, b = g.top.loop_nest(shape_of(x))
+    fits = None
+    for d, o in zip(inferred, shape_of(out)):
+        if isinstance(d, int) and isinstance(o, int):
+            if d > o:
+                raise g.shape_error(
+                    op, f"output_shape {shape_text(shape_of(out))} is smaller than the unpooled {shape_text(inferred)}"
+                )
+        elif d is not o:
+            within = top.compare_index("sle", d, o)
+            fits = within if fits is None else top.and_(fits, within)
+    count = element_count(top, inferred)
+    fill(top, out, top.constant(0, out.type.get_element_type()))
+    ivs, b = top.loop_nest(shape_of(x))
     offset = b.to_index(b.load(indices, ivs))
-    inside = b.and_(b.compare_index("sge", offset, 0), b.compare_index("slt", offset, pymath.prod(inferred)))
-    store = b.if_then(inside)
+    inside = b.and_(b.compare_index("sge", offset, 0), b.compare_index("slt", offset, count))
+    store = b.if_then(inside if fits is None else b.and_(inside, fits))
     store.store(store.load(x, ivs), out, delinearize(store, offset, inferred))
 
 
