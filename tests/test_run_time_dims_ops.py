@@ -484,3 +484,31 @@ def test_max_unpool_of_a_run_time_input_into_an_output_shape(tmp_path):
         return {"x": rand(1, 2, h, w), "indices": positions.reshape(1, 2, h, w).astype(np.int64)}
 
     check_shapes(model, feeds, [(4, 4), (2, 3), (1, 1)], tmp_path)
+
+
+def test_tree_ensemble_over_run_time_samples_and_features(tmp_path):
+    """Two stumps reading features 0 and 2 of a run-time number of them."""
+    attrs = {
+        "nodes_treeids": [0, 0, 0, 1, 1, 1],
+        "nodes_nodeids": [0, 1, 2, 0, 1, 2],
+        "nodes_modes": ["BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_GT", "LEAF", "LEAF"],
+        "nodes_featureids": [0, 0, 0, 2, 0, 0],
+        "nodes_values": [0.1, 0.0, 0.0, -0.3, 0.0, 0.0],
+        "nodes_truenodeids": [1, 0, 0, 1, 0, 0],
+        "nodes_falsenodeids": [2, 0, 0, 2, 0, 0],
+        "target_treeids": [0, 0, 1, 1],
+        "target_nodeids": [1, 2, 1, 2],
+        "target_ids": [0, 0, 0, 0],
+        "target_weights": [1.5, -2.0, 0.25, 4.0],
+        "n_targets": 1,
+    }
+    graph = helper.make_graph(
+        [helper.make_node("TreeEnsembleRegressor", ["x"], ["y"], domain="ai.onnx.ml", **attrs)],
+        "trees",
+        [value_info("x", F32, ["n", "features"])],
+        [helper.make_empty_tensor_value_info("y")],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)], ir_version=8
+    )
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(5, 3), (1, 4)], tmp_path, reference="onnxruntime")

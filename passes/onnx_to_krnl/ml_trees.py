@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, weight_buffer
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, shape_text, weight_buffer
 from onnxc.passes.onnx_to_krnl.ml_linear import feature_index, sample_rows
 from onnxc.passes.onnx_to_krnl.ml_scores import (
     argmax,
@@ -184,8 +184,9 @@ class _Ensemble:
         for tree in trees:
             if any(t >= targets or t < 0 for t in tree.targets()):
                 raise g.shape_error(op, f"a leaf weight names target {max(tree.targets())} of {targets}")
-            if any(not 0 <= f < x.type.get_shape()[-1] for f in tree.features):
-                raise g.shape_error(op, f"a node reads feature {max(tree.features)} of {x.type.get_shape()[-1]}")
+            columns = shape_of(x)[-1]  # known at run time only: features read clamped below it
+            if any(f < 0 or isinstance(columns, int) and f >= columns for f in tree.features):
+                raise g.shape_error(op, f"a node reads feature {max(tree.features)} of {shape_text([columns])}")
         aggregate = _aggregate(g, op)
         element = _compare_type(g, op, x)
         nested, walked = split_by_size(trees)
@@ -198,7 +199,11 @@ class _Ensemble:
         missing = MISSING[self.aggregate]
         combine = {"MIN": KernelBuilder.min, "MAX": KernelBuilder.max}.get(self.aggregate, KernelBuilder.add)
 
+        columns = shape_of(x)[-1]
+
         def feature(inner: KernelBuilder, index) -> SSAValue:
+            if not isinstance(columns, int):  # never past the end, were a tree to read past it
+                index = inner.min(index, inner.sub(columns, 1))
             return load_as(inner, x, feature_index(x, sample, index), self.element)
 
         code = TreeCode(self.element, feature, lambda inner, total, value: combine(inner, total, value), missing)
@@ -224,7 +229,7 @@ def _with_base(b: KernelBuilder, totals: Sequence[SSAValue], base: np.ndarray) -
     return [b.add(t, b.constant(float(v), t.type)) for t, v in zip(totals, base)] + list(totals[len(base) :])
 
 
-@lowers("TreeEnsembleRegressor", "TreeEnsemble")
+@lowers("TreeEnsembleRegressor", "TreeEnsemble", run_time_dims=True)
 def lower_tree_ensemble_regressor(g: GraphLowering, op: OnnxOp) -> None:
     x, samples, _ = sample_rows(g, op)
     targets = op.attr("n_targets")
@@ -260,7 +265,7 @@ def _class_coverage(trees: Sequence[Tree], classes: int) -> tuple[set[int], set[
     return always, ever & set(range(classes))
 
 
-@lowers("TreeEnsembleClassifier")
+@lowers("TreeEnsembleClassifier", run_time_dims=True)
 def lower_tree_ensemble_classifier(g: GraphLowering, op: OnnxOp) -> None:
     x, samples, _ = sample_rows(g, op)
     labels = class_labels(g, op, "classlabels_int64s", "classlabels_strings")
