@@ -512,3 +512,10 @@ def test_tree_ensemble_over_run_time_samples_and_features(tmp_path):
         graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)], ir_version=8
     )
     check_shapes(model, lambda s: {"x": rand(*s)}, [(5, 3), (1, 4)], tmp_path, reference="onnxruntime")
+
+
+def test_size_and_tile_over_run_time_dims(tmp_path):
+    model = node_model("Size", {"x": (F32, ["n", 3, "m"])}, {})
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(2, 3, 4), (1, 3, 0)], tmp_path)
+    model = node_model("Tile", {"x": (F32, ["n", "m"])}, {}, {"repeats": np.array([2, 3], np.int64)})
+    check_shapes(model, lambda s: {"x": rand(*s)}, [(2, 5), (1, 1), (3, 0)], tmp_path)

@@ -24,6 +24,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     constant_buffer,
     constant_result,
     copy_reshaped,
+    element_count,
     elementwise,
     fill,
     has_static_shape,
@@ -180,9 +181,14 @@ def lower_shape(g: GraphLowering, op: OnnxOp) -> None:
         g.top.store(g.top.from_index(dim, i64), out, [position])
 
 
-@lowers("Size")
+@lowers("Size", run_time_dims=True)
 def lower_size(g: GraphLowering, op: OnnxOp) -> None:
-    constant_result(g, op, np.array(pymath.prod(shape_of(g.input(op, 0))), np.int64))
+    """The element count: a constant, or computed at run time from dims known then only."""
+    count = element_count(g.top, shape_of(g.input(op, 0)))
+    if isinstance(count, int):
+        constant_result(g, op, np.array(count, np.int64))
+        return
+    g.top.store(g.top.from_index(count, i64), g.result(op), [])
 
 
 @lowers("Range", run_time_dims=True)
@@ -214,9 +220,9 @@ def lower_expand(g: GraphLowering, op: OnnxOp) -> None:
     elementwise(g.top, out, [broadcast(g, op, g.input(op, 0), shape_of(out))], lambda b, xs: xs[0])
 
 
-@lowers("Tile")
+@lowers("Tile", run_time_dims=True)
 def lower_tile(g: GraphLowering, op: OnnxOp) -> None:
-    """out[i...] = in[i % dim ...]."""
+    """out[i...] = in[i % dim ...] (an empty dim has an empty output: no remainder by 0)."""
     src, out = g.input(op, 0), g.result(op)
     ivs, body = g.top.loop_nest(shape_of(out))
     index = [
