@@ -519,3 +519,17 @@ def test_size_and_tile_over_run_time_dims(tmp_path):
     check_shapes(model, lambda s: {"x": rand(*s)}, [(2, 3, 4), (1, 3, 0)], tmp_path)
     model = node_model("Tile", {"x": (F32, ["n", "m"])}, {}, {"repeats": np.array([2, 3], np.int64)})
     check_shapes(model, lambda s: {"x": rand(*s)}, [(2, 5), (1, 1), (3, 0)], tmp_path)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+def test_pad_over_run_time_dims(mode, tmp_path):
+    """Pads on static dims beside run-time ones, which may be empty (shape inference gives no
+    symbolic size for a padded run-time dim yet)."""
+    model = node_model(
+        "Pad",
+        {"x": (F32, ["n", "c", 5, 4])},
+        {"mode": mode},
+        {"pads": np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64), "value": np.array(7, np.float32)},
+        opset=19,
+    )
+    check_shapes(model, lambda s: {"x": rand(*s, 5, 4)}, [(1, 2), (2, 1), (0, 3)], tmp_path)

@@ -97,9 +97,10 @@ def _source_index(b: KernelBuilder, position: Bound, size: Bound, mode: str) -> 
     outside [0, size)) reads the input, and for constant mode whether it is inside."""
     position = b.index(position)
     if mode == "edge":
-        return b.max(b.min(position, size - 1), 0), None
+        return b.max(b.min(position, b.sub(size, 1)), 0), None
     if mode == "reflect":  # mirror without repeating the edge: -1 -> 1, size -> size - 2
-        mirrored = b.sub(size - 1, b.abs(b.sub(size - 1, b.abs(position))))
+        last = b.sub(size, 1)
+        mirrored = b.sub(last, b.abs(b.sub(last, b.abs(position))))
         return b.max(mirrored, 0), None
     if mode == "wrap":
         return b.rem(b.add(b.rem(position, size), size), size), None
@@ -112,22 +113,25 @@ def pad_copy(
 ) -> None:
     """out[i] = in[i - begins] per dim, positions outside the input filled by `mode`:
     `value` (constant), the nearest edge, the mirror image or the other end. Over
-    dims known at run time only (constant mode), the input is read only where
-    inside it: such a dim may be empty."""
+    dims known at run time only, which may be empty, the input is read only where
+    inside it (constant), or only if no dim is empty (the other modes: else zeros,
+    their positions computed over sizes of at least 1, no remainder by 0)."""
     if mode not in ("constant", "edge", "reflect", "wrap"):
         raise g.unsupported(op, f"pad mode '{mode}'")
     shape = shape_of(src)
     if not all(isinstance(d, int) for d in (*shape, *begins)):
-        if mode != "constant":
-            raise g.unsupported(op, f"{mode} padding over dims known at run time only")
         ivs, b = g.top.loop_nest(shape_of(out))
         index, inside = [], None
         for iv, begin, size in zip(ivs, begins, shape):
-            position, within = _source_index(b, b.sub(iv, begin), size, mode)
+            safe = size if mode == "constant" or isinstance(size, int) else b.max(size, 1)
+            position, within = _source_index(b, b.sub(iv, begin), safe, mode)
+            if within is None and not isinstance(size, int):
+                within = b.compare_index("sgt", size, 0)
             index.append(position)
-            inside = within if inside is None else b.and_(inside, within)
-        b.store(value, out, ivs)
-        read = b.if_then(inside)
+            if within is not None:
+                inside = within if inside is None else b.and_(inside, within)
+        b.store(value if mode == "constant" else b.constant(0, value.type), out, ivs)
+        read = b if inside is None else b.if_then(inside)
         read.store(read.load(src, index), out, ivs)
         return
     if 0 in shape:  # nothing to read: only the fill value
@@ -149,7 +153,7 @@ def pad_copy(
     b.store(loaded if inside is None else b.select(inside, loaded, value), out, ivs)
 
 
-@lowers("Pad")
+@lowers("Pad", run_time_dims=True)
 def lower_pad(g: GraphLowering, op: OnnxOp) -> None:
     """pads (begins then ends, over `axes`) are constants; negative pads crop. The
     fill value is an optional scalar input (0 if absent)."""
