@@ -533,3 +533,15 @@ def test_pad_over_run_time_dims(mode, tmp_path):
         opset=19,
     )
     check_shapes(model, lambda s: {"x": rand(*s, 5, 4)}, [(1, 2), (2, 1), (0, 3)], tmp_path)
+
+
+def test_batch_normalization_of_run_time_statistics(tmp_path):
+    """Statistics as inputs of run-time length: the factor per channel computed at run time."""
+    names = ["scale", "bias", "mean", "var"]
+    model = node_model("BatchNormalization", {"x": IMAGE} | {n: (F32, ["c"]) for n in names}, {"epsilon": 1e-3})
+
+    def feeds(shape):
+        statistics = {n: rand(shape[1], low=0.5, high=2) for n in names}
+        return {"x": rand(*shape)} | statistics
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)

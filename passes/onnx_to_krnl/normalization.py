@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import MemRefType, f32
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
@@ -15,6 +15,7 @@ from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
+    alloc_shaped,
     broadcast,
     constant_array,
     dims_agree,
@@ -61,7 +62,7 @@ def _batch_norm_factor(g: GraphLowering, op: OnnxOp, element: Attribute) -> SSAV
         factor = batch_norm_factor(scale, var, epsilon).astype(scale.dtype)
         return weight_buffer(g, op, factor, element, f"{op.node_name or 'batch_norm'}_factor")
     scale, var = g.input(op, 1), g.input(op, 4)
-    factor = g.top.alloc(MemRefType(element, shape_of(var)))
+    factor = alloc_shaped(g.top, element, shape_of(var))
     epsilon_value = g.top.constant(epsilon, element)
     elementwise(
         g.top,
