@@ -457,17 +457,24 @@ def test_integer_matmuls_over_run_time_dims(tmp_path):
     check_shapes(model, lambda s: {"a": ints(s[0], 6, dtype=np.uint8, low=0, high=255)}, [(3,), (17,)], tmp_path)
 
 
-def test_conv_transpose_of_run_time_input_to_an_output_shape(tmp_path):
-    """output_shape fixes the output; the padding (full size - output) is computed at run
-    time. (Symbolic shape inference gives no ConvTranspose output of run-time spatial size
-    yet, so that path is not reachable from a model.)"""
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"strides": [2, 2], "pads": [1, 0, 1, 2], "output_padding": [1, 0]},
+        {"strides": [2, 1], "auto_pad": "SAME_UPPER", "group": 2},
+        {"strides": [2, 1], "output_shape": [10, 8], "group": 2},  # padding = full size - output
+    ],
+)
+def test_conv_transpose_over_run_time_height_and_width(attrs, tmp_path):
+    """The geometry (full sizes, pads) is index arithmetic at run time."""
     model = node_model(
         "ConvTranspose",
         {"x": (F32, ["n", 4, "h", "w"])},
-        {"strides": [2, 1], "output_shape": [10, 8], "group": 2},
-        {"w": rand(4, 3, 3, 2), "b": rand(6)},
+        attrs,
+        {"w": rand(4, 3, 3, 2), "b": rand(3 * attrs.get("group", 1))},
     )
-    check_shapes(model, lambda s: {"x": rand(*s)}, [(1, 4, 5, 7), (2, 4, 6, 9)], tmp_path, reference="onnxruntime")
+    shapes = [(1, 4, 5, 7), (2, 4, 6, 9)] + ([(1, 4, 2, 3)] if "output_shape" not in attrs else [])
+    check_shapes(model, lambda s: {"x": rand(*s)}, shapes, tmp_path, reference="onnxruntime")
 
 
 def test_max_unpool_of_a_run_time_input_into_an_output_shape(tmp_path):
@@ -523,16 +530,16 @@ def test_size_and_tile_over_run_time_dims(tmp_path):
 
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
 def test_pad_over_run_time_dims(mode, tmp_path):
-    """Pads on static dims beside run-time ones, which may be empty (shape inference gives no
-    symbolic size for a padded run-time dim yet)."""
+    """Padded dims known at run time only; an empty one (constant mode) is never read."""
     model = node_model(
         "Pad",
-        {"x": (F32, ["n", "c", 5, 4])},
+        {"x": IMAGE},
         {"mode": mode},
         {"pads": np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64), "value": np.array(7, np.float32)},
         opset=19,
     )
-    check_shapes(model, lambda s: {"x": rand(*s, 5, 4)}, [(1, 2), (2, 1), (0, 3)], tmp_path)
+    shapes = [(1, 2, 3, 4), (2, 1, 5, 2)] + ([(1, 1, 0, 2)] if mode == "constant" else [])
+    check_shapes(model, lambda s: {"x": rand(*s)}, shapes, tmp_path)
 
 
 def test_batch_normalization_of_run_time_statistics(tmp_path):
