@@ -223,9 +223,24 @@ def test_pinning_the_symbol_by_name(tmp_path):
     assert session.get_inputs()[0].shape == (2, 3, 16, 16)
 
 
-def test_a_model_mixing_samples_names_the_node(tmp_path):
+def test_a_model_mixing_samples_takes_the_batch_at_run_time(tmp_path):
+    """A sum over the batch is no batch loop: every op of the CNN takes the batch as a
+    run-time dim instead."""
     model = _cnn()
     model.graph.node.append(h.make_node("ReduceSum", ["y"], ["total"], keepdims=0, name="sum_over_batch"))
     model.graph.output[0].name = "total"
+    _check_batches(_compile(model, tmp_path, "mixing"), model, [1, 3, 8], (3, 16, 16))
+
+
+def test_a_model_mixing_samples_names_the_node(tmp_path):
+    """Where an op does not take run-time dims (DepthToSpace, for now), the refusal
+    says why a batch loop does not apply either, naming the node that mixes samples."""
+    nodes = [
+        h.make_node("DepthToSpace", ["x"], ["d"], blocksize=2, name="to_space"),
+        h.make_node("ReduceSum", ["d"], ["total"], keepdims=0, name="sum_over_batch"),
+    ]
+    x = h.make_tensor_value_info("x", T.FLOAT, ["N", 8, 4, 4])
+    total = h.make_tensor_value_info("total", T.FLOAT, None)
+    model = h.make_model(h.make_graph(nodes, "mixing", [x], [total]), opset_imports=[h.make_opsetid("", 17)])
     with pytest.raises(UnsupportedOpError, match=r"batch loop .* does not apply.*node 'sum_over_batch' \(ReduceSum\)"):
         _compile(model, tmp_path, "mixing")
