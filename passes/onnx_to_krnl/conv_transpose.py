@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.helpers.krnl_builder import Bound
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of, shape_text
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow
 
@@ -34,10 +34,17 @@ def transpose_pads(
         return [(0, 0) if auto_pad == "VALID" else (pads[d], pads[d + rank]) for d in range(rank)]
     output_shape = list(output_shape)[-rank:]
     totals = [b.sub(full, wanted) for full, wanted in zip(full_sizes, output_shape)]
-    halves = [total // 2 if isinstance(total, int) else b.div(total, 2) for total in totals]  # totals >= 0 at run time
+    halves = [total // 2 if isinstance(total, int) else _floor_half(b, total) for total in totals]
     if auto_pad == "SAME_UPPER":
         return [(half, b.sub(total, half)) for total, half in zip(totals, halves)]
     return [(b.sub(total, half), half) for total, half in zip(totals, halves)]
+
+
+def _floor_half(b: KernelBuilder, total: Bound) -> Bound:
+    """floor(total / 2) of an index (a total padding may be negative: output_shape
+    larger than the full output), as Python's // computes the static one."""
+    negative = b.compare_index("slt", total, 0)
+    return b.select_index(negative, b.div(b.sub(total, 1), 2), b.div(total, 2))
 
 
 @lowers("ConvTranspose", run_time_dims=True)
