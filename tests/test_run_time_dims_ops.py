@@ -554,3 +554,17 @@ def test_batch_normalization_of_run_time_statistics(tmp_path):
         return {"x": rand(*shape)} | statistics
 
     check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
+
+
+def test_float16_matmul_and_conv_over_run_time_dims(tmp_path):
+    """float16 accumulates in a float32 copy of the result, of the result's run-time shape."""
+    f16 = np.dtype(np.float16)
+    model = node_model("MatMul", {"a": (f16, ["b", "m", "k"]), "w": (f16, ["b", "k", "n"])}, {})
+    check_shapes(model, lambda s: {"a": rand(*s[:3], dtype=np.float16), "w": rand(s[0], s[2], s[3], dtype=np.float16)},
+                 [(2, 3, 4, 5), (1, 1, 7, 2)], tmp_path, reference="onnxruntime")  # fmt: skip
+    model = node_model(
+        "Conv", {"x": (f16, ["n", 2, "h", "w"])}, {"pads": [1, 1, 1, 1]}, {"w": rand(3, 2, 3, 3, dtype=np.float16)}
+    )
+    check_shapes(
+        model, lambda s: {"x": rand(s[0], 2, *s[2:], dtype=np.float16)}, IMAGE_SHAPES, tmp_path, reference="onnxruntime"
+    )

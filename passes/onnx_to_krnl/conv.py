@@ -14,6 +14,7 @@ from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
+    alloc_shaped,
     dims_agree,
     elementwise,
     has_static_shape,
@@ -119,7 +120,7 @@ def direct_conv(
     element = out.type.get_element_type()
     result, wide = out, f32 if isinstance(element, Float16Type | BFloat16Type) else None
     if wide is not None:
-        out = g.top.alloc(MemRefType(wide, out_shape))
+        out = alloc_shaped(g.top, wide, out_shape)
     accumulated = out.type.get_element_type()
 
     row_ivs, body = g.top.loop_nest(out_shape[:-1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, MemRefType, f32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
@@ -15,6 +15,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     MATMUL_COLUMN_TILE,
     GraphLowering,
     Operand,
+    alloc_shaped,
     broadcast,
     broadcast_axes,
     broadcast_index,
@@ -60,7 +61,7 @@ def contract(
     element = out.type.get_element_type()
     result, wide = out, f32 if isinstance(element, Float16Type | BFloat16Type) else None
     if wide is not None:
-        out = g.top.alloc(MemRefType(wide, shape_of(result)))
+        out = alloc_shaped(g.top, wide, shape_of(result))
         elementwise(g.top, out, [Operand.whole(result)], lambda b, xs: b.convert(xs[0], wide))
     nest = g.top.loops([*shape_of(out), reduction_size])
     *out_loops, k_loop = nest.loops
