@@ -84,7 +84,7 @@ def split_module(module: ir.Module, max_parts: int) -> list[str]:
     size = {n: t.count("\n") for n, t in graph.text.items()}
     parts = min(max_parts, sum(size.values()) // MIN_PART_LINES)
     if parts <= 1:
-        return [str(module)]
+        return [_part_text(graph, set(module.globals), set())]  # str(module), not printed again
     exported = [n for n, g in module.globals.items() if _is_definition(g) and g.linkage not in _LOCAL_LINKAGES]
     top = graph.closure(exported, stop=graph.is_kernel)
     kernels = sorted({r for n in top for r in graph.refs[n] if graph.is_kernel(r)})
