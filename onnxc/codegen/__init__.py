@@ -77,12 +77,11 @@ def _compile(
     profile: dict[str, dict] | None = None,
     parts: int | None = 1,
 ) -> tuple[list[bytes], Translation]:
-    """The code's objects: one, or one per part of the module (parallel_emit.py; None: as many
-    as pay). A profiled module stays whole: its kernels share the profile's counters."""
+    """The code's objects: one, or one per part of the module (parallel_emit.py; None: as many as pay)."""
     tm = target.target_machine(opt_level)
     with _stage(on_stage, "translate to LLVM IR"):
         translation = translate_module(module, target, model_name, profile)
-    if parts == 1 or profile is not None:
+    if parts == 1:
         texts = [str(translation.module)]
     else:
         with _stage(on_stage, "split module"):
