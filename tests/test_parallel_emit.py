@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 
 import llvmlite.binding as llvm_binding
 import numpy as np
@@ -85,13 +87,14 @@ def test_split_build_computes_what_the_single_module_build_does(tmp_path, small_
     model = conv_net()
     x = rand(1, 3, 8, 8)
     outputs, stages_seen = [], []
-    for parts in (1, 2, 3):
-        path = tmp_path / f"net{parts}.so"
+    for processes in (1, 2, 3):
+        path = tmp_path / f"net{processes}.so"
         emit_library(
-            loops_module(model), path, target="x86_64", parts=parts, on_stage=lambda s, _: stages_seen.append(s)
+            loops_module(model), path, target="x86_64", processes=processes, on_stage=lambda s, _: stages_seen.append(s)
         )
         outputs.append(Model(path).run(x)[0])
-    assert "LLVM optimize + emit (2 processes)" in stages_seen and "LLVM optimize + emit (3 processes)" in stages_seen
+    assert "LLVM optimize + emit (2 parts, 2 processes)" in stages_seen
+    assert "LLVM optimize + emit (3 parts, 3 processes)" in stages_seen
     np.testing.assert_array_equal(outputs[0], outputs[1])
     np.testing.assert_array_equal(outputs[0], outputs[2])
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
@@ -103,13 +106,27 @@ def test_small_modules_stay_whole():
     assert split_module(translation.module, 2) == [str(translation.module)]
 
 
-def fail_on_second(text: str) -> bytes:
-    if text == "second":
-        raise ValueError("part two is broken")
-    return text.encode()
+def test_parts_come_back_in_order_from_any_process():
+    texts = [f"part {index}" for index in range(7)]
+    assert compile_parts(texts, str.encode, processes=3) == [text.encode() for text in texts]
 
 
-def test_a_failing_part_is_a_compile_error():
-    assert compile_parts(["first", "other"], lambda text: text.encode()) == [b"first", b"other"]
-    with pytest.raises(CompileError, match="part two is broken"):
-        compile_parts(["first", "second"], fail_on_second)
+def test_a_part_failing_here_is_a_compile_error():
+    def fail(text: str) -> bytes:
+        raise CompileError(f"{text} is broken")
+
+    with pytest.raises(CompileError, match="part is broken"):
+        compile_parts(["part"], fail, processes=2)
+
+
+def test_a_part_failing_in_a_child_process_is_a_compile_error():
+    parent = os.getpid()
+
+    def fail_in_child(text: str) -> bytes:
+        if os.getpid() == parent:
+            time.sleep(0.2)  # so that the child takes a part
+            return text.encode()
+        raise ValueError(f"{text} is broken")
+
+    with pytest.raises(CompileError, match="ValueError: part is broken"):
+        compile_parts(["part"] * 4, fail_in_child, processes=2)

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from onnxc.codegen.link import link_shared_library
 from onnxc.codegen.llvm import Translation, translate_module
-from onnxc.codegen.parallel_emit import available_cores, compile_parts, split_module
+from onnxc.codegen.parallel_emit import PARTS_PER_PROCESS, available_cores, compile_parts, split_module
 from onnxc.codegen.target import Target, resolve_target
 from onnxc.codegen.weights import write_weights_assembly, write_weights_object
 from onnxc.errors import CompileError
@@ -75,24 +75,27 @@ def _compile(
     model_name: str,
     on_stage: StageCallback | None = None,
     profile: dict[str, dict] | None = None,
-    parts: int | None = 1,
+    processes: int | None = 1,
 ) -> tuple[list[bytes], Translation]:
-    """The code's objects: one, or one per part of the module (parallel_emit.py; None: as many as pay)."""
+    """The code's objects: one, or one per part of the module, the parts compiled in up to
+    `processes` processes (parallel_emit.py; None: one per core, if the module is worth it)."""
     tm = target.target_machine(opt_level)
     with _stage(on_stage, "translate to LLVM IR"):
         translation = translate_module(module, target, model_name, profile)
-    if parts == 1:
+    if processes == 1:
         texts = [str(translation.module)]
     else:
+        processes = processes or available_cores()
         with _stage(on_stage, "split module"):
-            texts = split_module(translation.module, parts or available_cores())
+            texts = split_module(translation.module, PARTS_PER_PROCESS * processes)
     if len(texts) == 1:
         with _stage(on_stage, "LLVM optimize"):
             optimized = _optimized(texts[0], tm, opt_level)
         with _stage(on_stage, "object emission"):
             return [tm.emit_object(optimized)], translation
-    with _stage(on_stage, f"LLVM optimize + emit ({len(texts)} processes)"):
-        return compile_parts(texts, lambda text: tm.emit_object(_optimized(text, tm, opt_level))), translation
+    with _stage(on_stage, f"LLVM optimize + emit ({len(texts)} parts, {min(processes, len(texts))} processes)"):
+        objects = compile_parts(texts, lambda text: tm.emit_object(_optimized(text, tm, opt_level)), processes)
+        return objects, translation
 
 
 def emit_object(
@@ -119,14 +122,14 @@ def emit_library(
     tmp_dir: str | Path | None = None,
     on_stage: StageCallback | None = None,
     profile: dict[str, dict] | None = None,
-    parts: int | None = None,
+    processes: int | None = None,
 ) -> Path:
     """Compile `module` into the shared library `output_path` (see runtime/onnxc.h); with
     `profile` (the ONNX nodes by name, profiling.node_records), one that times its kernels.
-    Its code is optimized and emitted in up to `parts` processes (None: as many as pay, see
-    parallel_emit.py)."""
+    Its code is optimized and emitted in up to `processes` processes (None: one per core, if
+    the module is worth it; see parallel_emit.py)."""
     target = resolve_target(target)
-    codes, translation = _compile(module, target, opt_level, model_name, on_stage, profile, parts)
+    codes, translation = _compile(module, target, opt_level, model_name, on_stage, profile, processes)
     output_path = Path(output_path)
     with tempfile.TemporaryDirectory(prefix="onnxc-", dir=tmp_dir) as work:
         objects = [Path(work) / f"model{index}.o" for index in range(len(codes))]
