@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 
 import llvmlite.binding as llvm_binding
@@ -99,6 +100,28 @@ def test_split_build_computes_what_the_single_module_build_does(tmp_path, small_
     np.testing.assert_array_equal(outputs[0], outputs[2])
     (expected,) = ReferenceEvaluator(model).run(None, {"x": x})
     np.testing.assert_allclose(outputs[0], expected, rtol=1e-4, atol=1e-4)
+
+
+def test_threads_compiling_at_once_each_fork_safely(tmp_path, small_parts):
+    """A fork while another thread is inside LLVM would leave the child waiting forever on
+    llvmlite's lock: compile_parts forks holding it."""
+    modules = [loops_module(conv_net()) for _ in range(2)]
+    errors = []
+
+    def build(index: int) -> None:
+        try:
+            emit_library(modules[index], tmp_path / f"net{index}.so", target="x86_64", processes=2)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=build, args=(index,)) for index in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not any(thread.is_alive() for thread in threads) and not errors
+    x = rand(1, 3, 8, 8)
+    np.testing.assert_array_equal(Model(tmp_path / "net0.so").run(x)[0], Model(tmp_path / "net1.so").run(x)[0])
 
 
 def test_small_modules_stay_whole():

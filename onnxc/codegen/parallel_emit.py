@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from llvmlite import ir
+from llvmlite.binding import ffi
 
 from onnxc.errors import CompileError
 
@@ -166,7 +167,8 @@ def compile_parts(
         children = []
         try:
             for child in range(min(processes, len(texts)) - 1):
-                pid = os.fork()
+                with ffi.lib._lock:  # no other thread is inside LLVM as we fork: a child could never take the lock
+                    pid = os.fork()
                 if pid == 0:
                     _run_child(queue, texts, paths, compile_text, Path(work) / f"child{child}.err")
                 children.append(pid)
