@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from onnxc.codegen.link import link_shared_library
 from onnxc.codegen.llvm import Translation, translate_module
+from onnxc.codegen.parallel_emit import PARTS_PER_PROCESS, available_cores, compile_parts, split_module
 from onnxc.codegen.target import Target, resolve_target
 from onnxc.codegen.weights import write_weights_assembly, write_weights_object
 from onnxc.errors import CompileError
@@ -38,10 +39,10 @@ def _stage(on_stage: StageCallback | None, name: str) -> Iterator[None]:
         on_stage(name, time.perf_counter() - start)
 
 
-def _optimized(translation: Translation, tm: llvm_binding.TargetMachine, opt_level: int) -> llvm_binding.ModuleRef:
-    """Parse and verify the translated module, then run LLVM's default -O<n> pipeline on it."""
+def _optimized(text: str, tm: llvm_binding.TargetMachine, opt_level: int) -> llvm_binding.ModuleRef:
+    """Parse and verify the translated module's `text`, then run LLVM's default -O<n> pipeline on it."""
     try:
-        module = llvm_binding.parse_assembly(str(translation.module))
+        module = llvm_binding.parse_assembly(text)
         module.verify()
     except RuntimeError as error:
         raise CompileError(f"codegen produced invalid LLVM IR: {error}") from error
@@ -64,7 +65,7 @@ def emit_llvm_ir(
     translation = translate_module(module, target, model_name, profile)
     if opt_level is None:
         return str(translation.module)
-    return str(_optimized(translation, target.target_machine(opt_level), opt_level))
+    return str(_optimized(str(translation.module), target.target_machine(opt_level), opt_level))
 
 
 def _compile(
@@ -74,14 +75,27 @@ def _compile(
     model_name: str,
     on_stage: StageCallback | None = None,
     profile: dict[str, dict] | None = None,
-) -> tuple[bytes, Translation]:
+    processes: int | None = 1,
+) -> tuple[list[bytes], Translation]:
+    """The code's objects: one, or one per part of the module, the parts compiled in up to
+    `processes` processes (parallel_emit.py; None: one per core, if the module is worth it)."""
     tm = target.target_machine(opt_level)
     with _stage(on_stage, "translate to LLVM IR"):
         translation = translate_module(module, target, model_name, profile)
-    with _stage(on_stage, "LLVM optimize"):
-        optimized = _optimized(translation, tm, opt_level)
-    with _stage(on_stage, "object emission"):
-        return tm.emit_object(optimized), translation
+    if processes == 1:
+        texts = [str(translation.module)]
+    else:
+        processes = processes or available_cores()
+        with _stage(on_stage, "split module"):
+            texts = split_module(translation.module, PARTS_PER_PROCESS * processes)
+    if len(texts) == 1:
+        with _stage(on_stage, "LLVM optimize"):
+            optimized = _optimized(texts[0], tm, opt_level)
+        with _stage(on_stage, "object emission"):
+            return [tm.emit_object(optimized)], translation
+    with _stage(on_stage, f"LLVM optimize + emit ({len(texts)} parts, {min(processes, len(texts))} processes)"):
+        objects = compile_parts(texts, lambda text: tm.emit_object(_optimized(text, tm, opt_level)), processes)
+        return objects, translation
 
 
 def emit_object(
@@ -94,7 +108,7 @@ def emit_object(
     profile: dict[str, dict] | None = None,
 ) -> bytes:
     """The relocatable object of the code (the weights are a separate object: see emit_library)."""
-    code, _ = _compile(module, resolve_target(target), opt_level, model_name, on_stage, profile)
+    (code,), _ = _compile(module, resolve_target(target), opt_level, model_name, on_stage, profile)
     return code
 
 
@@ -108,23 +122,27 @@ def emit_library(
     tmp_dir: str | Path | None = None,
     on_stage: StageCallback | None = None,
     profile: dict[str, dict] | None = None,
+    processes: int | None = None,
 ) -> Path:
     """Compile `module` into the shared library `output_path` (see runtime/onnxc.h); with
-    `profile` (the ONNX nodes by name, profiling.node_records), one that times its kernels."""
+    `profile` (the ONNX nodes by name, profiling.node_records), one that times its kernels.
+    Its code is optimized and emitted in up to `processes` processes (None: one per core, if
+    the module is worth it; see parallel_emit.py)."""
     target = resolve_target(target)
-    code, translation = _compile(module, target, opt_level, model_name, on_stage, profile)
+    codes, translation = _compile(module, target, opt_level, model_name, on_stage, profile, processes)
     output_path = Path(output_path)
     with tempfile.TemporaryDirectory(prefix="onnxc-", dir=tmp_dir) as work:
-        objects = [Path(work) / "model.o"]
-        objects[0].write_bytes(code)
+        objects = [Path(work) / f"model{index}.o" for index in range(len(codes))]
+        for path, code in zip(objects, codes):
+            path.write_bytes(code)
         if translation.weights.arrays:
             with _stage(on_stage, "weights object"):
                 if target.is_wasm:  # no ELF: assembly that zig assembles as it links
                     objects.append(Path(work) / "weights.s")
-                    write_weights_assembly(objects[1], translation.weights, target)
+                    write_weights_assembly(objects[-1], translation.weights, target)
                 else:
                     objects.append(Path(work) / "weights.o")
-                    write_weights_object(objects[1], translation.weights, target)
+                    write_weights_object(objects[-1], translation.weights, target)
         with _stage(on_stage, "link"):
             linked = Path(work) / "model.so"
             link_shared_library(objects, linked, target, profiled=profile is not None)
