@@ -13,6 +13,7 @@ wherever it can be, and the lowering evaluates it at run time.
 
 from __future__ import annotations
 
+import fractions
 import math
 from collections.abc import Callable, Sequence
 
@@ -353,12 +354,16 @@ def _windowed_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
         elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             out.append(size.ceil_div(strides[k]))
         else:
-            if auto_pad == "VALID":
-                pads_k = 0
-            else:
-                pads_k = pads[k] + pads[k + spatial]
+            pad_begin = 0 if auto_pad == "VALID" else pads[k]
+            pads_k = 0 if auto_pad == "VALID" else pads[k] + pads[k + spatial]
             span = size + pads_k - dilations[k] * (kernel[k] - 1) - 1
-            out.append((span.ceil_div(strides[k]) if ceil_mode else span // strides[k]) + 1)
+            if not ceil_mode:
+                out.append(span // strides[k] + 1)
+                continue
+            # ceil_mode drops a last window that would start in the end padding
+            count = span.ceil_div(strides[k]) + 1
+            starts_inside = ((count - 1) * strides[k]).less_than(size + pad_begin)
+            out.append(count - 1 + starts_inside)
     return out
 
 
@@ -523,9 +528,17 @@ def _resize_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     inputs = onnx_inputs(op)
     if dims is None:
         return None
+    if "keep_aspect_ratio_policy" in op.ATTR_TYPES and op.attr("keep_aspect_ratio_policy") not in (None, "stretch"):
+        return None
+    axes = [a % len(dims) for a in op.attr("axes")] if "axes" in op.ATTR_TYPES and op.attr("axes") else None
     sizes = symbolic_value(inputs[3], memo) if len(inputs) > 3 and inputs[3] is not None else None
     if sizes is not None:
-        return list(sizes.reshape(-1))
+        if axes is None:
+            return list(sizes.reshape(-1))
+        out = list(dims)
+        for axis, size in zip(axes, sizes.reshape(-1)):
+            out[axis] = size
+        return out
     scales_value = inputs[2] if len(inputs) > 2 else None
     owner = scales_value.owner if scales_value is not None else None
     if not (
@@ -535,9 +548,14 @@ def _resize_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     ):
         return None
     scales = tensor_value(owner, owner.attributes["value"]).reshape(-1)
-    if len(scales) != len(dims) or any(float(s) != int(s) for s in scales):
+    scaled = list(range(len(dims))) if axes is None else axes
+    if len(scales) != len(scaled) or any(not np.isfinite(s) or s <= 0 for s in scales):
         return None
-    return [None if d is None else d * int(s) for d, s in zip(dims, scales)]
+    out = list(dims)
+    for axis, scale in zip(scaled, scales):
+        ratio = fractions.Fraction(float(scale))  # floor(d * scale), exactly: the float's own ratio
+        out[axis] = None if dims[axis] is None else dims[axis] * ratio.numerator // ratio.denominator
+    return out
 
 
 _SHAPE_RULES: dict[str, Callable] = {
