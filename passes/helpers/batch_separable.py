@@ -28,7 +28,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs, onnx_outputs
 from onnxc.dialects.types import dim_params
-from onnxc.passes.helpers.symbolic_shapes import symbolic_value
+from onnxc.passes.helpers.symbolic_values import symbolic_value
 
 SHAPE_ARITHMETIC = frozenset(
     {"Gather", "Concat", "Unsqueeze", "Squeeze", "Slice", "Cast", "Add", "Sub", "Mul", "Div", "Identity"}

@@ -15,7 +15,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.helpers.symbolic_shapes import symbolic_value
+from onnxc.passes.helpers.symbolic_values import symbolic_value
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     constant_array,
