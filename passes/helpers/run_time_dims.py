@@ -13,9 +13,11 @@ expression with a `KernelBuilder` (constants folded, as everywhere).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
+from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 
 from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.symbolic import DimOps
@@ -117,3 +119,35 @@ class IndexDimOps(DimOps):
 
     def max(self, a: Bound, b: Bound) -> Bound:
         return self.b.max(a, b)
+
+
+def element_count(builder: KernelBuilder, shape: Sequence[Bound]) -> Bound:
+    count: Bound = 1
+    for dim in shape:
+        count = builder.mul(count, dim)
+    return count
+
+
+def _memref_of(element: Attribute, shape: Sequence[Bound]) -> MemRefType:
+    """The memref type of a shape of Bounds: `?` where a dim is an index value."""
+    return MemRefType(element, [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape])
+
+
+def _run_time_sizes(builder: KernelBuilder, shape: Sequence[Bound]) -> list[SSAValue]:
+    return [builder.index(d) for d in shape if not isinstance(d, int)]
+
+
+def alloc_shaped(builder: KernelBuilder, element: Attribute, shape: Sequence[Bound]) -> SSAValue:
+    """A new buffer of `shape`, its dims known at run time only given as index operands."""
+    return builder.alloc(_memref_of(element, shape), _run_time_sizes(builder, shape))
+
+
+def reshaped_view(builder: KernelBuilder, buffer: SSAValue, shape: Sequence[Bound]) -> SSAValue:
+    """A view of a buffer's elements in another shape of the same element count."""
+    element = buffer.type.get_element_type()
+    return builder.insert(ViewOp(buffer, 0, _memref_of(element, shape), _run_time_sizes(builder, shape))).result
+
+
+def flat_view(builder: KernelBuilder, buffer: SSAValue) -> SSAValue:
+    """A buffer as the 1-D buffer of its elements (a krnl.view)."""
+    return reshaped_view(builder, buffer, [element_count(builder, buffer_shape(buffer))])

@@ -13,7 +13,6 @@ import numpy as np
 import onnx.defs
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
     ArrayAttr,
     BFloat16Type,
     DenseIntOrFPElementsAttr,
@@ -43,7 +42,7 @@ from onnxc.dialects.symbolic import Dim
 from onnxc.dialects.types import dim_params, is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.helpers.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
-from onnxc.passes.helpers.run_time_dims import IndexDimOps, buffer_shape, read_argument_dims
+from onnxc.passes.helpers.run_time_dims import IndexDimOps, buffer_shape, element_count, flat_view, read_argument_dims
 from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS
 from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
 
@@ -424,9 +423,9 @@ def shape_of(buffer: SSAValue) -> tuple[Bound, ...]:
 LoweringFunction = Callable[[GraphLowering, OnnxOp], None]
 LOWERINGS: dict[str, LoweringFunction] = {}
 DYNAMIC_SHAPE_OPS: set[str] = set()
+"""Op types whose lowering handles a result of data-dependent shape (`lowers(..., dynamic=True)`)."""
 RUN_TIME_DIM_OPS: set[str] = set()
 """Op types whose lowering takes tensors with symbolic dims (`lowers(..., run_time_dims=True)`)."""
-"""Op types whose lowering handles a result of data-dependent shape (`lowers(..., dynamic=True)`)."""
 
 PASS_THROUGH = ("Identity", "Dropout")
 """Ops whose first result is their first input, in inference."""
@@ -627,36 +626,6 @@ def copy_reshaped(builder: KernelBuilder, src: SSAValue, dst: SSAValue) -> None:
         src_index += here if walk_src else there
         dst_index += there if walk_src else here
     body.store(body.load(src, src_index), dst, dst_index)
-
-
-def element_count(builder: KernelBuilder, shape: Sequence[Bound]) -> Bound:
-    count: Bound = 1
-    for dim in shape:
-        count = builder.mul(count, dim)
-    return count
-
-
-def flat_view(builder: KernelBuilder, buffer: SSAValue) -> SSAValue:
-    """A buffer as the 1-D buffer of its elements (a krnl.view)."""
-    count = element_count(builder, shape_of(buffer))
-    element = buffer.type.get_element_type()
-    if isinstance(count, int):
-        return builder.insert(ViewOp(buffer, 0, MemRefType(element, [count]))).result
-    return builder.insert(ViewOp(buffer, 0, MemRefType(element, [DYNAMIC_INDEX]), [count])).result
-
-
-def alloc_shaped(builder: KernelBuilder, element: Attribute, shape: Sequence[Bound]) -> SSAValue:
-    """A new buffer of `shape`, its dims known at run time only given as index operands."""
-    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
-    return builder.alloc(MemRefType(element, static), [builder.index(d) for d in shape if not isinstance(d, int)])
-
-
-def reshaped_view(builder: KernelBuilder, buffer: SSAValue, shape: Sequence[Bound]) -> SSAValue:
-    """A view of a buffer's elements in another shape of the same element count."""
-    element = buffer.type.get_element_type()
-    static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
-    sizes = [builder.index(d) for d in shape if not isinstance(d, int)]
-    return builder.insert(ViewOp(buffer, 0, MemRefType(element, static), sizes)).result
 
 
 def constant_array(value: SSAValue) -> np.ndarray | None:

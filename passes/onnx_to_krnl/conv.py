@@ -11,10 +11,10 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
-    alloc_shaped,
     dims_agree,
     elementwise,
     has_static_shape,
@@ -24,7 +24,6 @@ from onnxc.passes.onnx_to_krnl.common import (
 )
 from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
-
 
 SHORT_ROW = 32
 """Output rows up to this long take the shifted-rows depthwise conv: row by row, their scalar

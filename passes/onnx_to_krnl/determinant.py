@@ -13,7 +13,8 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, alloc_shaped, dims_agree, lowers, shape_of, shape_text
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of, shape_text
 
 
 def _pivot_row(b: KernelBuilder, matrix: SSAValue, batch: list[Bound], column: Bound, size: Bound) -> SSAValue:

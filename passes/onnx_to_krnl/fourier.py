@@ -20,9 +20,9 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
-    alloc_shaped,
     constant_array,
     constant_buffer,
     dims_agree,

@@ -11,11 +11,11 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.dialects.types import dim_params
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
 from onnxc.passes.onnx_to_krnl.common import (
     MATMUL_COLUMN_TILE,
     GraphLowering,
     Operand,
-    alloc_shaped,
     broadcast,
     broadcast_axes,
     broadcast_index,

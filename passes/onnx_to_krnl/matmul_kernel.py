@@ -47,14 +47,8 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import (
-    GraphLowering,
-    constant_array,
-    element_count,
-    reshaped_view,
-    shape_of,
-    weight_buffer,
-)
+from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 TILE_ROWS = 12

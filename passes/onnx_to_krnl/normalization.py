@@ -12,14 +12,13 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.helpers.affine import batch_norm_factor
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import alloc_shaped, element_count
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
-    alloc_shaped,
     broadcast,
     constant_array,
     dims_agree,
-    element_count,
     elementwise,
     lowers,
     normalized_axis,

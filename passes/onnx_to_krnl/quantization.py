@@ -24,9 +24,9 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import element_type_of_onnx, is_float, is_low_precision, numpy_dtype_of
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder, is_unsigned
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
-    alloc_shaped,
     broadcast,
     constant_array,
     dims_agree,

@@ -31,23 +31,22 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
-    alloc_shaped,
     constant_array,
     dims_agree,
     elementwise,
     fill,
     lowers,
     optional_result,
-    reshaped_view,
     shape_of,
     shape_text,
 )
 from onnxc.passes.onnx_to_krnl.elementwise import ACTIVATIONS, ELEMENTWISE
-from onnxc.passes.onnx_to_krnl.matmul_kernel import RUN_TIME_ROWS_GUESS, TILE_ROWS, emit_matrix_product, weight_global
 from onnxc.passes.onnx_to_krnl.matmul import contract
+from onnxc.passes.onnx_to_krnl.matmul_kernel import RUN_TIME_ROWS_GUESS, TILE_ROWS, emit_matrix_product, weight_global
 
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 DEFAULT_ACTIVATIONS = {"LSTM": ("Sigmoid", "Tanh", "Tanh"), "GRU": ("Sigmoid", "Tanh"), "RNN": ("Tanh",)}

@@ -22,9 +22,9 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import dim_params, is_float
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
-    alloc_shaped,
     constant_array,
     constant_buffer,
     copy_reshaped,

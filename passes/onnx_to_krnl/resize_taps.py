@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import f64, i1, i64
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.onnx_to_krnl.common import alloc_shaped
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
 
 Scale = float | SSAValue
 """A scale known at compile time, or an f64 value (sizes over a run-time input size)."""

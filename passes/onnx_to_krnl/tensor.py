@@ -15,6 +15,7 @@ from onnxc.dialects.krnl import GlobalOp, ViewOp
 from onnxc.dialects.onnx import OnnxOp, WeightAttr
 from onnxc.dialects.types import is_float, is_low_precision
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import (
     PASS_THROUGH,
     GraphLowering,
@@ -24,14 +25,12 @@ from onnxc.passes.onnx_to_krnl.common import (
     constant_buffer,
     constant_result,
     copy_reshaped,
-    element_count,
     elementwise,
     fill,
     has_static_shape,
     lowers,
     memref_type_of,
     normalized_axis,
-    reshaped_view,
     shape_of,
     strided_copy,
 )
