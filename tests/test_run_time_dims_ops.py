@@ -544,6 +544,30 @@ def test_pad_over_run_time_dims(mode, tmp_path):
     check_shapes(model, lambda s: {"x": rand(*s)}, shapes, tmp_path)
 
 
+def test_pad_to_a_multiple_of_a_run_time_length(tmp_path):
+    """pads computed from the input's dims (a sequence padded up to a multiple of
+    8, as padded key/value caches are): begins and ends known at run time only."""
+    seq = [
+        helper.make_node("Shape", ["x"], ["shape"], start=1, end=2),
+        helper.make_node("Neg", ["shape"], ["negative"]),
+        helper.make_node("Mod", ["negative", "eight"], ["missing"], fmod=0),
+        helper.make_node("Concat", ["zero", "one", "zero", "missing"], ["pads"], axis=0),
+        helper.make_node("Pad", ["x", "pads"], ["y"], mode="constant"),
+    ]
+    graph = helper.make_graph(
+        seq,
+        "pad_to_multiple",
+        [value_info("x", F32, ["batch", "seq"])],
+        [helper.make_empty_tensor_value_info("y")],
+        [
+            numpy_helper.from_array(np.array([8], np.int64), "eight"),
+            numpy_helper.from_array(np.array([0], np.int64), "zero"),
+            numpy_helper.from_array(np.array([1], np.int64), "one"),
+        ],
+    )
+    check_shapes(make_model(graph, 19), lambda s: {"x": rand(*s)}, [(2, 5), (1, 8), (3, 9)], tmp_path)
+
+
 def test_batch_normalization_of_run_time_statistics(tmp_path):
     """Statistics as inputs of run-time length: the factor per channel computed at run time."""
     names = ["scale", "bias", "mean", "var"]

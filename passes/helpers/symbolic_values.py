@@ -173,8 +173,13 @@ def _cast_value(op: OnnxOp, operands) -> SymbolicArray | None:
     return np.vectorize(lambda d: 1 - d.equals(0), otypes=[object])(value)
 
 
-def _not_value(op: OnnxOp, operands) -> SymbolicArray | None:
-    return None if operands[0] is None else np.vectorize(lambda d: 1 - d, otypes=[object])(operands[0])
+def _unary(function):
+    """A value op of one operand, element by element."""
+
+    def value(op: OnnxOp, operands) -> SymbolicArray | None:
+        return None if operands[0] is None else np.vectorize(function, otypes=[object])(operands[0])
+
+    return value
 
 
 def _slice_value(op: OnnxOp, operands) -> SymbolicArray | None:
@@ -221,7 +226,8 @@ _VALUE_RULES: dict[str, Callable] = {
     "GreaterOrEqual": _elementwise(lambda a, b: 1 - a.less_than(b)),
     "And": _elementwise(lambda a, b: a * b),
     "Or": _elementwise(lambda a, b: a.maximum(b)),
-    "Not": _not_value,
+    "Not": _unary(lambda d: 1 - d),
+    "Neg": _unary(lambda d: -d),
     "Where": _where_value,
     "Cast": _cast_value,
     **{name: _first for name in ("Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze")},

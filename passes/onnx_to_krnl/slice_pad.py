@@ -155,18 +155,23 @@ def pad_copy(
 
 @lowers("Pad", run_time_dims=True)
 def lower_pad(g: GraphLowering, op: OnnxOp) -> None:
-    """pads (begins then ends, over `axes`) are constants; negative pads crop. The
-    fill value is an optional scalar input (0 if absent)."""
+    """pads (begins then ends, over `axes`) are constants or computed from dims
+    (a kv cache padded to a run-time length); negative pads crop. The fill value
+    is an optional scalar input (0 if absent)."""
     src, out = g.input(op, 0), g.result(op)
     rank = len(shape_of(src))
-    pads = _constant_operand(g, op, 1, "pads")
-    if pads is None:
+    if op.input(1) is None:
         raise g.unsupported(op, "Pad without pads")
+    pads = constant_array(op.input(1))
+    if pads is None:
+        pads = symbolic_value(op.input(1))
+        if pads is None:
+            raise g.unsupported(op, "Pad with pads that depend on input values")
     pads = pads.reshape(-1).tolist()
     axes = _axes(g, op, 3, rank, len(pads) // 2)
-    begins = [0] * rank
+    begins: list[Bound] = [0] * rank
     for axis, begin in zip(axes, pads[: len(axes)]):
-        begins[axis] = begin
+        begins[axis] = begin if isinstance(begin, int) else g.dim_value(op, begin)
     element = out.type.get_element_type()
     fill_buffer = g.input(op, 2)
     if fill_buffer is None:
