@@ -131,7 +131,12 @@ def _windowed_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     pads = op.attr("pads") or [0] * (2 * spatial)
     auto_pad = op.attr("auto_pad")
     ceil_mode = op.attr("ceil_mode") if "ceil_mode" in op.ATTR_TYPES else 0
-    out = [dims[0], None]
+    if op.OP_TYPE == "Conv":
+        weight = dims_of(op.input(1))
+        channels = None if weight is None else weight[0]
+    else:
+        channels = dims[1]
+    out = [dims[0], channels]
     for k in range(spatial):
         size = dims[2 + k]
         if size is None:
