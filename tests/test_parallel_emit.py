@@ -142,13 +142,16 @@ def test_a_part_failing_here_is_a_compile_error():
         compile_parts(["part"], fail, processes=2)
 
 
-def test_a_part_failing_in_a_child_process_is_a_compile_error():
-    parent = os.getpid()
+def test_a_part_failing_in_a_child_process_is_a_compile_error(tmp_path):
+    parent, started = os.getpid(), tmp_path / "child-started"
 
     def fail_in_child(text: str) -> bytes:
         if os.getpid() == parent:
-            time.sleep(0.2)  # so that the child takes a part
+            deadline = time.monotonic() + 60
+            while not started.exists() and time.monotonic() < deadline:  # until the child takes a part
+                time.sleep(0.01)
             return text.encode()
+        started.touch()
         raise ValueError(f"{text} is broken")
 
     with pytest.raises(CompileError, match="ValueError: part is broken"):
