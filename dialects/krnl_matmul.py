@@ -24,6 +24,7 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -200,6 +201,14 @@ class MatmulOp(IRDLOperation):
     - `rows` (an index operand): M is known at run time only (a transformer's
       batch x sequence); sizes[0] is then the M the schedule is chosen for.
       A is strided, one batch triple, no bias.
+    - `columns` (an index operand): N is known at run time only (a conv's
+      output pixels over a run-time image); sizes[1] is the N the schedule is
+      chosen for. B rows (access `rows`) and C rows are then `columns` apart
+      (ldb and ldc are 0); one batch triple, whose B and C offsets `offsets`
+      (two index operands, elements) move at run time (one sample of a
+      run-time batch). With im2col access, `image` (four index operands:
+      height, width, output height, output width) replaces the conv
+      geometry's sizes, which are then the ones scheduled for.
 
     Schedule (`tile = [mr, kc, nc]`): columns in blocks of nc, the reduction in
     blocks of kc (B block in cache), rows in register tiles of mr; each tile
@@ -216,6 +225,9 @@ class MatmulOp(IRDLOperation):
     c = operand_def(MemRefType)
     bias = opt_operand_def(MemRefType)
     rows = opt_operand_def(IndexType)
+    columns = opt_operand_def(IndexType)
+    offsets = var_operand_def(IndexType)
+    image = var_operand_def(IndexType)
 
     sizes = prop_def(ArrayAttr)
     tile = prop_def(ArrayAttr)
@@ -232,7 +244,8 @@ class MatmulOp(IRDLOperation):
 
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = (
-        "$a `,` $b `into` $c (`bias` $bias^)? (`rows` $rows^)? attr-dict"
+        "$a `,` $b `into` $c (`bias` $bias^)? (`rows` $rows^)? (`columns` $columns^)?"
+        " (`offsets` `(` $offsets^ `)`)? (`image` `(` $image^ `)`)? attr-dict"
         " `:` type($a) `,` type($b) `,` type($c) (`,` type($bias)^)?"
     )
 
@@ -256,6 +269,9 @@ class MatmulOp(IRDLOperation):
         pack: bool = False,
         bias: SSAValue | None = None,
         rows: SSAValue | None = None,
+        columns: SSAValue | None = None,
+        offsets: Sequence[SSAValue] = (),
+        image: Sequence[SSAValue] = (),
     ):
         properties = {
             "sizes": int_array(sizes),
@@ -272,7 +288,8 @@ class MatmulOp(IRDLOperation):
             "pack": UnitAttr() if pack else None,
         }
         properties = {name: value for name, value in properties.items() if value is not None}  # in printed order
-        super().__init__(operands=[a, b, c, [bias] if bias else [], [rows] if rows else []], properties=properties)
+        operands = [a, b, c, [bias] if bias else [], [rows] if rows else [], [columns] if columns else []]
+        super().__init__(operands=[*operands, list(offsets), list(image)], properties=properties)
 
     @property
     def clip_bounds(self) -> tuple[float, float]:
@@ -304,12 +321,25 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: window access reads B in place: no pack")
         if self.conv is not None:
             self._verify_conv(access, n, k)
+        self._verify_run_time_columns(access)
         if self.rows is not None and (
             self.a_layout.data != MatmulALayout.STRIDED or len(int_values(self.batch)) != 3 or self.bias is not None
         ):
             raise VerifyException("krnl.matmul: run-time rows need a strided A, one batch triple and no bias")
         if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
             raise VerifyException("krnl.matmul: bias must have shape [M]")
+
+    def _verify_run_time_columns(self, access: MatmulBAccess) -> None:
+        if self.columns is None:
+            if self.offsets or self.image:
+                raise VerifyException("krnl.matmul: run-time offsets and image need run-time columns")
+            return
+        if access not in (MatmulBAccess.ROWS, MatmulBAccess.IM2COL) or self.rows is not None:
+            raise VerifyException("krnl.matmul: run-time columns need rows or im2col access of B and static rows")
+        if self.ldb.value.data or self.ldc.value.data or len(int_values(self.batch)) != 3:
+            raise VerifyException("krnl.matmul: run-time columns set ldb and ldc (0 here), one batch triple")
+        if len(self.offsets) not in (0, 2) or len(self.image) != (4 if access == MatmulBAccess.IM2COL else 0):
+            raise VerifyException("krnl.matmul: offsets are (B, C); image (height, width, output h, w) with im2col")
 
     def _verify_conv(self, access: MatmulBAccess, n: int, k: int) -> None:
         """B's shape [K, N] must be the geometry's: K = C*KH*KW; N the output's columns."""
@@ -318,7 +348,7 @@ class MatmulOp(IRDLOperation):
         (out_h, out_w), (kernel_h, kernel_w) = conv.output, conv.kernel
         if k != channels * kernel_h * kernel_w:
             raise VerifyException("krnl.matmul: K must be the conv's channels * kernel_h * kernel_w")
-        if access == MatmulBAccess.IM2COL and n != out_h * out_w:
+        if access == MatmulBAccess.IM2COL and n != out_h * out_w and not self.image:
             raise VerifyException("krnl.matmul: im2col needs N = output_h * output_w")
         if access == MatmulBAccess.WINDOW:
             if conv.stride != (1, 1) or conv.padding != (0, 0):

@@ -261,13 +261,13 @@ def test_cross_targets_build_the_kernel(spelling):
 
 
 def residual_model(shortcut_used_later: bool):
-    """x -> conv1 (1x1) -> r; r -> conv2 -> Add(r) -> Relu: conv2 can accumulate into
+    """x -> conv1 (1x1) -> r; x -> conv2 -> Add(r) -> Relu: conv2 can accumulate into
     r's buffer, unless r is read again after conv2 (then it must not)."""
     x = rand(1, 4, 6, 6)
-    initializers = {"w1": rand(8, 4, 1, 1), "w2": rand(8, 8, 3, 3) * 0.3, "b2": rand(8)}
+    initializers = {"w1": rand(8, 4, 1, 1), "w2": rand(8, 4, 3, 3) * 0.3, "b2": rand(8)}
     nodes = [
         helper.make_node("Conv", ["x", "w1"], ["r"]),
-        helper.make_node("Conv", ["r", "w2", "b2"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w2", "b2"], ["c"], pads=[1, 1, 1, 1]),
         helper.make_node("Add", ["c", "r"], ["s"]),
         helper.make_node("Relu", ["s"], ["y"]),
     ]
@@ -283,6 +283,23 @@ def test_conv_residual_fusion(tmp_path, shortcut_used_later):
     model, x = residual_model(shortcut_used_later)
     text = krnl_text(model)
     assert len(re.findall(r"\baccumulate\b(?! =)", text)) == (0 if shortcut_used_later else 1)
+    check(model, {"x": x}, tmp_path)
+
+
+def test_conv_adding_its_own_input_does_not_accumulate_into_it(tmp_path):
+    """r -> conv (3x3) -> Add(r): the kernel would overwrite r while it still packs
+    later column and reduction blocks of B from r (40 x 40 = 1600 columns, more than
+    a column block; K = 16 * 9 = 144, more than a reduction block)."""
+    x = rand(1, 16, 40, 40)
+    initializers = {"w1": rand(16, 16, 1, 1), "w2": rand(16, 16, 3, 3) * 0.3}
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["r"]),
+        helper.make_node("Conv", ["r", "w2"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c", "r"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    model = model_of(nodes, {"x": x}, initializers, "y", (1, 16, 40, 40))
+    assert not re.findall(r"\baccumulate\b(?! =)", krnl_text(model))
     check(model, {"x": x}, tmp_path)
 
 

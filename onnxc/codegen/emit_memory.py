@@ -50,7 +50,9 @@ def _emit_matmul(t: FunctionTranslator, op: MatmulOp) -> None:
     name = t.builder.function.name
     emitter = MatmulEmitter(t.parent.module, t.builder, plan, name, t.parent.declare, t.parent.gemm_kernels)
     bias = t.pointer(op.bias) if op.bias is not None else None
-    emitter.emit(t.pointer(op.a), t.pointer(op.b), t.pointer(op.c), bias, t.get(op.rows) if op.rows else None)
+    sizes = [t.get(v) for v in (op.rows, op.columns, *op.image) if v is not None]
+    offsets = [t.get(v) for v in op.offsets]
+    emitter.emit(t.pointer(op.a), t.pointer(op.b), t.pointer(op.c), bias, sizes, offsets)
 
 
 @emits(func.ReturnOp)

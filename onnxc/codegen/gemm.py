@@ -101,7 +101,6 @@ class MatmulEmitter:
         self.slice_fn: ir.Function | None = None
         self.context: ir.Value | None = None  # the thread pool's context, one stack slot
         self.offsets_table: ir.GlobalVariable | None = None
-        self.rows: ir.Value | None = None  # in the tiles function: M known at run time only
 
     # ------------------------------------------------------------------ helpers
 
@@ -146,6 +145,20 @@ class MatmulEmitter:
             self.offsets_table = table
         return b.gep(self.offsets_table, [pc], inbounds=True, source_etype=I32)
 
+    def sizes(self, values: list[ir.Value]) -> dict[str, ir.Value]:
+        """The run-time sizes among a function's arguments, by name (see MatmulPlan.run_time_names)."""
+        return dict(zip(self.p.run_time_names, values))
+
+    def columns(self, sizes: dict[str, ir.Value]) -> ir.Value:
+        """N: a constant, or known at run time only."""
+        return sizes.get("columns", _const(self.p.n))
+
+    def ldb(self, sizes: dict[str, ir.Value]) -> ir.Value:
+        return sizes.get("columns", _const(self.p.ldb))
+
+    def ldc(self, sizes: dict[str, ir.Value]) -> ir.Value:
+        return sizes.get("columns", _const(self.p.ldc))
+
     def function(self, name: str, args: list[ir.Type]) -> tuple[ir.Function, ir.IRBuilder]:
         # Unique: a function may hold several krnl.matmul ops (e.g. a recurrent step's).
         fnty = ir.FunctionType(ir.VoidType(), args)
@@ -154,29 +167,44 @@ class MatmulEmitter:
 
     # ------------------------------------------------------------------- driver
 
-    def emit(self, a: ir.Value, b_in: ir.Value, c: ir.Value, bias: ir.Value | None, rows: ir.Value | None) -> None:
+    def emit(
+        self, a: ir.Value, b_in: ir.Value, c: ir.Value, bias: ir.Value | None, sizes: list, offsets: list
+    ) -> None:
         """One product per batch triple: on the thread pool when the plan says so.
-        `rows` is M where it is known at run time only (the plan's m is then a guess)."""
+        `sizes` are those known at run time only (MatmulPlan.run_time_names; the plan's
+        are then guesses), `offsets` B's and C's run-time offsets (or none)."""
         p, b = self.p, self.b
         for a_offset, b_offset, c_offset in p.batch:
+            if offsets:
+                b_offset, c_offset = (b.add(_const(o), moved) for o, moved in zip((b_offset, c_offset), offsets))
             pointers = [self.gep(b, a, a_offset), self.gep(b, b_in, b_offset), self.gep(b, c, c_offset)]
             pointers += [bias] if bias is not None else []
-            pointers += [rows] if rows is not None else []  # after the pointers: range's and slice's too
+            pointers += sizes  # after the pointers: range's and slice's too
+            named = self.sizes(sizes)
             if not p.parallel:
-                b.call(self.range_function(), [*pointers, *self.whole_bounds(b, rows)])
+                b.call(self.range_function(), [*pointers, *self.whole_bounds(b, named)])
                 continue
             context_type = ir.LiteralStructType([value.type for value in pointers])
             if self.context is None:
                 self.context = self.context_slot(context_type)
             store_fields(b, self.context, context_type, pointers)
-            tiles = self.row_tile_count(b, rows) if p.split_rows else _const(p.column_tiles)
-            parallel_for(b, self.declare, self.slice_function(context_type), self.context, tiles)
+            parallel_for(b, self.declare, self.slice_function(context_type), self.context, self.tile_count(b, named))
 
-    def row_tile_count(self, b: ir.IRBuilder, rows: ir.Value | None) -> ir.Value:
+    def tile_count(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> ir.Value:
+        """The tiles the threads split: row tiles or column tiles."""
+        return self.row_tile_count(b, sizes) if self.p.split_rows else self.column_tile_count(b, sizes)
+
+    def row_tile_count(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> ir.Value:
         """ceil(M / mr): a constant, or computed from the run-time M."""
-        if rows is None:
+        if "rows" not in sizes:
             return _const(self.p.row_tiles)
-        return b.udiv(b.add(rows, _const(self.p.mr - 1)), _const(self.p.mr))
+        return b.udiv(b.add(sizes["rows"], _const(self.p.mr - 1)), _const(self.p.mr))
+
+    def column_tile_count(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> ir.Value:
+        """ceil(N / nr): a constant, or computed from the run-time N."""
+        if "columns" not in sizes:
+            return _const(self.p.column_tiles)
+        return b.udiv(b.add(sizes["columns"], _const(self.p.nr - 1)), _const(self.p.nr))
 
     def context_slot(self, context_type: ir.LiteralStructType) -> ir.Value:
         """Stack room for the thread pool's context, allocated once in the function's entry block."""
@@ -193,28 +221,28 @@ class MatmulEmitter:
         p = self.p
         fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{self.name}.gemm.slice", context_type)
         self.slice_fn = fn
-        rows = pointers[-1] if p.run_time_rows else None
+        sizes = self.sizes(pointers[len(pointers) - len(p.run_time_names) :])
+        columns = self.columns(sizes)
         if p.split_rows:
-            bounds = [_const(0), _const(p.n), begin, end]
+            bounds = [_const(0), columns, begin, end]
         else:
             column_end = b.mul(end, _const(p.nr))
-            column_end = b.select(b.icmp_signed("<", column_end, _const(p.n)), column_end, _const(p.n))
-            bounds = [b.mul(begin, _const(p.nr)), column_end, _const(0), _const(p.row_tiles)]
+            column_end = b.select(b.icmp_signed("<", column_end, columns), column_end, columns)
+            bounds = [b.mul(begin, _const(p.nr)), column_end, _const(0), self.row_tile_count(b, sizes)]
         # The whole product (one thread, or the pool busy) takes a copy of `range` with constant
         # bounds: LLVM then folds the im2col geometry, which costs small convs dearly otherwise.
-        tiles = self.row_tile_count(b, rows) if p.split_rows else _const(p.column_tiles)
-        whole = b.and_(b.icmp_signed("==", begin, _const(0)), b.icmp_signed("==", end, tiles))
+        whole = b.and_(b.icmp_signed("==", begin, _const(0)), b.icmp_signed("==", end, self.tile_count(b, sizes)))
         with b.if_else(whole) as (then, otherwise):
             with then:
-                b.call(self.range_function(), [*pointers, *self.whole_bounds(b, rows)])
+                b.call(self.range_function(), [*pointers, *self.whole_bounds(b, sizes)])
             with otherwise:
                 b.call(self.range_function(), [*pointers, *bounds])
         b.ret_void()
         return fn
 
-    def whole_bounds(self, b: ir.IRBuilder, rows: ir.Value | None) -> list[ir.Value]:
+    def whole_bounds(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> list[ir.Value]:
         """range's bounds for all of C: every column, every row tile."""
-        return [_const(0), _const(self.p.n), _const(0), self.row_tile_count(b, rows)]
+        return [_const(0), self.columns(sizes), _const(0), self.row_tile_count(b, sizes)]
 
     def range_function(self) -> ir.Function:
         """range(a, b, c, [bias], columns [from, to), row tiles [from, to)): that part of C,
@@ -222,13 +250,13 @@ class MatmulEmitter:
         if self.range_fn is not None:
             return self.range_fn
         p = self.p
-        fn, b = self.function(f"{self.name}.gemm", [PTR] * (3 + p.has_bias) + [I64] * (4 + p.run_time_rows))
+        sizes = len(p.run_time_names)
+        fn, b = self.function(f"{self.name}.gemm", [PTR] * (3 + p.has_bias) + [I64] * (4 + sizes))
         fn.attributes.add("alwaysinline")  # each call site gets its bounds folded in
         self.range_fn = fn
         a, b_in, c, *rest = fn.args
         bias = rest.pop(0) if p.has_bias else None
-        rows = [rest.pop(0)] if p.run_time_rows else []
-        column_from, column_to, row_from, row_to = rest
+        sizes, (column_from, column_to, row_from, row_to) = rest[:sizes], rest[sizes:]
         scratch = b.call(self.declare(THREAD_SCRATCH, PTR, []), []) if p.packed else None
         with counted_loop(b, column_from, column_to, p.nc, "jc") as jc:
             block_end = b.add(jc, _const(p.nc))
@@ -239,10 +267,10 @@ class MatmulEmitter:
                 first = b.icmp_signed("==", pc, _const(0))
                 last = b.icmp_signed("==", kc, remaining)
                 if p.packed:
-                    b.call(self.packing_function(), [b_in, scratch, jc, block_end, pc, kc])
+                    b.call(self.packing_function(), [b_in, scratch, *sizes, jc, block_end, pc, kc])
                 pointers = [a, b_in, c] + [v for v in (scratch, bias) if v is not None]
                 tile_args = [jc, block_end, pc, kc, first, last, row_from, row_to]
-                b.call(self.tiles_function(), [*pointers, *rows, *tile_args])
+                b.call(self.tiles_function(), [*pointers, *sizes, *tile_args])
         b.ret_void()
         return fn
 
@@ -255,18 +283,18 @@ class MatmulEmitter:
             return self.tiles_fn
         p = self.p
         pointer_count = 3 + p.packed + p.has_bias
-        arg_types = [PTR] * pointer_count + [I64] * p.run_time_rows + [I64, I64, I64, I64, I1, I1, I64, I64]
+        sizes = len(p.run_time_names)
+        arg_types = [PTR] * pointer_count + [I64] * sizes + [I64, I64, I64, I64, I1, I1, I64, I64]
         fn, b = self.function(f"{self.name}.tiles", arg_types)
         fn.attributes.add("noinline")
         self.tiles_fn = fn
         a, b_in, c, *rest = fn.args
         scratch = rest.pop(0) if p.packed else None
         bias = rest.pop(0) if p.has_bias else None
-        self.rows = rest.pop(0) if p.run_time_rows else None
-        jc, block_end, pc, kc, first, last, row_from, row_to = rest
+        sizes, (jc, block_end, pc, kc, first, last, row_from, row_to) = self.sizes(rest[:sizes]), rest[sizes:]
         offsets = self.row_offsets(b, pc) if p.window else None
         with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
-            valid = b.sub(_const(p.n), jr)
+            valid = b.sub(self.columns(sizes), jr)
             if p.window:  # row k of the tile at offsets[k], from column jr
                 b_tile = self.gep(b, b_in, jr)
             elif p.packed:
@@ -276,24 +304,28 @@ class MatmulEmitter:
                 offset = b.add(b.urem(jr, _const(MATMUL_B_PANEL)), b.mul(pc, _const(MATMUL_B_PANEL)))
                 b_tile = self.gep(b, b_in, b.add(panel_start, offset))
             else:
-                b_tile = self.gep(b, b_in, b.add(b.mul(pc, _const(p.ldb)), jr))
+                b_tile = self.gep(b, b_in, b.add(b.mul(pc, self.ldb(sizes)), jr))
             full = b.icmp_signed(">=", valid, _const(p.nr))
             with b.if_else(full) as (then, otherwise):
                 for block, masked in ((then, False), (otherwise, True)):
                     with block:
                         self.row_tiles(
-                            b, masked, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid, row_from, row_to
-                        )
+                            b, masked, sizes, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid,
+                            row_from, row_to,
+                        )  # fmt: skip
         b.ret_void()
         return fn
 
-    def row_tiles(self, b, masked, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid, row_from, row_to):
+    def row_tiles(
+        self, b, masked, sizes, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid, row_from, row_to
+    ):
         """Row tiles [row_from, row_to): full ones of mr rows, then the last one of M % mr rows if in range."""
         p = self.p
         a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
-        b_stride = p.pitch if p.packed else MATMUL_B_PANEL if p.b_panels else p.ldb
+        b_stride = _const(p.pitch) if p.packed else _const(MATMUL_B_PANEL) if p.b_panels else self.ldb(sizes)
         panel_stride = p.k * MATMUL_B_PANEL if p.b_panels else 0
-        strides = [_const(v) for v in (a_rows, a_columns, b_stride, panel_stride, p.ldc)]
+        ldc = self.ldc(sizes)
+        strides = [_const(a_rows), _const(a_columns), b_stride, _const(panel_stride), ldc]
 
         def call(rows: int, ir_: ir.Value) -> None:
             if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
@@ -301,23 +333,24 @@ class MatmulEmitter:
                 a_offset = b.add(b.mul(pc, _const(padded_rows)), b.mul(ir_, kc))
             else:
                 a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
-            c_tile = self.gep(b, c, b.add(b.mul(ir_, _const(p.ldc)), jr))
+            c_tile = self.gep(b, c, b.add(b.mul(ir_, ldc), jr))
             args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides]
             args += [v for v in (bias, offsets) if v is not None]
             b.call(self.micro_kernel(rows, masked), args)
 
-        if self.rows is None:
+        rows = sizes.get("rows")
+        if rows is None:
             full_tiles, rest = _const(p.m // p.mr), _const(p.m % p.mr)
         else:
-            full_tiles, rest = b.udiv(self.rows, _const(p.mr)), b.urem(self.rows, _const(p.mr))
+            full_tiles, rest = b.udiv(rows, _const(p.mr)), b.urem(rows, _const(p.mr))
         full_to = b.select(b.icmp_signed("<", row_to, full_tiles), row_to, full_tiles)
         with counted_loop(b, b.mul(row_from, _const(p.mr)), b.mul(full_to, _const(p.mr)), p.mr, "ir") as ir_:
             call(p.mr, ir_)
-        if self.rows is None and p.m % p.mr == 0:
+        if rows is None and p.m % p.mr == 0:
             return
         last_tile = b.mul(full_tiles, _const(p.mr))
         with b.if_then(b.icmp_signed(">", row_to, full_tiles)):
-            if self.rows is None:
+            if rows is None:
                 call(p.m % p.mr, last_tile)
                 return
             done = b.append_basic_block("rest.done")
@@ -340,7 +373,8 @@ class MatmulEmitter:
         """
         p = self.p
         # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
-        vectors = -(-(p.n % p.nr) // p.vw) if masked else p.nv
+        partial_vectors = p.nv if p.run_time_columns else -(-(p.n % p.nr) // p.vw)
+        vectors = partial_vectors if masked else p.nv
         key = (rows, masked, vectors, p.packed, p.b_panels, p.window, p.has_bias, p.accumulate, p.clip)
         if key in self.kernels:
             return self.kernels[key]
@@ -495,18 +529,20 @@ class MatmulEmitter:
         if self.packing is not None:
             return self.packing
         p = self.p
-        fn, b = self.function(f"{self.name}.pack", [PTR, PTR, I64, I64, I64, I64])
+        sizes = len(p.run_time_names)
+        fn, b = self.function(f"{self.name}.pack", [PTR, PTR] + [I64] * (4 + sizes))
         fn.attributes.add("alwaysinline")  # so that range's constant bounds reach the im2col geometry
         self.packing = fn
-        source, scratch, jc, block_end, pc, kc = fn.args
+        source, scratch, *rest = fn.args
+        sizes, (jc, block_end, pc, kc) = self.sizes(rest[:sizes]), rest[sizes:]
         with counted_loop(b, _const(0), kc, 1, "packk") as k:
             destination = self.gep(b, scratch, b.sub(b.mul(k, _const(p.pitch)), jc))  # [n] for n in the block
             row = b.add(pc, k)
             if p.im2col:
-                self.pack_im2col_row(b, source, destination, row, jc, block_end)
+                self.pack_im2col_row(b, source, destination, sizes, row, jc, block_end)
             else:
-                self.copy(b, destination, self.gep(b, source, b.mul(row, _const(p.ldb))), 1, jc, block_end)
-            if p.n % p.vw:  # block_end is a whole number of vectors except at N
+                self.copy(b, destination, self.gep(b, source, b.mul(row, self.ldb(sizes))), 1, jc, block_end)
+            if p.n % p.vw or p.run_time_columns:  # block_end is a whole number of vectors except at N
                 vectors_end = b.mul(b.sdiv(b.add(block_end, _const(p.vw - 1)), _const(p.vw)), _const(p.vw))
                 self.fill_zero(b, destination, block_end, vectors_end)
         b.ret_void()
@@ -522,10 +558,12 @@ class MatmulEmitter:
         with counted_loop(b, start, stop, 1, "zero") as i:
             b.store(ir.Constant(F32, 0.0), self.gep(b, destination, i), align=4)
 
-    def pack_im2col_row(self, b, image, destination, row, jc, block_end) -> None:
+    def pack_im2col_row(self, b, image, destination, sizes, row, jc, block_end) -> None:
         """One row k = (c, ky, kx) of the im2col block: columns n = (oy, ox) in [jc, block_end)."""
         conv = self.p.conv
-        height, width, out_w = conv.height.data, conv.width.data, conv.output_w.data
+        height, width, out_w = (
+            sizes.get(name, _const(getattr(conv, name).data)) for name in ("height", "width", "output_w")
+        )
         (kh, kw), (sh, sw), (dh, dw), (ph, pw) = conv.kernel, conv.stride, conv.dilation, conv.padding
 
         def smax(x, y):
@@ -540,24 +578,24 @@ class MatmulEmitter:
         channel = b.udiv(row, _const(kh * kw))
         offset = b.urem(row, _const(kh * kw))
         ky, kx = b.udiv(offset, _const(kw)), b.urem(offset, _const(kw))
-        plane = self.gep(b, image, b.mul(channel, _const(height * width)))
+        plane = self.gep(b, image, b.mul(channel, b.mul(height, width)))
         x0 = b.sub(b.mul(kx, _const(dw)), _const(pw))  # input x = ox*sw + x0
         first_ox = ceil_div(smax(b.sub(_const(0), x0), _const(0)), sw)
-        stop_ox = ceil_div(smax(b.sub(_const(width), x0), _const(0)), sw)
-        first_row, last_row = b.udiv(jc, _const(out_w)), b.udiv(b.sub(block_end, _const(1)), _const(out_w))
+        stop_ox = ceil_div(smax(b.sub(width, x0), _const(0)), sw)
+        first_row, last_row = b.udiv(jc, out_w), b.udiv(b.sub(block_end, _const(1)), out_w)
         with counted_loop(b, first_row, b.add(last_row, _const(1)), 1, "oy") as oy:
-            row_start = b.mul(oy, _const(out_w))
+            row_start = b.mul(oy, out_w)
             start = b.sub(smax(jc, row_start), row_start)
-            stop = b.sub(smin(block_end, b.add(row_start, _const(out_w))), row_start)
+            stop = b.sub(smin(block_end, b.add(row_start, out_w)), row_start)
             output_row = self.gep(b, destination, row_start)  # [ox]
             y = b.add(b.sub(b.mul(oy, _const(sh)), _const(ph)), b.mul(ky, _const(dh)))
-            inside = b.icmp_unsigned("<", y, _const(height))
+            inside = b.icmp_unsigned("<", y, height)
             with b.if_else(inside) as (then, otherwise):
                 with then:
                     low = smin(smax(first_ox, start), stop)
                     high = smax(smin(stop_ox, stop), low)
                     self.fill_zero(b, output_row, start, low)
-                    source = self.gep(b, plane, b.add(b.mul(y, _const(width)), x0))  # [ox*sw]
+                    source = self.gep(b, plane, b.add(b.mul(y, width), x0))  # [ox*sw]
                     self.copy(b, output_row, source, sw, low, high)
                     self.fill_zero(b, output_row, high, stop)
                 with otherwise:

@@ -64,6 +64,12 @@ class MatmulPlan:
     window: bool
     run_time_rows: bool
     """M is known at run time only: `m` is the guess the schedule is chosen for."""
+    run_time_columns: bool = False
+    """N is known at run time only: `n` is the guess; B and C rows are N apart."""
+    run_time_offsets: bool = False
+    """B's and C's offsets move at run time (one sample of a run-time batch)."""
+    run_time_image: bool = False
+    """im2col from an image whose sizes are known at run time only."""
     fused: bool = True
     """Whether the target multiplies and adds vectors in one instruction. WebAssembly's SIMD128 does
     not: llvm.fma would become a call of the C library's software fmaf per lane."""
@@ -82,8 +88,15 @@ class MatmulPlan:
         ]
 
     @property
+    def run_time_names(self) -> list[str]:
+        """The sizes known at run time only, in the order the kernel's functions take them."""
+        names = ["rows"] if self.run_time_rows else []
+        names += ["columns"] if self.run_time_columns else []
+        return names + (["height", "width", "output_h", "output_w"] if self.run_time_image else [])
+
+    @property
     def pitch(self) -> int:
-        return matmul_scratch_pitch(self.n, self.nc)
+        return matmul_scratch_pitch(self.nc if self.run_time_columns else self.n, self.nc)
 
     @property
     def nr(self) -> int:
@@ -144,5 +157,8 @@ class MatmulPlan:
             packed=op.pack is not None,
             window=op.b_access.data == MatmulBAccess.WINDOW,
             run_time_rows=op.rows is not None,
+            run_time_columns=op.columns is not None,
+            run_time_offsets=bool(op.offsets),
+            run_time_image=bool(op.image),
             fused=not target.is_wasm,
         )

@@ -34,11 +34,11 @@ vectorize well as they are, and the padding and compaction copies would cost mor
 
 @lowers("Conv", run_time_dims=True)
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
-    """The GEMM kernel where it applies (see `lower_conv_as_gemm`), else direct
-    convolution (also for dims known at run time only: the GEMM's geometry is static)."""
-    static = has_static_shape(op.input(0)) and has_static_shape(op.results[0])
-    if static and lower_conv_as_gemm(g, op):
+    """The GEMM kernel where it applies (see `lower_conv_as_gemm`; over an image of
+    run-time size too), else direct convolution."""
+    if lower_conv_as_gemm(g, op):
         return
+    static = has_static_shape(op.input(0)) and has_static_shape(op.results[0])
     g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
     x, weights, bias, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
     (_, channels, *input_sizes), (out_channels, group_channels, *kernel) = shape_of(x), shape_of(weights)

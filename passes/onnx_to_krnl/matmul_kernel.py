@@ -20,7 +20,8 @@ use, so no intermediate is lost):
 2. a residual Add/Sum of two values, the other one `r` computed already: the
    kernel accumulates into r's buffer (C starts as r), which is legal when r
    is a scratch buffer (not an input, constant or output, and holding no other
-   values through views: a Concat's output) and every other use of r, or of
+   values through views: a Concat's output), r is not the Conv's input (threads
+   would overwrite what others still read), and every other use of r, or of
    any value sharing its buffer, comes before the Conv;
 3. a Relu or a Clip with constant bounds: the clamp of the kernel's store.
 Fused ops are added to `GraphLowering.fused` (their lowering is skipped) and
@@ -104,6 +105,7 @@ def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> S
     buffer = g.buffers.get(other)
     if (
         buffer is None
+        or buffer is g.buffers.get(conv.input(0))  # threads would write C while others still pack B from it
         or not isinstance(buffer.owner, memref.AllocOp)
         or any(isinstance(use.operation, ViewOp) for use in buffer.uses)  # it holds other values too
         or other.type != value.type
@@ -131,7 +133,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     weights = constant_array(w_value)
     bias = constant_array(op.input(2)) if op.input(2) is not None else np.zeros(0)
     group = op.attr("group", 1)
-    x_shape, out_shape = shape_of(g.buffers[x_value]), tuple(op.results[0].type.get_shape())
+    x_shape, out_type_shape = shape_of(g.buffers[x_value]), tuple(op.results[0].type.get_shape())
     if (
         weights is None
         or bias is None
@@ -139,20 +141,26 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         or not isinstance(x_value.type.get_element_type(), Float32Type)
         or len(x_shape) != 4
         or weights.ndim != 4
-        or len(out_shape) != 4
+        or len(out_type_shape) != 4
         or group < 1
         or x_shape[1] != weights.shape[1] * group
         or weights.shape[0] % group
         or (group > 1 and (weights.shape[0] // group < MIN_GROUP_ROWS or group > MAX_GROUPS))
-        or out_shape[:2] != (x_shape[0], weights.shape[0])
+        or out_type_shape[1] != weights.shape[0]
         or op.attr("kernel_shape") not in (None, list(weights.shape[2:]))
         or bias.size not in (0, weights.shape[0])
-        or 0 in (*x_shape, *weights.shape, *out_shape)
+        or 0 in (*x_shape, *weights.shape, *out_type_shape)
     ):
         return False
     batch, channels, height, width = x_shape
     out_channels, _, kernel_h, kernel_w = weights.shape
-    window_y, window_x = sliding_windows(g, op, (height, width), out_shape[2:], (kernel_h, kernel_w))
+    run_time = not all(isinstance(d, int) for d in x_shape)
+    if run_time and group > 1:
+        return False  # the products of the groups read the image at offsets known at run time only
+    out_sizes = g.tensor_shape(op, op.results[0])[2:] if run_time else out_type_shape[2:]
+    window_y, window_x = sliding_windows(g, op, (height, width), out_sizes, (kernel_h, kernel_w))
+    if run_time and not all(isinstance(w.pad_begin, int) for w in (window_y, window_x)):
+        return False  # SAME padding with a stride over a run-time size: pads known at run time only
 
     # Fusion: BatchNormalization, then Relu/Clip.
     matrix = weights.reshape(out_channels, -1).astype(np.float64)
@@ -197,10 +205,13 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     for value in (op.results[0], *(f.results[0] for f in fused)):
         g.alias(value, out)
 
-    columns = window_y.output_size * window_x.output_size
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
+    if run_time:
+        _conv_of_run_time_image(g, op, operands[0], out, residual is not None, clip, block, in_place)
+        return True
+    columns = window_y.output_size * window_x.output_size
     shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x])
     if shifted is not None and group_channels * shifted.height * shifted.width > MAX_WINDOW_OFFSET:
         shifted = None  # its row offsets would not fit the kernel's i32 table
@@ -260,6 +271,69 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     if wide is not out:
         shifted.compact(g, wide, out)
     return True
+
+
+RUN_TIME_COLUMNS_GUESS = 1024
+"""The output pixels a Conv over a run-time image is scheduled for (32 x 32)."""
+
+
+def _conv_of_run_time_image(
+    g: GraphLowering,
+    op: OnnxOp,
+    panels_and_bias: tuple[SSAValue, SSAValue],
+    out: SSAValue,
+    accumulate: bool,
+    clip: tuple[float, float],
+    block: int,
+    in_place: bool,
+) -> None:
+    """One product per sample of an image whose batch, height or width is known at run
+    time only (a detector's): N = OH*OW columns at run time, B read in place (1x1
+    convs) or packed by im2col from the run-time geometry; the sample's offsets
+    move at run time. The geometry attribute holds the sizes scheduled for."""
+    (a, bias), b = panels_and_bias, g.top
+    x = g.buffers[op.input(0)]
+    batch, channels, height, width = shape_of(x)
+    out_channels, _, kernel_h, kernel_w = constant_array(op.input(1)).shape
+    out_h, out_w = shape_of(out)[2:]
+    window_y, window_x = sliding_windows(g, op, (height, width), (out_h, out_w), (kernel_h, kernel_w))
+    columns = b.index(b.mul(out_h, out_w))
+    image_size, result_size = b.mul(channels, b.mul(height, width)), b.mul(out_channels, columns)
+    image, conv = [], None
+    if not in_place:
+        image = [b.index(v) for v in (height, width, out_h, out_w)]
+        guess_h, guess_w = (RUN_TIME_COLUMNS_GUESS**0.5 * w.stride for w in (window_y, window_x))
+        conv = ConvGeometryAttr(
+            channels=channels,
+            height=int(guess_h),
+            width=int(guess_w),
+            output=(int(RUN_TIME_COLUMNS_GUESS**0.5),) * 2,
+            kernel=(kernel_h, kernel_w),
+            stride=(window_y.stride, window_x.stride),
+            dilation=(window_y.dilation, window_x.dilation),
+            padding=(window_y.pad_begin, window_x.pad_begin),
+        )
+    (sample,), body = b.for_nest([(0, batch)])
+    body.insert(
+        MatmulOp(
+            a,
+            x,
+            out,
+            sizes=[out_channels, RUN_TIME_COLUMNS_GUESS, channels * kernel_h * kernel_w],
+            tile=[TILE_ROWS, block, COLUMN_BLOCK],
+            a_layout=MatmulALayout.PANELS,
+            b_access=MatmulBAccess.ROWS if in_place else MatmulBAccess.IM2COL,
+            conv=conv,
+            ldc=0,
+            accumulate=accumulate,
+            clip=clip,
+            pack=not in_place,
+            bias=bias,
+            columns=columns,
+            offsets=[body.index(body.mul(sample, image_size)), body.index(body.mul(sample, result_size))],
+            image=image,
+        )
+    )
 
 
 def _row_panels(matrix: np.ndarray, block: int) -> np.ndarray:

@@ -1,8 +1,9 @@
 // RUN: onnxc-opt %s -p convert-onnx-to-krnl | filecheck %s
 
-// A Conv over a height and width known at run time only takes the direct kernel:
-// rows bounded by the output dims read at entry, each row's taps clipped at run
-// time against the input's dims (no static proof that a window stays inside).
+// A Conv of constant weights over a height and width known at run time only
+// takes the GEMM kernel: N = OH*OW columns at run time (`columns`), B packed by
+// im2col from the image's run-time sizes (`image`: H, W, OH, OW, read at
+// entry); the geometry attribute holds the sizes scheduled for.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x?x?xf32, ["", "", "H", "W"]>) -> tensor<1x4x?x?xf32, ["", "", "H", "W"]> {
     %w = "onnx.Constant"() {value = dense<0.5> : tensor<4x2x3x3xf32>} : () -> tensor<4x2x3x3xf32>
@@ -16,9 +17,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    %[[W:.+]] = memref.dim %x, %{{.+}} : memref<1x2x?x?xf32>
 // CHECK-NEXT:    %[[OH:.+]] = memref.dim %y, %{{.+}} : memref<1x4x?x?xf32>
 // CHECK-NEXT:    %[[OW:.+]] = memref.dim %y, %{{.+}} : memref<1x4x?x?xf32>
-// CHECK:         krnl.iterate({{.*}}) with ({{.*}}) bounds [0, 0, 0] to [1, 4, %[[OH]]] {
-// CHECK:           scf.for %{{.+}} = %{{.+}} to %[[OW]] step
-// CHECK:           arith.subi %[[H]], %{{.+}} : index
-// CHECK:           arith.addi %{{.+}}, %[[W]] : index
-// CHECK:           arith.minsi %{{.+}}, %[[OW]] : index
-// CHECK-NOT:     krnl.matmul
+// CHECK:         %[[N:.+]] = arith.muli %[[OH]], %[[OW]] : index
+// CHECK:         krnl.matmul %{{.+}}, %x into %y bias %{{.+}} columns %[[N]] offsets(%{{.+}}, %{{.+}}) image(%[[H]], %[[W]], %[[OH]], %[[OW]])
+// CHECK-SAME:      sizes = [4 : i64, 1024 : i64, 18 : i64]
+// CHECK-SAME:      b_access = #krnl<b_access im2col>
+// CHECK-SAME:      padding = [1, 1]
