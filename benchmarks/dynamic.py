@@ -10,9 +10,12 @@ pinned/onnxruntime. Outputs must match onnxruntime within 1e-4 of max|ref|.
 
 Models: a BERT encoder layer (seq 128, hidden 256; batch x seq symbolic, the
 reshapes computed from Shape as torch writes them), a GPT-2-style decoder block
-(hidden 256, 64 tokens, causal mask sliced by the run-time length), and
-ResNet-50, SqueezeNet and a MobileNetV2-style net (benchmarks/families.py) with a
-symbolic batch (compiled as a batch loop).
+(hidden 256, 64 tokens, causal mask sliced by the run-time length), a T5-style
+encoder block (hidden 256, 128 tokens, relative position buckets computed over
+the run-time length), ResNet-50, SqueezeNet and a MobileNetV2-style net
+(benchmarks/families.py) with a symbolic batch (compiled as a batch loop), and
+an EfficientNet-style net with free batch, height and width (a detector
+backbone: every dim read at run time).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import models  # noqa: E402
 from run import _interleaved, _ort_session  # noqa: E402
 
 import onnxc  # noqa: E402
-from onnxc.examples.transformers import gpt2_style  # noqa: E402
+from onnxc.examples.transformers import gpt2_style, t5_style_encoder  # noqa: E402
 
 
 def _symbolic_batch(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -54,6 +57,16 @@ def _symbolic_batch(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
+def _free_image(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its image input's batch, height and width symbolic (and the
+    static intermediate shapes of ONNX's inference dropped)."""
+    del model.graph.value_info[:]
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    for axis, name in ((0, "N"), (2, "H"), (3, "W")):
+        dims[axis].dim_param = name
+    return model
+
+
 def _cases() -> dict:
     """name -> (model, symbol bindings of the measured shape)."""
     return {
@@ -62,8 +75,16 @@ def _cases() -> dict:
             gpt2_style(vocab=1000, hidden=256, heads=4, max_positions=128),
             {"batch": 1, "sequence": 64},
         ),
+        "t5-style encoder (batch x seq)": (
+            t5_style_encoder(vocab=1000, hidden=256, heads=4, buckets=32),
+            {"batch": 1, "sequence": 128},
+        ),
         **{f"{name} (batch)": (_symbolic_batch(models.load(name)), {"N": 1}) for name in ("resnet50", "squeezenet")},
         "mobilenetv2-style (batch)": (_symbolic_batch(families.FAMILIES["mobilenetv2_style"]()), {"N": 1}),
+        "efficientnet-style (batch, H, W)": (
+            _free_image(families.FAMILIES["efficientnet_style"]()),
+            {"N": 1, "H": 224, "W": 224},
+        ),
     }
 
 
