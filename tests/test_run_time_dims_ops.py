@@ -217,15 +217,19 @@ def test_conv_of_run_time_weights_and_same_strided_padding(tmp_path):
         (3, {"pads": [1, 1, 1, 1]}),
         (3, {"strides": [2, 2], "pads": [1, 0, 1, 2], "dilations": [1, 2]}),
         (5, {"strides": [2, 1], "auto_pad": "VALID"}),
+        (3, {"pads": [1, 1, 1, 1], "group": 2}),
+        (1, {"group": 3}),
     ],
 )
 def test_conv_gemm_over_a_run_time_image(kernel, attrs, tmp_path):
     """Constant weights over an image of run-time batch, height and width: the GEMM
     kernel with run-time columns (1x1: the image in place; else im2col from the
-    run-time geometry), BatchNormalization folded, a residual Add and a Relu fused."""
+    run-time geometry; a product per group), BatchNormalization folded, a residual
+    Add and a Relu fused."""
     rng = np.random.default_rng(0)
+    group = attrs.get("group", 1)
     weights = {
-        "w": rng.standard_normal((24, 5, kernel, kernel)).astype(np.float32),
+        "w": rng.standard_normal((24, 6 // group, kernel, kernel)).astype(np.float32),
         "bias": rng.standard_normal(24).astype(np.float32),
         "scale": rng.uniform(0.5, 1.5, 24).astype(np.float32),
         "shift": rng.standard_normal(24).astype(np.float32),
@@ -243,11 +247,11 @@ def test_conv_gemm_over_a_run_time_image(kernel, attrs, tmp_path):
     graph = helper.make_graph(
         nodes,
         "conv_gemm",
-        [value_info("x", F32, ["n", 5, "h", "w"])],
+        [value_info("x", F32, ["n", 6, "h", "w"])],
         [helper.make_empty_tensor_value_info("y")],
         [numpy_helper.from_array(a, n) for n, a in weights.items()],
     )
-    shapes = [(1, 5, 9, 11), (2, 5, 34, 40), (3, 5, 5, 7)]
+    shapes = [(1, 6, 9, 11), (2, 6, 34, 40), (3, 6, 5, 7)]
     check_shapes(make_model(graph, 17), lambda s: {"x": rand(*s)}, shapes, tmp_path)
 
 

@@ -155,8 +155,6 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     batch, channels, height, width = x_shape
     out_channels, _, kernel_h, kernel_w = weights.shape
     run_time = not all(isinstance(d, int) for d in x_shape)
-    if run_time and group > 1:
-        return False  # the products of the groups read the image at offsets known at run time only
     out_sizes = g.tensor_shape(op, op.results[0])[2:] if run_time else out_type_shape[2:]
     window_y, window_x = sliding_windows(g, op, (height, width), out_sizes, (kernel_h, kernel_w))
     if run_time and not all(isinstance(w.pad_begin, int) for w in (window_y, window_x)):
@@ -209,7 +207,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
     if run_time:
-        _conv_of_run_time_image(g, op, operands[0], out, residual is not None, clip, block, in_place)
+        _conv_of_run_time_image(g, op, operands, out, residual is not None, clip, block, in_place)
         return True
     columns = window_y.output_size * window_x.output_size
     shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x])
@@ -280,31 +278,33 @@ RUN_TIME_COLUMNS_GUESS = 1024
 def _conv_of_run_time_image(
     g: GraphLowering,
     op: OnnxOp,
-    panels_and_bias: tuple[SSAValue, SSAValue],
+    operands: list[tuple[SSAValue, SSAValue]],
     out: SSAValue,
     accumulate: bool,
     clip: tuple[float, float],
     block: int,
     in_place: bool,
 ) -> None:
-    """One product per sample of an image whose batch, height or width is known at run
-    time only (a detector's): N = OH*OW columns at run time, B read in place (1x1
-    convs) or packed by im2col from the run-time geometry; the sample's offsets
-    move at run time. The geometry attribute holds the sizes scheduled for."""
-    (a, bias), b = panels_and_bias, g.top
+    """One product per sample and group (`operands`: each group's weight panels and
+    bias) of an image whose batch, height or width is known at run time only (a
+    detector's): N = OH*OW columns at run time, B read in place (1x1 convs) or packed
+    by im2col from the run-time geometry; the offsets of the sample and group move
+    at run time. The geometry attribute holds the sizes scheduled for."""
+    b = g.top
     x = g.buffers[op.input(0)]
     batch, channels, height, width = shape_of(x)
-    out_channels, _, kernel_h, kernel_w = constant_array(op.input(1)).shape
+    out_channels, group_channels, kernel_h, kernel_w = constant_array(op.input(1)).shape
+    group_rows = out_channels // len(operands)
     out_h, out_w = shape_of(out)[2:]
     window_y, window_x = sliding_windows(g, op, (height, width), (out_h, out_w), (kernel_h, kernel_w))
-    columns = b.index(b.mul(out_h, out_w))
-    image_size, result_size = b.mul(channels, b.mul(height, width)), b.mul(out_channels, columns)
+    columns, plane = b.index(b.mul(out_h, out_w)), b.mul(height, width)
+    image_size, result_size = b.mul(channels, plane), b.mul(out_channels, columns)
     image, conv = [], None
     if not in_place:
         image = [b.index(v) for v in (height, width, out_h, out_w)]
         guess_h, guess_w = (RUN_TIME_COLUMNS_GUESS**0.5 * w.stride for w in (window_y, window_x))
         conv = ConvGeometryAttr(
-            channels=channels,
+            channels=group_channels,
             height=int(guess_h),
             width=int(guess_w),
             output=(int(RUN_TIME_COLUMNS_GUESS**0.5),) * 2,
@@ -314,26 +314,29 @@ def _conv_of_run_time_image(
             padding=(window_y.pad_begin, window_x.pad_begin),
         )
     (sample,), body = b.for_nest([(0, batch)])
-    body.insert(
-        MatmulOp(
-            a,
-            x,
-            out,
-            sizes=[out_channels, RUN_TIME_COLUMNS_GUESS, channels * kernel_h * kernel_w],
-            tile=[TILE_ROWS, block, COLUMN_BLOCK],
-            a_layout=MatmulALayout.PANELS,
-            b_access=MatmulBAccess.ROWS if in_place else MatmulBAccess.IM2COL,
-            conv=conv,
-            ldc=0,
-            accumulate=accumulate,
-            clip=clip,
-            pack=not in_place,
-            bias=bias,
-            columns=columns,
-            offsets=[body.index(body.mul(sample, image_size)), body.index(body.mul(sample, result_size))],
-            image=image,
+    for index, (a, bias) in enumerate(operands):
+        x_offset = body.add(body.mul(sample, image_size), body.mul(index * group_channels, plane))
+        out_offset = body.add(body.mul(sample, result_size), body.mul(index * group_rows, columns))
+        body.insert(
+            MatmulOp(
+                a,
+                x,
+                out,
+                sizes=[group_rows, RUN_TIME_COLUMNS_GUESS, group_channels * kernel_h * kernel_w],
+                tile=[TILE_ROWS, block, COLUMN_BLOCK],
+                a_layout=MatmulALayout.PANELS,
+                b_access=MatmulBAccess.ROWS if in_place else MatmulBAccess.IM2COL,
+                conv=conv,
+                ldc=0,
+                accumulate=accumulate,
+                clip=clip,
+                pack=not in_place,
+                bias=bias,
+                columns=columns,
+                offsets=[body.index(x_offset), body.index(out_offset)],
+                image=image,
+            )
         )
-    )
 
 
 def _row_panels(matrix: np.ndarray, block: int) -> np.ndarray:
