@@ -206,9 +206,10 @@ class MatmulOp(IRDLOperation):
       chosen for. B rows (access `rows`) and C rows are then `columns` apart
       (ldb and ldc are 0); one batch triple, whose B and C offsets `offsets`
       (two index operands, elements) move at run time (one sample of a
-      run-time batch). With im2col access, `image` (four index operands:
-      height, width, output height, output width) replaces the conv
-      geometry's sizes, which are then the ones scheduled for.
+      run-time batch). With im2col access, `image` (six index operands:
+      height, width, output height and width, padding before the first row
+      and column) replaces the conv geometry's sizes and padding, which
+      are then the ones scheduled for.
 
     Schedule (`tile = [mr, kc, nc]`): columns in blocks of nc, the reduction in
     blocks of kc (B block in cache), rows in register tiles of mr; each tile
@@ -338,8 +339,8 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: run-time columns need rows or im2col access of B and static rows")
         if self.ldb.value.data or self.ldc.value.data or len(int_values(self.batch)) != 3:
             raise VerifyException("krnl.matmul: run-time columns set ldb and ldc (0 here), one batch triple")
-        if len(self.offsets) not in (0, 2) or len(self.image) != (4 if access == MatmulBAccess.IM2COL else 0):
-            raise VerifyException("krnl.matmul: offsets are (B, C); image (height, width, output h, w) with im2col")
+        if len(self.offsets) not in (0, 2) or len(self.image) != (6 if access == MatmulBAccess.IM2COL else 0):
+            raise VerifyException("krnl.matmul: offsets are (B, C); image (H, W, OH, OW, pads) with im2col")
 
     def _verify_conv(self, access: MatmulBAccess, n: int, k: int) -> None:
         """B's shape [K, N] must be the geometry's: K = C*KH*KW; N the output's columns."""

@@ -564,7 +564,8 @@ class MatmulEmitter:
         height, width, out_w = (
             sizes.get(name, _const(getattr(conv, name).data)) for name in ("height", "width", "output_w")
         )
-        (kh, kw), (sh, sw), (dh, dw), (ph, pw) = conv.kernel, conv.stride, conv.dilation, conv.padding
+        pad_h, pad_w = (sizes.get(name, _const(pad)) for name, pad in zip(("pad_h", "pad_w"), conv.padding))
+        (kh, kw), (sh, sw), (dh, dw) = conv.kernel, conv.stride, conv.dilation
 
         def smax(x, y):
             return b.select(b.icmp_signed(">", x, y), x, y)
@@ -579,7 +580,7 @@ class MatmulEmitter:
         offset = b.urem(row, _const(kh * kw))
         ky, kx = b.udiv(offset, _const(kw)), b.urem(offset, _const(kw))
         plane = self.gep(b, image, b.mul(channel, b.mul(height, width)))
-        x0 = b.sub(b.mul(kx, _const(dw)), _const(pw))  # input x = ox*sw + x0
+        x0 = b.sub(b.mul(kx, _const(dw)), pad_w)  # input x = ox*sw + x0
         first_ox = ceil_div(smax(b.sub(_const(0), x0), _const(0)), sw)
         stop_ox = ceil_div(smax(b.sub(width, x0), _const(0)), sw)
         first_row, last_row = b.udiv(jc, out_w), b.udiv(b.sub(block_end, _const(1)), out_w)
@@ -588,7 +589,7 @@ class MatmulEmitter:
             start = b.sub(smax(jc, row_start), row_start)
             stop = b.sub(smin(block_end, b.add(row_start, out_w)), row_start)
             output_row = self.gep(b, destination, row_start)  # [ox]
-            y = b.add(b.sub(b.mul(oy, _const(sh)), _const(ph)), b.mul(ky, _const(dh)))
+            y = b.add(b.sub(b.mul(oy, _const(sh)), pad_h), b.mul(ky, _const(dh)))
             inside = b.icmp_unsigned("<", y, height)
             with b.if_else(inside) as (then, otherwise):
                 with then:

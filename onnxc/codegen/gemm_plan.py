@@ -92,7 +92,7 @@ class MatmulPlan:
         """The sizes known at run time only, in the order the kernel's functions take them."""
         names = ["rows"] if self.run_time_rows else []
         names += ["columns"] if self.run_time_columns else []
-        return names + (["height", "width", "output_h", "output_w"] if self.run_time_image else [])
+        return names + (["height", "width", "output_h", "output_w", "pad_h", "pad_w"] if self.run_time_image else [])
 
     @property
     def pitch(self) -> int:

@@ -157,8 +157,6 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     run_time = not all(isinstance(d, int) for d in x_shape)
     out_sizes = g.tensor_shape(op, op.results[0])[2:] if run_time else out_type_shape[2:]
     window_y, window_x = sliding_windows(g, op, (height, width), out_sizes, (kernel_h, kernel_w))
-    if run_time and not all(isinstance(w.pad_begin, int) for w in (window_y, window_x)):
-        return False  # SAME padding with a stride over a run-time size: pads known at run time only
 
     # Fusion: BatchNormalization, then Relu/Clip.
     matrix = weights.reshape(out_channels, -1).astype(np.float64)
@@ -301,7 +299,7 @@ def _conv_of_run_time_image(
     image_size, result_size = b.mul(channels, plane), b.mul(out_channels, columns)
     image, conv = [], None
     if not in_place:
-        image = [b.index(v) for v in (height, width, out_h, out_w)]
+        image = [b.index(v) for v in (height, width, out_h, out_w, window_y.pad_begin, window_x.pad_begin)]
         guess_h, guess_w = (RUN_TIME_COLUMNS_GUESS**0.5 * w.stride for w in (window_y, window_x))
         conv = ConvGeometryAttr(
             channels=group_channels,
@@ -311,7 +309,6 @@ def _conv_of_run_time_image(
             kernel=(kernel_h, kernel_w),
             stride=(window_y.stride, window_x.stride),
             dilation=(window_y.dilation, window_x.dilation),
-            padding=(window_y.pad_begin, window_x.pad_begin),
         )
     (sample,), body = b.for_nest([(0, batch)])
     for index, (a, bias) in enumerate(operands):

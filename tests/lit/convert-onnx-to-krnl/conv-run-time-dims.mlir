@@ -2,8 +2,8 @@
 
 // A Conv of constant weights over a height and width known at run time only
 // takes the GEMM kernel: N = OH*OW columns at run time (`columns`), B packed by
-// im2col from the image's run-time sizes (`image`: H, W, OH, OW, read at
-// entry); the geometry attribute holds the sizes scheduled for.
+// im2col from the image's run-time sizes and padding (`image`: H, W, OH, OW
+// read at entry, the pads); the geometry attribute holds the sizes scheduled for.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x?x?xf32, ["", "", "H", "W"]>) -> tensor<1x4x?x?xf32, ["", "", "H", "W"]> {
     %w = "onnx.Constant"() {value = dense<0.5> : tensor<4x2x3x3xf32>} : () -> tensor<4x2x3x3xf32>
@@ -18,7 +18,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    %[[OH:.+]] = memref.dim %y, %{{.+}} : memref<1x4x?x?xf32>
 // CHECK-NEXT:    %[[OW:.+]] = memref.dim %y, %{{.+}} : memref<1x4x?x?xf32>
 // CHECK:         %[[N:.+]] = arith.muli %[[OH]], %[[OW]] : index
-// CHECK:         krnl.matmul %{{.+}}, %x into %y bias %{{.+}} columns %[[N]] offsets(%{{.+}}, %{{.+}}) image(%[[H]], %[[W]], %[[OH]], %[[OW]])
+// CHECK:         krnl.matmul %{{.+}}, %x into %y bias %{{.+}} columns %[[N]] offsets(%{{.+}}, %{{.+}}) image(%[[H]], %[[W]], %[[OH]], %[[OW]], %[[PAD:.+]], %[[PAD]])
 // CHECK-SAME:      sizes = [4 : i64, 1024 : i64, 18 : i64]
 // CHECK-SAME:      b_access = #krnl<b_access im2col>
-// CHECK-SAME:      padding = [1, 1]
+// CHECK-SAME:      padding = [0, 0]

@@ -38,9 +38,9 @@ func.func @main_graph(%a: memref<1x2x12xf32>, %b: memref<?x2x?xf32>, %c: memref<
 
 // -----
 
-// im2col over a run-time image needs its four sizes.
+// im2col over a run-time image needs its sizes and padding.
 func.func @main_graph(%a: memref<1x18x12xf32>, %b: memref<?x2x?x?xf32>, %c: memref<?x4x?x?xf32>, %n: index) {
   krnl.matmul %a, %b into %c columns %n {sizes = [4 : i64, 1024 : i64, 18 : i64], tile = [12 : i64, 18 : i64, 512 : i64], a_layout = #krnl<a_layout panels>, a_strides = [0 : i64, 0 : i64], b_access = #krnl<b_access im2col>, ldb = 0 : i64, conv = #krnl.conv<channels = 2, height = 32, width = 32, output = [32, 32], kernel = [3, 3], stride = [1, 1], dilation = [1, 1], padding = [1, 1]>, ldc = 0 : i64, batch = [0 : i64, 0 : i64, 0 : i64], clip = [0.0 : f64, 6.0 : f64], pack} : memref<1x18x12xf32>, memref<?x2x?x?xf32>, memref<?x4x?x?xf32>
   func.return
 }
-// CHECK: krnl.matmul: offsets are (B, C); image (height, width, output h, w) with im2col
+// CHECK: krnl.matmul: offsets are (B, C); image (H, W, OH, OW, pads) with im2col
