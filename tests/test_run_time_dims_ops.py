@@ -256,6 +256,23 @@ def test_conv_gemm_over_a_run_time_image(kernel, attrs, tmp_path):
     check_shapes(make_model(graph, 17), lambda s: {"x": rand(*s)}, shapes, tmp_path)
 
 
+@pytest.mark.parametrize(
+    "multiplier, attrs",
+    [(1, {"pads": [1, 1, 1, 1]}), (2, {"pads": [2, 0, 1, 2], "dilations": [2, 1]}), (1, {"auto_pad": "VALID"})],
+)
+def test_depthwise_conv_over_run_time_rows(multiplier, attrs, tmp_path):
+    """A depthwise conv whose row length is known at run time only: shifted rows for
+    short rows (up to 32), the direct conv for longer ones, chosen at run time."""
+    rng = np.random.default_rng(0)
+    channels = 6
+    initializers = {"w": rng.standard_normal((channels * multiplier, 1, 3, 3)).astype(np.float32)}
+    if multiplier == 1:
+        initializers["b"] = rng.standard_normal(channels).astype(np.float32)
+    model = node_model("Conv", {"x": (F32, ["n", channels, "h", "w"])}, {"group": channels, **attrs}, initializers)
+    shapes = [(1, channels, 9, 11), (2, channels, 5, 40), (1, channels, 33, 32)]
+    check_shapes(model, lambda s: {"x": rand(*s)}, shapes, tmp_path)
+
+
 # --------------------------------------------------------------------------- normalizations
 
 

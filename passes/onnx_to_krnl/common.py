@@ -5,7 +5,8 @@ indexing, elementwise nests and reshaping copies."""
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -180,6 +181,17 @@ class GraphLowering:
             [""] * len(value.type.get_shape()) if value in self.dynamic else _dim_expressions(value)
             for value in [*self.graph.body.block.args, *self.outputs]
         ]
+
+    @contextmanager
+    def lowering_at(self, builder: KernelBuilder) -> Iterator[None]:
+        """Lower with `self.top` being `builder` (in a branch or loop body); dims first
+        computed there are forgotten after: their values are defined there only."""
+        outer, known_dims = self.top, dict(self.dim_values)
+        self.top = builder
+        try:
+            yield
+        finally:
+            self.top, self.dim_values = outer, known_dims
 
     def dim_value(self, op: OnnxOp, dim: Dim) -> Bound:
         """The value of a symbolic dim at run time, computed once at the function's entry."""

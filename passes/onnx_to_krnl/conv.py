@@ -6,18 +6,16 @@ row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, MemRefType, f32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, f32
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
-from onnxc.passes.helpers.run_time_dims import alloc_shaped
+from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
     dims_agree,
     elementwise,
-    has_static_shape,
     lowers,
     shape_of,
     shape_text,
@@ -35,21 +33,38 @@ vectorize well as they are, and the padding and compaction copies would cost mor
 @lowers("Conv", run_time_dims=True)
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     """The GEMM kernel where it applies (see `lower_conv_as_gemm`; over an image of
-    run-time size too), else direct convolution."""
+    run-time size too), else the shifted-rows depthwise conv for short rows (decided
+    at run time where the row length is known then only), else direct convolution."""
     if lower_conv_as_gemm(g, op):
         return
-    static = has_static_shape(op.input(0)) and has_static_shape(op.results[0])
     g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
     x, weights, bias, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
     (_, channels, *input_sizes), (out_channels, group_channels, *kernel) = shape_of(x), shape_of(weights)
-    depthwise = op.attr("group") == channels and group_channels == 1 and out_channels % channels == 0
-    if static and depthwise and isinstance(out.type.get_element_type(), Float32Type) and len(kernel) == 2:
-        shifted = ShiftedRows.of(sliding_windows(g, op, input_sizes, shape_of(out)[2:], kernel))
-        short_rows = shifted is not None and shifted.window_x.output_size <= SHORT_ROW
-        if short_rows and (bias is None or shape_of(bias) == (out_channels,)):
+    depthwise = (
+        op.attr("group") == channels
+        and group_channels == 1
+        and all(isinstance(d, int) for d in (channels, out_channels, *kernel))
+        and out_channels % channels == 0
+        and isinstance(out.type.get_element_type(), Float32Type)
+        and len(kernel) == 2
+        and (bias is None or shape_of(bias) == (out_channels,))
+    )
+    shifted = ShiftedRows.of(sliding_windows(g, op, input_sizes, shape_of(out)[2:], kernel), g.top) if depthwise else None
+    if shifted is None:
+        direct_conv(g, op, x, weights, bias, out)
+        return
+    row = shifted.window_x.output_size
+    if isinstance(row, int):
+        if row <= SHORT_ROW:
             shifted_depthwise_conv(g, x, weights, bias, out, shifted)
-            return
-    direct_conv(g, op, x, weights, bias, out)
+        else:
+            direct_conv(g, op, x, weights, bias, out)
+        return
+    short = g.top.compare_index("sle", row, SHORT_ROW)
+    with g.lowering_at(g.top.if_then(short)):
+        shifted_depthwise_conv(g, x, weights, bias, out, shifted)
+    with g.lowering_at(g.top.if_then(g.top.not_(short))):
+        direct_conv(g, op, x, weights, bias, out)
 
 
 def shifted_depthwise_conv(
@@ -63,23 +78,23 @@ def shifted_depthwise_conv(
     batch, channels = shape_of(x)[:2]
     out_channels, _, kernel_h, kernel_w = shape_of(weights)
     planes = shifted.planes(g, x)
-    wide_type = MemRefType(f32, [batch, out_channels, shifted.columns])
-    dropped_columns = shifted.width != shifted.window_x.output_size
+    wide_shape = [batch, out_channels, shifted.columns]
     # Without columns to drop, the wide rows are out itself.
-    wide = g.top.alloc(wide_type) if dropped_columns else g.top.insert(ViewOp(out, 0, wide_type)).result
+    wide = alloc_shaped(g.top, f32, wide_shape) if shifted.drops_columns else reshaped_view(g.top, out, wide_shape)
+    offsets = [shifted.offset(g.top, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)]
     (n, m), body = g.top.loop_nest([batch, out_channels])
     multiplier = out_channels // channels
     channel = m if multiplier == 1 else body.div(m, multiplier)
-    taps = [
-        (body.load(weights, [m, 0, ky, kx]), shifted.offset(ky, kx)) for ky in range(kernel_h) for kx in range(kernel_w)
-    ]
+    weights_and_offsets = zip(
+        [body.load(weights, [m, 0, ky, kx]) for ky in range(kernel_h) for kx in range(kernel_w)], offsets
+    )
     init = body.load(bias, [m]) if bias is not None else body.constant(0.0, f32)
     (column,), point = body.for_nest([(0, shifted.columns)])
     total = init
-    for weight, offset in taps:
+    for weight, offset in weights_and_offsets:
         total = point.add(total, point.mul(point.load(planes, [n, channel, point.add(column, offset)]), weight))
     point.store(total, wide, [n, m, column])
-    if dropped_columns:
+    if shifted.drops_columns:
         shifted.compact(g, wide, out)
 
 

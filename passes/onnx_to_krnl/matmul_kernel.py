@@ -208,7 +208,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         _conv_of_run_time_image(g, op, operands, out, residual is not None, clip, block, in_place)
         return True
     columns = window_y.output_size * window_x.output_size
-    shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x])
+    shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x], g.top)
     if shifted is not None and group_channels * shifted.height * shifted.width > MAX_WINDOW_OFFSET:
         shifted = None  # its row offsets would not fit the kernel's i32 table
     output, kernel = (window_y.output_size, window_x.output_size), (kernel_h, kernel_w)

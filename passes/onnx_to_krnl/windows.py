@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, fill, shape_of
 
 # ------------------------------------------------------------------ sliding windows
@@ -188,42 +187,44 @@ class ShiftedRows:
     into planes of `height` x `width` (row-major, flat), and output position q = oy*width + ox
     reads the plane at q + offset(ky, kx) for kernel offset (ky, kx). Outputs are computed
     for every q in [0, columns): whole padded rows (the columns ox >= OW are discarded by
-    `compact`), so that the loop over q has unit stride and no padding branches."""
+    `compact`), so that the loop over q has unit stride and no padding branches. Sizes
+    known at run time only are index values, computed where `of` was called."""
 
     window_y: SlidingWindow
     window_x: SlidingWindow
+    height: Bound
+    width: Bound
+    columns: Bound
 
     @staticmethod
-    def of(windows: Sequence[SlidingWindow]) -> ShiftedRows | None:
-        """The shifted rows of two stride-1 windows, else None."""
-        if len(windows) != 2 or any(w.stride != 1 for w in windows):
+    def of(windows: Sequence[SlidingWindow], b: KernelBuilder) -> ShiftedRows | None:
+        """The shifted rows of two stride-1 windows of constant kernels, else None."""
+        if len(windows) != 2 or any(w.stride != 1 or not isinstance(w.kernel, int) for w in windows):
             return None
-        return ShiftedRows(*windows)
+        window_y, window_x = windows
+        height, width = (b.add(w.output_size, (w.kernel - 1) * w.dilation) for w in windows)
+        columns = b.add(b.mul(b.sub(window_y.output_size, 1), width), window_x.output_size)
+        return ShiftedRows(window_y, window_x, height, width, columns)
 
     @property
-    def height(self) -> int:
-        return self.window_y.output_size + (self.window_y.kernel - 1) * self.window_y.dilation
+    def drops_columns(self) -> bool:
+        """Whether the padded rows are wider than the output's (a kernel wider than 1)."""
+        return (self.window_x.kernel - 1) * self.window_x.dilation != 0
 
-    @property
-    def width(self) -> int:
-        return self.window_x.output_size + (self.window_x.kernel - 1) * self.window_x.dilation
-
-    @property
-    def columns(self) -> int:
-        return (self.window_y.output_size - 1) * self.width + self.window_x.output_size
-
-    def offset(self, ky: int, kx: int) -> int:
-        return ky * self.window_y.dilation * self.width + kx * self.window_x.dilation
+    def offset(self, b: KernelBuilder, ky: int, kx: int) -> Bound:
+        return b.add(b.mul(self.width, ky * self.window_y.dilation), kx * self.window_x.dilation)
 
     def planes(self, g: GraphLowering, x: SSAValue) -> SSAValue:
         """x [N, C, H, W] zero-padded into planes [N, C, height*width] (a view of x if unpadded)."""
         batch, channels, height, width = shape_of(x)
-        planes_type = MemRefType(x.type.get_element_type(), [batch, channels, self.height * self.width])
-        if (self.height, self.width, self.window_y.pad_begin, self.window_x.pad_begin) == (height, width, 0, 0):
-            return g.top.insert(ViewOp(x, 0, planes_type)).result
-        planes = g.top.alloc(planes_type)
-        fill(g.top, planes, g.top.constant(0.0, planes_type.element_type))
-        (n, c, y, x_), body = g.top.loop_nest([batch, channels, height, width])
+        b = g.top
+        shape = [batch, channels, b.mul(self.height, self.width)]
+        pads = (self.window_y.pad_begin, self.window_y.pad_end, self.window_x.pad_begin, self.window_x.pad_end)
+        if all(isinstance(pad, int) and pad == 0 for pad in pads):
+            return reshaped_view(b, x, shape)
+        planes = alloc_shaped(b, x.type.get_element_type(), shape)
+        fill(b, planes, b.constant(0.0, x.type.get_element_type()))
+        (n, c, y, x_), body = b.loop_nest([batch, channels, height, width])
         row = body.mul(body.add(y, self.window_y.pad_begin), self.width)
         body.store(body.load(x, [n, c, y, x_]), planes, [n, c, body.add(row, body.add(x_, self.window_x.pad_begin))])
         return planes
