@@ -64,18 +64,29 @@ def _run_time_bounds(loop: scf.ForOp) -> bool:
 
 def _estimated_trip_count(loop: scf.ForOp) -> int:
     """The trip count, or for bounds computed at run time a guess from a constant clamp
-    (min(x, C)), or for run-time dims RUN_TIME_TRIP_COUNT_GUESS."""
+    (min(x, C)), or for run-time dims RUN_TIME_TRIP_COUNT_GUESS (per factor of a product)."""
     exact = _trip_count(loop)
     if exact is not None:
         return exact
     if _run_time_bounds(loop):
-        return RUN_TIME_TRIP_COUNT_GUESS
+        return _estimated_dim(loop.ub)
     owner = loop.ub.owner
     if isinstance(owner, arith.MinSIOp | arith.MinUIOp):
         bounds = [c for c in (_constant(v) for v in owner.operands) if c is not None]
         if bounds:
             return max(1, min(bounds))
     return 1
+
+
+def _estimated_dim(value: SSAValue) -> int:
+    """A run-time dim's guess: a constant as it is, a product (a nest over a tensor's
+    elements, its dims merged) the product of its factors' guesses."""
+    constant = _constant(value)
+    if constant is not None:
+        return constant
+    if isinstance(value.owner, arith.MuliOp):
+        return _estimated_dim(value.owner.lhs) * _estimated_dim(value.owner.rhs)
+    return RUN_TIME_TRIP_COUNT_GUESS
 
 
 def _work(op: Operation) -> int:

@@ -34,6 +34,7 @@ from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.dialects.types import is_float
 from onnxc.errors import CompileError
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     Operand,
@@ -160,7 +161,7 @@ def lower_scalar_op(g: GraphLowering, op: OnnxOp) -> None:
         return
     nodes: dict[OnnxOp, _Node] = {}
     root = _definitions(g, op, nodes)
-    out = g.result(op)
+    out = _coalesced(g, g.result(op), nodes)
     # Elements read at the same index by every iteration (scalars, Clip's bounds) are loaded once, before the loops.
     operands = [x for node in nodes.values() for x in node.operands if isinstance(x, Operand)]
     invariant = [x for x in operands if all(axis is None for axis in x.axes)]
@@ -180,6 +181,54 @@ def lower_scalar_op(g: GraphLowering, op: OnnxOp) -> None:
         return computed[operand]
 
     body.store(value_of(root, body), out, ivs)
+
+
+def _coalesced(g: GraphLowering, out: SSAValue, nodes: dict[OnnxOp, _Node]) -> SSAValue:
+    """The nest's output with adjacent dims merged wherever every operand reads them
+    alike (both indexed, by consecutive dims of its own, or both not), and its
+    operands as views of the merged shape (their stretched unit dims dropped): a
+    SiLU over [N, C, H, W] is one loop over N*C*H*W elements, an SE block's scale
+    [N, C, H, W] * [N, C, 1, 1] a nest over [N*C, H*W]. Long unit-stride loops
+    vectorize with one remainder instead of one per short row (7x7 planes), and so
+    do dims known at run time only. An operand read in another order (a transposed
+    read) keeps the nest as it is."""
+    shape = shape_of(out)
+    operands = list(dict.fromkeys(x for node in nodes.values() for x in node.operands if isinstance(x, Operand)))
+    read = [x for x in operands if any(axis is not None for axis in x.axes)]  # the others: loaded once
+    indexed = [[axis for axis in x.axes if axis is not None] for x in read]
+    if len(shape) < 2 or any(axes != sorted(set(axes)) for axes in indexed):
+        return out
+
+    def mergeable(axis: int) -> bool:
+        """Whether out axis `axis` joins axis - 1: each operand indexes both by consecutive dims, or neither."""
+        return all(
+            (axis in axes) == (axis - 1 in axes) and (axis not in axes or axes.index(axis) == axes.index(axis - 1) + 1)
+            for axes in indexed
+        )
+
+    groups = [[0]]
+    for axis in range(1, len(shape)):
+        if mergeable(axis):
+            groups[-1].append(axis)
+        else:
+            groups.append([axis])
+    if len(groups) == len(shape):
+        return out
+    b = g.top
+    views: dict[Operand, Operand] = {}
+    for x in read:
+        x_shape = shape_of(x.buffer)
+        dims_of_axis = {axis: k for k, axis in enumerate(x.axes) if axis is not None}
+        merged, axes = [], []
+        for number, group in enumerate(groups):
+            if group[0] in dims_of_axis:
+                merged.append(element_count(b, [x_shape[dims_of_axis[axis]] for axis in group]))
+                axes.append(number)
+        buffer = x.buffer if merged == list(x_shape) else reshaped_view(b, x.buffer, merged)
+        views[x] = Operand(buffer, tuple(axes))
+    for node in nodes.values():
+        node.operands = [views.get(x, x) if isinstance(x, Operand) else x for x in node.operands]
+    return reshaped_view(b, out, [element_count(b, [shape[axis] for axis in group]) for group in groups])
 
 
 def _definitions(g: GraphLowering, op: OnnxOp, nodes: dict[OnnxOp, _Node]) -> _Node:

@@ -2,12 +2,13 @@
 # RUN: onnxc %t.onnx --emit llvm -o - | filecheck %s
 # RUN: onnxc %t.onnx --emit llvm -o - | filecheck %s --check-prefix=NOLIBM
 
-# A Conv + Tanh model. The Tanh nest has independent output channels and
-# enough work: it becomes a kernel taking an iteration range, called by the
-# thread pool through a `.slice` trampoline that unpacks a context struct.
+# A Conv + Tanh model. The Tanh nest (one loop over its 16384 elements, its
+# dims merged) has independent iterations and enough work: it becomes a kernel
+# taking an iteration range, called by the thread pool through a `.slice`
+# trampoline that unpacks a context struct.
 # Tanh is the inlinable polynomial instead of libm's tanhf.
 # CHECK: alloca { ptr, ptr }
-# CHECK: call void @onnxc_parallel_for(ptr {{.*}}@main_graph.nest[[NEST:[0-9]+]].slice, ptr {{.*}}, i64 0, i64 16)
+# CHECK: call void @onnxc_parallel_for(ptr {{.*}}@main_graph.nest[[NEST:[0-9]+]].slice, ptr {{.*}}, i64 0, i64 16384)
 # CHECK-DAG: define internal {{.*}}void @main_graph.nest[[NEST]](ptr noalias {{.*}}, ptr noalias {{.*}}, i64 {{.*}}, i64 {{.*}})
 # CHECK-DAG: define internal void @main_graph.nest[[NEST]].slice(ptr noalias {{.*}}, i64 {{.*}}, i64 {{.*}})
 # CHECK-DAG: declare void @onnxc_parallel_for(ptr, ptr, i64, i64)

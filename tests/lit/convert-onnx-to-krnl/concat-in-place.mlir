@@ -26,8 +26,9 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:      %[[V:.+]] = memref.load %x[%[[n]], %[[ch]], %[[h]], %[[w]]]
 // CHECK-NEXT:      memref.store %[[V]], %[[K1]][%[[n]], %[[ch]], %[[h]], %[[w]]] : memref<1x5x3x3xf32>
 // CHECK:         %[[R:.+]] = krnl.view %y[45 : i64] : memref<1x7x3x3xf32> to memref<1x2x3x3xf32>
+// CHECK:         %[[RF:.+]] = krnl.view %[[R]][0 : i64] : memref<1x2x3x3xf32> to memref<18xf32>
 // CHECK:           arith.maximumf
-// CHECK-NEXT:      memref.store {{.*}}, %[[R]][
+// CHECK-NEXT:      memref.store {{.*}}, %[[RF]][
 // CHECK-NOT:     krnl.iterate
 // CHECK:         func.return
 

@@ -49,9 +49,10 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-LABEL: func.func @main_graph(%x: memref<2x3x4xf32>, %y: memref<6x4xf32>) {
 // CHECK:         %[[R:.+]] = krnl.view %x[0 : i64] : memref<2x3x4xf32> to memref<6x4xf32>
 // CHECK-NOT:     memref.alloc
-// CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [6, 4] {
-// CHECK-NEXT:    ^bb0(%[[i:.+]]: index, %[[j:.+]]: index):
-// CHECK-NEXT:      memref.load %[[R]][%[[i]], %[[j]]] : memref<6x4xf32>
+// CHECK:         %[[FLAT:.+]] = krnl.view %[[R]][0 : i64] : memref<6x4xf32> to memref<24xf32>
+// CHECK:         krnl.iterate({{.*}}) bounds [0] to [24] {
+// CHECK-NEXT:    ^bb0(%[[i:.+]]: index):
+// CHECK-NEXT:      memref.load %[[FLAT]][%[[i]]] : memref<24xf32>
 // CHECK:         func.return
 
 // -----

@@ -3,7 +3,8 @@
 // Add with numpy broadcasting: a unit dim that is stretched is read at index 0,
 // missing leading dims are not read at all. Intermediates (here, read by two
 // ops, so not fused) are memref.alloc in the function's block; the graph
-// output is written in place.
+// output is written in place. Dims every operand reads alike are merged: the
+// Relu is one loop over views of 24 elements.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%a: tensor<2x1x4xf32>, %b: tensor<3x1xf32>) -> tensor<2x3x4xf32> attributes {onnx.input_names = ["a", "b"], onnx.output_names = ["out"]} {
     %sum = "onnx.Add"(%a, %b) : (tensor<2x1x4xf32>, tensor<3x1xf32>) -> tensor<2x3x4xf32>
@@ -26,11 +27,13 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:      memref.store %[[S]], %sum[%[[i]], %[[j]], %[[k]]] : memref<2x3x4xf32>
 // CHECK-NEXT:      krnl.yield
 // CHECK-NEXT:    }
+// CHECK-NEXT:    %[[SUM:.+]] = krnl.view %sum[0 : i64] : memref<2x3x4xf32> to memref<24xf32>
+// CHECK-NEXT:    %[[OUT:.+]] = krnl.view %out[0 : i64] : memref<2x3x4xf32> to memref<24xf32>
 // CHECK:         krnl.iterate
-// CHECK-NEXT:    ^bb0(%[[i:.+]]: index, %[[j:.+]]: index, %[[k:.+]]: index):
-// CHECK-NEXT:      %[[V:.+]] = memref.load %sum[%[[i]], %[[j]], %[[k]]] : memref<2x3x4xf32>
+// CHECK-NEXT:    ^bb0(%[[i:.+]]: index):
+// CHECK-NEXT:      %[[V:.+]] = memref.load %[[SUM]][%[[i]]] : memref<24xf32>
 // CHECK-NEXT:      %[[R:.+]] = arith.maximumf %[[V]], %[[ZERO]] : f32
-// CHECK-NEXT:      memref.store %[[R]], %out[%[[i]], %[[j]], %[[k]]] : memref<2x3x4xf32>
+// CHECK-NEXT:      memref.store %[[R]], %[[OUT]][%[[i]]] : memref<24xf32>
 // CHECK:         func.return
 // CHECK-NEXT:  }
 // CHECK-NEXT:  krnl.entry_point {func = @main_graph, input_names = ["a", "b"], output_names = ["out"]}

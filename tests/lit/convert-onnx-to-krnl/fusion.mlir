@@ -35,6 +35,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // A tree (the tanh form of GELU's last steps): both operands of the last Mul
 // are computed in its nest, and %x, read by two of its ops, is loaded once.
+// Every operand reads both dims alike: one loop over views of 32 elements.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
     %half = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
@@ -49,17 +50,19 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
 // CHECK-NOT:     memref.alloc
-// CHECK:         %[[HALF:.+]] = memref.load %{{.+}}[] : memref<f32>
+// CHECK:         %[[XV:.+]] = krnl.view %x[0 : i64] : memref<4x8xf32> to memref<32xf32>
+// CHECK-NEXT:    %[[YV:.+]] = krnl.view %y[0 : i64] : memref<4x8xf32> to memref<32xf32>
+// CHECK-NEXT:    %[[HALF:.+]] = memref.load %{{.+}}[] : memref<f32>
 // CHECK-NEXT:    %[[ONE:.+]] = memref.load %{{.+}}[] : memref<f32>
-// CHECK-NEXT:    krnl.define_loops 2
+// CHECK-NEXT:    krnl.define_loops 1
 // CHECK-NEXT:    krnl.iterate
-// CHECK-NEXT:    ^bb0(%[[i:.+]]: index, %[[j:.+]]: index):
-// CHECK-NEXT:      %[[X:.+]] = memref.load %x[%[[i]], %[[j]]] : memref<4x8xf32>
+// CHECK-NEXT:    ^bb0(%[[i:.+]]: index):
+// CHECK-NEXT:      %[[X:.+]] = memref.load %[[XV]][%[[i]]] : memref<32xf32>
 // CHECK-NEXT:      %[[H:.+]] = arith.mulf %[[X]], %[[HALF]] : f32
 // CHECK-NEXT:      %[[T:.+]] = math.tanh %[[X]] : f32
 // CHECK-NEXT:      %[[P:.+]] = arith.addf %[[T]], %[[ONE]] : f32
 // CHECK-NEXT:      %[[Y:.+]] = arith.mulf %[[H]], %[[P]] : f32
-// CHECK-NEXT:      memref.store %[[Y]], %y[%[[i]], %[[j]]] : memref<4x8xf32>
+// CHECK-NEXT:      memref.store %[[Y]], %[[YV]][%[[i]]] : memref<32xf32>
 // CHECK-NEXT:      krnl.yield
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
@@ -92,7 +95,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // -----
 
 // BatchNormalization with constant statistics, then Relu: the factor
-// scale / sqrt(var + epsilon) is a weight made at compile time; one nest.
+// scale / sqrt(var + epsilon) is a weight made at compile time; one nest, its
+// height and width merged (the per-channel weights read neither).
 builtin.module attributes {onnx.opset = 15 : i64} {
   func.func @main_graph(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
     %s = "onnx.Constant"() {value = dense<[4.0, 9.0]> : tensor<2xf32>} : () -> tensor<2xf32>
@@ -109,10 +113,12 @@ builtin.module attributes {onnx.opset = 15 : i64} {
 // CHECK-DAG:     %[[B:.+]] = krnl.global {value = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>}
 // CHECK-DAG:     %[[MEAN:.+]] = krnl.global {value = dense<5.000000e-01> : tensor<2xf32>}
 // CHECK:         %[[F:.+]] = krnl.global {value = #onnx.weight<"batch_norm_factor", tensor<2xf32>>} : memref<2xf32>
-// CHECK-NEXT:    krnl.define_loops 4
+// CHECK-NEXT:    %[[XV:.+]] = krnl.view %x[0 : i64] : memref<1x2x3x3xf32> to memref<1x2x9xf32>
+// CHECK-NEXT:    %[[YV:.+]] = krnl.view %y[0 : i64] : memref<1x2x3x3xf32> to memref<1x2x9xf32>
+// CHECK-NEXT:    krnl.define_loops 3
 // CHECK-NEXT:    krnl.iterate
-// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[h:.+]]: index, %[[w:.+]]: index):
-// CHECK-NEXT:      %[[X:.+]] = memref.load %x[%[[n]], %[[c]], %[[h]], %[[w]]]
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[hw:.+]]: index):
+// CHECK-NEXT:      %[[X:.+]] = memref.load %[[XV]][%[[n]], %[[c]], %[[hw]]]
 // CHECK-NEXT:      %[[M:.+]] = memref.load %[[MEAN]][%[[c]]]
 // CHECK-NEXT:      %[[FC:.+]] = memref.load %[[F]][%[[c]]]
 // CHECK-NEXT:      %[[BC:.+]] = memref.load %[[B]][%[[c]]]
@@ -120,7 +126,7 @@ builtin.module attributes {onnx.opset = 15 : i64} {
 // CHECK-NEXT:      %[[P:.+]] = arith.mulf %[[D]], %[[FC]] : f32
 // CHECK-NEXT:      %[[Q:.+]] = arith.addf %[[P]], %[[BC]] : f32
 // CHECK-NEXT:      %[[R:.+]] = arith.maximumf %[[Q]], %{{.+}} : f32
-// CHECK-NEXT:      memref.store %[[R]], %y[%[[n]], %[[c]], %[[h]], %[[w]]]
+// CHECK-NEXT:      memref.store %[[R]], %[[YV]][%[[n]], %[[c]], %[[hw]]]
 // CHECK-NEXT:      krnl.yield
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
@@ -141,12 +147,15 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(
 // CHECK-NOT:       memref.alloc
-// CHECK:           %[[X:.+]] = memref.load %x
+// CHECK:           %[[ZV:.+]] = krnl.view %z
+// CHECK-NEXT:      %[[XV:.+]] = krnl.view %x
+// CHECK-NEXT:      %[[YV:.+]] = krnl.view %y
+// CHECK:           %[[X:.+]] = memref.load %[[XV]]
 // CHECK-NEXT:      %[[G:.+]] = arith.cmpf ogt, %[[X]], %{{.+}} : f32
 // CHECK-NEXT:      %[[I:.+]] = arith.fptosi %[[X]] : f32 to i32
-// CHECK-NEXT:      %[[Z:.+]] = memref.load %z
+// CHECK-NEXT:      %[[Z:.+]] = memref.load %[[ZV]]
 // CHECK-NEXT:      %[[Y:.+]] = arith.select %[[G]], %[[I]], %[[Z]] : i32
-// CHECK-NEXT:      memref.store %[[Y]], %y
+// CHECK-NEXT:      memref.store %[[Y]], %[[YV]]
 // CHECK-NEXT:      krnl.yield
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
@@ -170,12 +179,13 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         %c = memref.alloc() : memref<1x4x4x4xf32>
 // CHECK:         krnl.matmul {{.*}} into %c
 // CHECK-SAME:      clip = [0xfff0000000000000 : f64, 0x7ff0000000000000 : f64]
-// CHECK-NEXT:    krnl.define_loops 4
-// CHECK:           %[[C:.+]] = memref.load %c
+// CHECK-NEXT:    %[[CV:.+]] = krnl.view %c[0 : i64] : memref<1x4x4x4xf32> to memref<1x4x16xf32>
+// CHECK:         krnl.define_loops 3
+// CHECK:           %[[C:.+]] = memref.load %[[CV]]
 // CHECK-NEXT:      %[[K:.+]] = memref.load
 // CHECK-NEXT:      %[[M:.+]] = arith.mulf %[[C]], %[[K]] : f32
 // CHECK-NEXT:      %[[R:.+]] = arith.maximumf %[[M]], %{{.+}} : f32
-// CHECK-NEXT:      memref.store %[[R]], %y
+// CHECK-NEXT:      memref.store %[[R]], %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x4x16xf32>
 // CHECK-NEXT:      krnl.yield
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return
@@ -194,7 +204,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         %s = memref.alloc() : memref<2x1xf32>
+// CHECK:         %[[SV:.+]] = krnl.view %s[0 : i64] : memref<2x1xf32> to memref<2xf32>
 // CHECK:           math.sqrt
-// CHECK-NEXT:      memref.store {{.*}}, %s
+// CHECK-NEXT:      memref.store {{.*}}, %[[SV]]
 // CHECK:           memref.load %s
 // CHECK-NEXT:      arith.divf

@@ -23,7 +23,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:      %[[UQ:.+]] = builtin.unrealized_conversion_cast %[[Q]] : i32 to ui32
 // CHECK-NEXT:      memref.store %[[UQ]], %d
 // CHECK:           %[[X:.+]] = arith.xori %{{.+}}, %{{.+}} : i1
-// CHECK-NEXT:      memref.store %[[X]], %x
+// CHECK-NEXT:      memref.store %[[X]], %{{.+}} : memref<6xi1>
 
 // -----
 

@@ -2,8 +2,9 @@
 
 // Symbolic dims become ? dims: the graph arguments' dims are read at entry
 // (memref.dim; the entry point checks the output's against "batch*seq"), a
-// result is allocated with them, loops are bounded by them, and a Reshape is
-// a view sized by its type's dims.
+// result is allocated with them, loops are bounded by them (each element-wise
+// nest one loop over its elements, a view of each buffer), and a Reshape is a
+// view sized by its type's dims.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<?x?x8xf32, ["batch", "seq", ""]>) -> tensor<?x8xf32, ["batch*seq", ""]> {
     %r = "onnx.Relu"(%x) : (tensor<?x?x8xf32, ["batch", "seq", ""]>) -> tensor<?x?x8xf32, ["batch", "seq", ""]>
@@ -19,8 +20,10 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    %[[SEQ:.+]] = memref.dim %x, %{{.+}} : memref<?x?x8xf32>
 // CHECK-NEXT:    %[[ROWS:.+]] = memref.dim %z, %{{.+}} : memref<?x8xf32>
 // CHECK-NEXT:    %r = memref.alloc(%[[BATCH]], %[[SEQ]]) : memref<?x?x8xf32>
-// CHECK:         krnl.iterate({{.*}}) with ({{.*}}) bounds [0, 0, 0] to [%[[BATCH]], %[[SEQ]], 8] {
+// CHECK:         %[[RV:.+]] = krnl.view %r[0 : i64] (%[[N:[0-9]+]]) : memref<?x?x8xf32> to memref<?xf32>
+// CHECK:         krnl.iterate({{.*}}) with ({{.*}}) bounds [0] to [%[[N]]] {
 // CHECK:         %[[VIEW:.+]] = krnl.view %r[0 : i64] (%[[ROWS]]) : memref<?x?x8xf32> to memref<?x8xf32>
-// CHECK:         krnl.iterate({{.*}}) with ({{.*}}) bounds [0, 0] to [%[[ROWS]], 8] {
-// CHECK:           memref.load %[[VIEW]]
+// CHECK:         %[[FLAT:.+]] = krnl.view %[[VIEW]][0 : i64] (%{{.+}}) : memref<?x8xf32> to memref<?xf32>
+// CHECK:         krnl.iterate({{.*}}) with ({{.*}}) bounds [0] to [%{{.+}}] {
+// CHECK:           memref.load %[[FLAT]]
 // CHECK:       krnl.entry_point {{.*}}dims = {{\[}}["batch", "seq", ""], ["batch*seq", ""]]}

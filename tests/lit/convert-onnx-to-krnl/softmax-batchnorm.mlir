@@ -83,16 +83,18 @@ builtin.module attributes {onnx.opset = 15 : i64} {
 // CHECK-NEXT:      %[[SD:.+]] = math.sqrt %[[VE]] : f32
 // CHECK-NEXT:      %[[F:.+]] = arith.divf %[[S]], %[[SD]] : f32
 // CHECK-NEXT:      memref.store %[[F]], %[[FACTOR]][%[[c]]] : memref<3xf32>
-// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [2, 3, 4, 4] {
-// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[h:.+]]: index, %[[w:.+]]: index):
-// CHECK-NEXT:      %[[X:.+]] = memref.load %x[%[[n]], %[[c]], %[[h]], %[[w]]]
+// CHECK:         %[[XV:.+]] = krnl.view %x[0 : i64] : memref<2x3x4x4xf32> to memref<2x3x16xf32>
+// CHECK-NEXT:    %[[YV:.+]] = krnl.view %y[0 : i64] : memref<2x3x4x4xf32> to memref<2x3x16xf32>
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0] to [2, 3, 16] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[hw:.+]]: index):
+// CHECK-NEXT:      %[[X:.+]] = memref.load %[[XV]][%[[n]], %[[c]], %[[hw]]]
 // CHECK-NEXT:      %[[M:.+]] = memref.load %mean[%[[c]]]
 // CHECK-NEXT:      %[[F:.+]] = memref.load %[[FACTOR]][%[[c]]]
 // CHECK-NEXT:      %[[B:.+]] = memref.load %bias[%[[c]]]
 // CHECK-NEXT:      %[[XM:.+]] = arith.subf %[[X]], %[[M]] : f32
 // CHECK-NEXT:      %[[XF:.+]] = arith.mulf %[[XM]], %[[F]] : f32
 // CHECK-NEXT:      %[[Y:.+]] = arith.addf %[[XF]], %[[B]] : f32
-// CHECK-NEXT:      memref.store %[[Y]], %y[%[[n]], %[[c]], %[[h]], %[[w]]]
+// CHECK-NEXT:      memref.store %[[Y]], %[[YV]][%[[n]], %[[c]], %[[hw]]]
 
 // -----
 
