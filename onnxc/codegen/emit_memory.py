@@ -187,8 +187,8 @@ def _emit_alloc(t: FunctionTranslator, op: memref.AllocOp) -> None:
 @emits(ViewOp)
 def _emit_view(t: FunctionTranslator, op: ViewOp) -> None:
     element = op.result.type.element_type
-    if is_low_precision(element):  # several elements to a byte, or an odd bit width
-        raise CompileError(f"codegen: no krnl.view of {element} elements")
+    if is_low_precision(element) and op.offset.value.data:  # several elements to a byte, or an odd bit width
+        raise CompileError(f"codegen: no krnl.view of {element} elements at an offset")
     offset = ir.Constant(I64, op.offset.value.data)
     pointer = t.builder.gep(t.pointer(op.base), [offset], inbounds=True, source_etype=memory_type(element))
     t.set(op.result, _descriptor(t, op.result, pointer, op.sizes))
