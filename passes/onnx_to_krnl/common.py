@@ -155,11 +155,16 @@ class GraphLowering:
         with a condition input...). Ops in `DYNAMIC_SHAPE_OPS` may have such a
         result if it is only returned (one dynamic dim; the library allocates
         it, see `dynamic_result`); no other lowering takes dynamic shapes.
-        Without this, the error would name some later value. Inputs may have
-        symbolic dims (the result's other dims then may too). Returns the results allowed."""
+        Without this, the error would name some later value. Inputs of those ops
+        may have symbolic dims (the result's other dims then may too); another
+        op's result may lose its shape to them (GatherND's rank is its indices'
+        last dim), which is not the values' doing. Returns the results allowed."""
         allowed = set()
         for op in self.graph.body.block.ops:
-            if not isinstance(op, OnnxOp) or not all(has_symbolic_shape(v) for v in op.operands):
+            if not isinstance(op, OnnxOp):
+                continue
+            known_shape = has_symbolic_shape if op.OP_TYPE in DYNAMIC_SHAPE_OPS else has_static_shape
+            if not all(known_shape(v) for v in op.operands):
                 continue
             for index, result in enumerate(op.results):
                 if not result.uses or has_static_shape(result) or has_symbolic_shape(result):
