@@ -514,7 +514,9 @@ class DynamicOutputOp(IRDLOperation):
     entries of `%src` along `axis`, in a fresh allocation the caller frees.
 
     `%src` has the output's shape with its largest possible dim at `axis`; an
-    extent above that dim is clamped to it, so no read leaves `%src`.
+    extent above that dim is clamped to it, so no read leaves `%src`. The
+    output's other dims are the source's: static, or `?` in both (run-time
+    dims, read from the source, as may be the source's dim at `axis`).
     """
 
     name = "krnl.dynamic_output"
@@ -535,11 +537,10 @@ class DynamicOutputOp(IRDLOperation):
         source, output = list(self.source.type.get_shape()), list(self.output.type.get_shape())
         if not 0 <= axis < len(source) or len(source) != len(output):
             raise VerifyException("krnl.dynamic_output: source and output need one rank, and axis within it")
-        dynamic = [k for k, d in enumerate(output) if d < 0]
-        static_dims_equal = all(o == d for k, (o, d) in enumerate(zip(output, source)) if k != axis)
-        if dynamic != [axis] or not static_dims_equal or any(d < 0 for d in source):
+        other_dims_equal = all(o == d for k, (o, d) in enumerate(zip(output, source)) if k != axis)
+        if output[axis] >= 0 or not other_dims_equal:
             raise VerifyException(
-                "krnl.dynamic_output: the output must have the static source shape with a dynamic dim at axis"
+                "krnl.dynamic_output: the output must have the source shape with a dynamic dim at axis"
             )
         if self.source.type.element_type != self.output.type.element_type:
             raise VerifyException("krnl.dynamic_output: source and output element types differ")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from llvmlite import ir
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import BFloat16Type
@@ -27,7 +26,6 @@ from onnxc.codegen.llvm_types import (
     element_size,
     has_run_time_dims,
     memory_type,
-    static_shape_of,
     value_type,
 )
 from onnxc.codegen.weights import align_up
@@ -236,19 +234,20 @@ def _emit_store(t: FunctionTranslator, op: memref.StoreOp) -> None:
 def _emit_dynamic_output(t: FunctionTranslator, op: DynamicOutputOp) -> None:
     """Allocate the output tensor's shape and data in one malloc block (shape first,
     data at the next 16-byte boundary) and copy the source's prefix along `axis`
-    into it; ONNXC_ERR_NOMEM if malloc fails (the wrapper resets the tensor)."""
+    into it; ONNXC_ERR_NOMEM if malloc fails (the wrapper resets the tensor).
+    The source's run-time dims are read from its descriptor (constants folded)."""
     b = t.builder
-    source_shape = static_shape_of(op.source.type)
+    source_shape = t.shape(op.source)
     axis, rank = op.axis.value.data, len(source_shape)
     element = element_size(op.source.type.element_type)
-    outer = int(np.prod(source_shape[:axis], dtype=np.int64))
-    inner_bytes = int(np.prod(source_shape[axis + 1 :], dtype=np.int64)) * element
+    outer = _product(b, source_shape[:axis])
+    inner_bytes = _product(b, source_shape[axis + 1 :], element)
     bound = source_shape[axis]
     extent = t.get(op.extent)
-    extent = b.select(b.icmp_unsigned("<", extent, ir.Constant(I64, bound)), extent, ir.Constant(I64, bound))
+    extent = b.select(b.icmp_unsigned("<", extent, bound), extent, bound)
     data_offset = align_up(rank * 8, DYNAMIC_DATA_OFFSET_ALIGNMENT)
-    row_bytes = b.mul(extent, ir.Constant(I64, inner_bytes), flags=["nuw"])
-    data_bytes = b.mul(row_bytes, ir.Constant(I64, outer), flags=["nuw"])
+    row_bytes = b.mul(extent, inner_bytes, flags=["nuw"])
+    data_bytes = b.mul(row_bytes, outer, flags=["nuw"])
     size = b.add(data_bytes, ir.Constant(I64, data_offset), flags=["nuw"])
     block = t.call("malloc", PTR, [c_size(b, size, t.parent.target.pointer_bits)])
     with b.if_then(b.icmp_unsigned("==", block, NULL), likely=False):
@@ -259,7 +258,7 @@ def _emit_dynamic_output(t: FunctionTranslator, op: DynamicOutputOp) -> None:
     b.store(block, field_pointer(b, tensor, TENSOR, tensor_field("shape")))
     for position, dim in enumerate(source_shape):
         dim_pointer = b.gep(block, [ir.Constant(I64, position)], inbounds=True, source_etype=I64)
-        b.store(extent if position == axis else ir.Constant(I64, dim), dim_pointer, align=8)
+        b.store(extent if position == axis else dim, dim_pointer, align=8)
     # One memcpy per row of the dims before `axis` (row r: extent * inner elements).
     source = t.pointer(op.source)
     before = b.block
@@ -268,12 +267,25 @@ def _emit_dynamic_output(t: FunctionTranslator, op: DynamicOutputOp) -> None:
     b.position_at_end(header)
     row = b.phi(I64, "row")
     row.add_incoming(ir.Constant(I64, 0), before)
-    b.cbranch(b.icmp_unsigned("<", row, ir.Constant(I64, outer)), body, done)
+    b.cbranch(b.icmp_unsigned("<", row, outer), body, done)
     b.position_at_end(body)
     to = b.gep(data, [b.mul(row_bytes, row, flags=["nuw"])], source_etype=I8)
-    from_offset = b.mul(row, ir.Constant(I64, bound * inner_bytes), flags=["nuw"])
+    from_offset = b.mul(row, _product(b, source_shape[axis:], element), flags=["nuw"])
     from_ = b.gep(source, [from_offset], source_etype=I8)
     t.call("llvm.memcpy.p0.p0.i64", ir.VoidType(), [to, from_, row_bytes, ir.Constant(I1, 0)])
     row.add_incoming(b.add(row, ir.Constant(I64, 1), flags=["nuw"]), b.block)
     b.branch(header)
     b.position_at_end(done)
+
+
+def _product(b: ir.IRBuilder, dims: Sequence[ir.Value], scale: int = 1) -> ir.Value:
+    """`scale` times the product of i64 dims, the constant ones multiplied at compile time."""
+    product = None
+    for dim in dims:
+        if isinstance(dim, ir.Constant):
+            scale *= dim.constant
+        else:
+            product = dim if product is None else b.mul(product, dim, flags=["nuw"])
+    if product is None:
+        return ir.Constant(I64, scale)
+    return product if scale == 1 else b.mul(product, ir.Constant(I64, scale), flags=["nuw"])

@@ -512,6 +512,14 @@ def _reshape_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
     return [(_product(out), "==", _product(data))]
 
 
+def _non_max_suppression_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """boxes [batch, box, 4] and scores [batch, class, box] agree on batch and box."""
+    boxes, scores = dims_of(op.input(0)), dims_of(op.input(1))
+    if boxes is None or scores is None or len(boxes) != 3 or len(scores) != 3:
+        return []
+    return [(boxes[0], "==", scores[0]), (boxes[1], "==", scores[2])]
+
+
 _SHAPE_RULES.update(
     {
         "Pad": _pad_dims,
@@ -531,4 +539,5 @@ _REQUIREMENTS: dict[str, Callable] = {
     "DepthToSpace": _block_requirements,
     "Split": _split_requirements,
     "TopK": _top_k_requirements,
+    "NonMaxSuppression": _non_max_suppression_requirements,
 }

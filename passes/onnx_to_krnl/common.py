@@ -43,7 +43,14 @@ from onnxc.dialects.symbolic import Dim
 from onnxc.dialects.types import dim_params, is_float, is_low_precision, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.helpers.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
-from onnxc.passes.helpers.run_time_dims import IndexDimOps, buffer_shape, element_count, flat_view, read_argument_dims
+from onnxc.passes.helpers.run_time_dims import (
+    IndexDimOps,
+    alloc_shaped,
+    buffer_shape,
+    element_count,
+    flat_view,
+    read_argument_dims,
+)
 from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS
 from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
 
@@ -148,10 +155,16 @@ class GraphLowering:
         with a condition input...). Ops in `DYNAMIC_SHAPE_OPS` may have such a
         result if it is only returned (one dynamic dim; the library allocates
         it, see `dynamic_result`); no other lowering takes dynamic shapes.
-        Without this, the error would name some later value. Returns the results allowed."""
+        Without this, the error would name some later value. Inputs of those ops
+        may have symbolic dims (the result's other dims then may too); another
+        op's result may lose its shape to them (GatherND's rank is its indices'
+        last dim), which is not the values' doing. Returns the results allowed."""
         allowed = set()
         for op in self.graph.body.block.ops:
-            if not isinstance(op, OnnxOp) or not all(has_static_shape(v) for v in op.operands):
+            if not isinstance(op, OnnxOp):
+                continue
+            known_shape = has_symbolic_shape if op.OP_TYPE in DYNAMIC_SHAPE_OPS else has_static_shape
+            if not all(known_shape(v) for v in op.operands):
                 continue
             for index, result in enumerate(op.results):
                 if not result.uses or has_static_shape(result) or has_symbolic_shape(result):
@@ -162,7 +175,7 @@ class GraphLowering:
                 if not all(isinstance(use.operation, func.ReturnOp) for use in result.uses):
                     users = sorted({use.operation.name for use in result.uses} - {"func.return"})
                     raise self.unsupported(op, f"{message}; it may only be a graph output, not used by {users}")
-                if _one_dynamic_dim(result) is None:
+                if _value_dependent_dim(result) is None:
                     raise self.unsupported(op, f"{message}, in more than one dim ({result.type})")
                 allowed.add(result)
         return allowed
@@ -310,16 +323,17 @@ class GraphLowering:
             buffer.name_hint = value.name_hint
         return buffer
 
-    def dynamic_result(self, op: OnnxOp, index: int, bound: Sequence[int]) -> SSAValue:
-        """A scratch buffer for a result whose one dynamic dim is known only at run
-        time, shaped as the result with that dim at its largest, `bound`. The
-        lowering fills a prefix along that dim and calls `finish_dynamic_result`."""
+    def dynamic_result(self, op: OnnxOp, index: int, bound: Sequence[Bound]) -> SSAValue:
+        """A scratch buffer for a result whose one value-dependent dim is known only
+        at run time, shaped as the result with that dim at its largest, `bound`
+        (index values where the dims are symbolic). The lowering fills a prefix
+        along that dim and calls `finish_dynamic_result`."""
         value = op.results[index]
-        axis = _one_dynamic_dim(value)
-        shape = list(value.type.get_shape())
-        if axis is None or list(bound[:axis]) + list(bound[axis + 1 :]) != shape[:axis] + shape[axis + 1 :]:
-            raise self.shape_error(op, f"result {index} of type {value.type} cannot be bounded by {list(bound)}")
-        buffer = self.top.alloc(MemRefType(value.type.get_element_type(), bound))
+        axis = _value_dependent_dim(value)
+        if axis is None or not _bounds_shape(bound, value.type.get_shape(), axis):
+            shown = [d if isinstance(d, int) else "?" for d in bound]
+            raise self.shape_error(op, f"result {index} of type {value.type} cannot be bounded by {shown}")
+        buffer = alloc_shaped(self.top, value.type.get_element_type(), bound)
         buffer.name_hint = value.name_hint
         self.buffers[value] = buffer
         return buffer
@@ -330,7 +344,7 @@ class GraphLowering:
         value = op.results[index]
         for output, arg in zip(self.outputs, self.output_args):
             if output is value:
-                self.top.insert(DynamicOutputOp(self.buffers[value], extent, arg, _one_dynamic_dim(value)))
+                self.top.insert(DynamicOutputOp(self.buffers[value], extent, arg, _value_dependent_dim(value)))
 
     def alias(self, value: SSAValue, buffer: SSAValue) -> None:
         """Let `value` share a buffer of the same shape (buffers are never overwritten)."""
@@ -401,12 +415,26 @@ def has_symbolic_shape(value: SSAValue) -> bool:
     return all(d >= 0 or p for d, p in zip(value.type.get_shape(), dim_params(value.type)))
 
 
-def _one_dynamic_dim(value: SSAValue) -> int | None:
-    """The axis of the only dynamic dim of a ranked tensor value, else None."""
+def _value_dependent_dim(value: SSAValue) -> int | None:
+    """The axis of the only dim of a ranked tensor value that is dynamic with no
+    symbolic expression (its size depends on input values), else None."""
     if not isinstance(value.type, TensorType):
         return None
-    dynamic = [axis for axis, dim in enumerate(value.type.get_shape()) if dim < 0]
-    return dynamic[0] if len(dynamic) == 1 else None
+    shape, params = value.type.get_shape(), dim_params(value.type)
+    unnamed = [axis for axis, (dim, param) in enumerate(zip(shape, params)) if dim < 0 and not param]
+    return unnamed[0] if len(unnamed) == 1 else None
+
+
+def _bounds_shape(bound: Sequence[Bound], shape: Sequence[int], axis: int) -> bool:
+    """Whether `bound` has `shape`'s rank and static dims, a run-time value for
+    each of its symbolic dims, and a size (static or not) at `axis`."""
+    if len(bound) != len(shape):
+        return False
+    for k, (size, dim) in enumerate(zip(bound, shape)):
+        static = isinstance(size, int)
+        if (static and size < 0) or (k != axis and (size != dim if static else dim >= 0)):
+            return False
+    return True
 
 
 def dynamic_memref_type(value: SSAValue) -> MemRefType:

@@ -12,15 +12,18 @@ the result lists (batch, class, box) of every selection.
    result of [count, 3].
 IoU follows onnx.reference (and onnxruntime): boxes whose intersection or
 union is empty never suppress each other; corners may come in either order.
+The batch, box and class counts may be run-time dims (shape inference checks
+that boxes and scores agree on them: symbolic_shapes.py).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IndexType, MemRefType, f32, i1, i64
+from xdsl.dialects.builtin import IndexType, f32, i1, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import alloc_shaped, element_count
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of
 
 
@@ -85,7 +88,7 @@ def _scalar(b: KernelBuilder, buffer: SSAValue) -> SSAValue:
     return b.load(buffer, [0] * len(shape_of(buffer)))
 
 
-@lowers("NonMaxSuppression", dynamic=True)
+@lowers("NonMaxSuppression", dynamic=True, run_time_dims=True)
 def lower_non_max_suppression(g: GraphLowering, op: OnnxOp) -> None:
     boxes, scores = g.input(op, 0), g.input(op, 1)
     element = g.same_element_type(op, [boxes, scores], ints=False)
@@ -95,11 +98,12 @@ def lower_non_max_suppression(g: GraphLowering, op: OnnxOp) -> None:
     _, classes, _ = shape_of(scores)
     max_output, iou_threshold, score_threshold = (g.input(op, k) for k in (2, 3, 4))
     geometry = _Boxes(boxes, bool(op.attr("center_point_box")))
-    out = g.dynamic_result(op, 0, [batches * classes * num_boxes, 3])
-    order = g.top.alloc(MemRefType(IndexType(), [batches, classes, num_boxes]))
-    selected = g.top.alloc(MemRefType(IndexType(), [batches, classes, num_boxes]))
-    class_count = g.top.alloc(MemRefType(IndexType(), [batches, classes]))
-    if batches * classes * num_boxes == 0:
+    candidates = element_count(g.top, [batches, classes, num_boxes])
+    out = g.dynamic_result(op, 0, [candidates, 3])
+    order = alloc_shaped(g.top, IndexType(), [batches, classes, num_boxes])
+    selected = alloc_shaped(g.top, IndexType(), [batches, classes, num_boxes])
+    class_count = alloc_shaped(g.top, IndexType(), [batches, classes])
+    if isinstance(candidates, int) and candidates == 0:  # a run-time 0 runs the loops below 0 times
         g.finish_dynamic_result(op, 0, g.top.index(0))
         return
 

@@ -3,18 +3,18 @@
 Both are written into a scratch buffer of the largest possible shape by one
 sequential scan that carries the count so far (an scf.for accumulator, so the
 scan is never split among threads), and the count then sizes the
-library-allocated graph output (`GraphLowering.dynamic_result`).
+library-allocated graph output (`GraphLowering.dynamic_result`). The input
+dims may be symbolic: the scratch buffer's are then computed at run time.
 """
 
 from __future__ import annotations
-
-import math
 
 from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import element_count
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, delinearize, lowers, normalized_axis, shape_of
 
 
@@ -27,7 +27,7 @@ def _count_up(b: KernelBuilder, count: SSAValue, selected: SSAValue) -> SSAValue
     return b.index(b.add(count, b.select_index(selected, 1, 0)))
 
 
-@lowers("NonZero", dynamic=True)
+@lowers("NonZero", dynamic=True, run_time_dims=True)
 def lower_non_zero(g: GraphLowering, op: OnnxOp) -> None:
     """result[:, k] = the indices of the k-th nonzero element of x in row-major order."""
     x = g.input(op, 0)
@@ -35,7 +35,7 @@ def lower_non_zero(g: GraphLowering, op: OnnxOp) -> None:
     shape = shape_of(x)
     if not shape:
         raise g.unsupported(op, "NonZero of a scalar")
-    out = g.dynamic_result(op, 0, [len(shape), math.prod(shape)])
+    out = g.dynamic_result(op, 0, [len(shape), element_count(g.top, shape)])
 
     def scan(b: KernelBuilder, ivs: list[Bound], count: SSAValue) -> SSAValue:
         selected = _is_nonzero(b, b.load(x, ivs))
@@ -60,11 +60,11 @@ def lower_compress_at_run_time(g: GraphLowering, op: OnnxOp) -> None:
     shape = shape_of(x)
     flat = "axis" not in op.attributes
     axis = 0 if flat else normalized_axis(g, op, op.attr("axis"), len(shape))
-    slices = math.prod(shape) if flat else shape[axis]
+    slices = element_count(g.top, shape) if flat else shape[axis]
     bound = [slices] if flat else list(shape)
     out = g.dynamic_result(op, 0, bound)
     outer, inner = bound[:axis], bound[axis + 1 :]
-    candidates = min(slices, shape_of(condition)[0])
+    candidates = g.top.min(slices, shape_of(condition)[0])
 
     def element(b: KernelBuilder, position: Bound, rest_ivs: list[Bound]) -> list[Bound]:
         """The index into x of element `rest_ivs` (outer + inner ivs) of slice `position`."""

@@ -296,7 +296,7 @@ def lower_depth_space(g: GraphLowering, op: OnnxOp) -> None:
         b.store(b.load(space, [n, *space_index]), out, ivs)
 
 
-@lowers("Compress", dynamic=True)
+@lowers("Compress", dynamic=True, run_time_dims=True)
 def lower_compress(g: GraphLowering, op: OnnxOp) -> None:
     """With a constant condition, the kept positions are known: a gather of them
     along `axis` (or of the flattened input without one). Otherwise the result's
@@ -305,6 +305,8 @@ def lower_compress(g: GraphLowering, op: OnnxOp) -> None:
     if condition is None:
         lower_compress_at_run_time(g, op)
         return
+    if not has_static_shape(op.input(0)):
+        raise g.unsupported(op, f"Compress of {op.input(0).type} by a constant condition (pin the dims with --shape)")
     src, out = g.input(op, 0), g.result(op)
     axis = op.attr("axis")
     if axis is None:

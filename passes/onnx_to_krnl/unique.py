@@ -18,18 +18,17 @@ Floats order NaN after every number and equal to NaN (numpy.unique).
 
 from __future__ import annotations
 
-import math
-
-from xdsl.dialects.builtin import IndexType, MemRefType, i1, i64
+from xdsl.dialects.builtin import IndexType, i1, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_outputs
 from onnxc.dialects.types import is_float
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import alloc_shaped, element_count
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     copy_reshaped,
-    has_static_shape,
+    has_symbolic_shape,
     lowers,
     normalized_axis,
     shape_of,
@@ -88,7 +87,7 @@ def _count_where(b: KernelBuilder, n: int, condition) -> SSAValue:
     return b.reduce([(0, n)], b.index(0), step)
 
 
-@lowers("Unique", dynamic=True)
+@lowers("Unique", dynamic=True, run_time_dims=True)
 def lower_unique(g: GraphLowering, op: OnnxOp) -> None:
     x = g.input(op, 0)
     g.element_type(op, x, bools=True)
@@ -97,17 +96,18 @@ def lower_unique(g: GraphLowering, op: OnnxOp) -> None:
     elif len(shape_of(x)) == 1:
         items = _Items(x, 0)
     else:
-        flat = g.top.alloc(MemRefType(x.type.get_element_type(), [math.prod(shape_of(x))]))
+        flat = alloc_shaped(g.top, x.type.get_element_type(), [element_count(g.top, shape_of(x))])
         copy_reshaped(g.top, x, flat)
         items = _Items(flat, 0)
     n = items.count
     sorted_order = bool(op.attr("sorted"))
 
     def scratch() -> SSAValue:
-        return g.top.alloc(MemRefType(IndexType(), [n]))
+        return alloc_shaped(g.top, IndexType(), [n])
 
     first, count, rank = scratch(), scratch(), scratch()
-    if n == 0:
+    empty = isinstance(n, int) and n == 0  # a run-time 0 runs the nests below 0 times
+    if empty:
         total = g.top.index(0)
     else:
         # 1. first occurrence and count of each item
@@ -121,7 +121,7 @@ def lower_unique(g: GraphLowering, op: OnnxOp) -> None:
         b.store(_count_where(b, n, lambda inner, j: items.equal(inner, j, i)), count, [i])
 
     outputs = _Outputs(g, op, items, n)
-    if n:
+    if not empty:
         # 2. ranks of first occurrences; Y, indices and counts stored at them
         (i,), b = g.top.loop_nest([n])
 
@@ -150,9 +150,9 @@ def lower_unique(g: GraphLowering, op: OnnxOp) -> None:
 class _Outputs:
     """Unique's four results (any may be absent or unused), each a buffer written
     by the lowering: a dynamic result (the items' count is known at run time) or,
-    where shape inference knew it, a static one."""
+    where shape inference knew it, a static or symbolic one (the inverse map)."""
 
-    def __init__(self, g: GraphLowering, op: OnnxOp, items: _Items, n: int):
+    def __init__(self, g: GraphLowering, op: OnnxOp, items: _Items, n: Bound):
         self.g, self.n = g, n
         self.buffers: list[SSAValue | None] = [None] * 4
         self.dynamic: list[tuple[int, int]] = []  # (ONNX output position, result index)
@@ -160,7 +160,7 @@ class _Outputs:
             if value is None:
                 continue
             index = list(op.results).index(value)
-            if has_static_shape(value):
+            if has_symbolic_shape(value):
                 self.buffers[position] = g.result(op, index)
                 continue
             bound = shape_of(items.x) if position == 0 else [n]
