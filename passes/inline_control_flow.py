@@ -21,8 +21,10 @@ it to a run-time branch or loop (onnx_to_krnl/control_flow.py). It needs
 what that lowering takes: branches giving one type per result, loop-carried
 values keeping their type, scan outputs only under a constant trip count (a
 while loop on the data stays a loop once unrolling meets its condition).
-Anything else is refused with an UnsupportedOpError, as is a Scan decided at
-run time and unrolling beyond `MAX_UNROLLED_OPS` copied ops.
+A Scan stays, its body typed, when its length is known only at run time or
+unrolling it would copy more than `MAX_UNROLLED_OPS` ops; its states must
+keep their types. Anything else is refused with an UnsupportedOpError, as is
+unrolling a Loop beyond `MAX_UNROLLED_OPS` copied ops.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.types import dim_params
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.constprop import Folder
 from onnxc.passes.helpers.graph import (
@@ -54,6 +57,7 @@ from onnxc.passes.helpers.graph import (
     static_shape,
     update_function_types,
 )
+from onnxc.passes.helpers.scan_layout import ScanLayout, drop_dim, insert_dim
 
 CONTROL_FLOW = ("If", "Loop", "Scan")
 
@@ -102,6 +106,11 @@ class _Inliner:
         if op.OP_TYPE == "Loop" and not all(v is None or constant_array(v) is not None for v in onnx_inputs(op)[:2]):
             self.keep_loop(op)
             return
+        if op.OP_TYPE == "Scan":
+            layout = ScanLayout.of(op, self.opset, lambda why: self.refusal(op, why))
+            if self.scan_stays(op, layout):
+                self.keep_scan(op, layout)
+                return
         expand = {"If": self.expand_if, "Loop": self.expand_loop, "Scan": self.expand_scan}[op.OP_TYPE]
         exits: list[Operation] = []
         before = op.prev_op
@@ -244,6 +253,47 @@ class _Inliner:
             if result.type != scan_type:
                 Rewriter.replace_value_with_new_type(result, scan_type)
 
+    def scan_stays(self, op: OnnxOp, layout: ScanLayout) -> bool:
+        """Whether a Scan runs as a loop: its length is known only at run time, or
+        unrolling it would copy more than `MAX_UNROLLED_OPS` ops in all."""
+        shapes = [static_shape(v) for v in layout.sequences]
+        if not shapes or any(shape is None for shape in shapes):
+            return bool(shapes)
+        batches = shapes[0][0] if layout.batched else 1
+        steps = shapes[0][layout.batched + layout.input_axes[0]]
+        return self.copied + batches * steps * len(op.graph("body").block.ops) > MAX_UNROLLED_OPS
+
+    def keep_scan(self, op: OnnxOp, layout: ScanLayout) -> None:
+        """A Scan run as a loop over its scan axis: its body typed with the states'
+        types and one step of each scan input; the states must keep their types.
+        Each scan output stacks its per-iteration values along a dim of the scan
+        inputs' length (named as theirs is), after the batch dim in Scan-8."""
+        for value in [*layout.states, *layout.sequences]:
+            if not isinstance(value.type, TensorType) or (layout.batched and not value.type.get_num_dims()):
+                raise self.refusal(op, f"an input of type {value.type} cannot be scanned")
+        state_types = [layout.per_batch(v.type) for v in layout.states]
+        step_types = [drop_dim(layout.per_batch(v.type), a) for v, a in zip(layout.sequences, layout.input_axes)]
+        outputs = self.settle_graph(op, "body", [*state_types, *step_types])
+        lengths = {_dim(layout.per_batch(v.type), a) for v, a in zip(layout.sequences, layout.input_axes)}
+        if len(lengths) != 1:
+            raise self.refusal(op, f"its scan inputs have lengths {sorted(map(str, lengths))}, not one length")
+        length = lengths.pop()
+        for index, (state_type, output, result) in enumerate(zip(state_types, outputs, op.results)):
+            if output.type != state_type:
+                raise self.refusal(op, f"state {index} changes type from {state_type} to {output.type}")
+            if result.type != layout.states[index].type:
+                Rewriter.replace_value_with_new_type(result, layout.states[index].type)
+        scans = zip(outputs[len(state_types) :], op.results[len(state_types) :], layout.output_axes)
+        for index, (output, result, axis) in enumerate(scans):
+            if not isinstance(output.type, TensorType) or "" in _dim_names(output.type):
+                raise self.refusal(op, f"scan output {index} has a per-iteration type {output.type} of unnamed dims")
+            scan_type = insert_dim(output.type, axis % (output.type.get_num_dims() + 1), *length)
+            if layout.batched:
+                batch = layout.sequences[0].type
+                scan_type = insert_dim(scan_type, 0, batch.get_shape()[0], dim_params(batch)[0])
+            if result.type != scan_type:
+                Rewriter.replace_value_with_new_type(result, scan_type)
+
     # ------------------------------------------------------------------ the ops
 
     def expand_if(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
@@ -275,73 +325,46 @@ class _Inliner:
         return [*carried, *(self.stack(op, [s[k] for s in scans], 0) for k in range(scan_count))]
 
     def expand_scan(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
-        inputs = onnx_inputs(op)
-        scan_inputs = op.attr("num_scan_inputs")
-        if op_opset(op, self.opset) >= 9:
-            states, sequences = inputs[: len(inputs) - scan_inputs], inputs[len(inputs) - scan_inputs :]
-            scan_count = len(op.results) - len(states)
-            return self.scan(
-                op,
-                states,
-                sequences,
-                op.attr("scan_input_axes") or [0] * scan_inputs,
-                op.attr("scan_input_directions") or [0] * scan_inputs,
-                op.attr("scan_output_axes") or [0] * scan_count,
-                op.attr("scan_output_directions") or [0] * scan_count,
-                exits,
-            )
-        # Scan-8: axis 0 is a batch axis, each batch scanned along axis 1 of the inputs. The
-        # importer drops an absent (empty-named) sequence_lens, the body tells the state count.
-        state_count = len(op.graph("body").block.args) - scan_inputs
-        if len(inputs) != state_count + scan_inputs:
-            raise self.refusal(op, "Scan-8 with sequence_lens is not supported")
-        states, sequences = inputs[:state_count], inputs[state_count:]
-        scan_count = len(op.results) - len(states)
-        shape = static_shape(sequences[0]) if sequences else None
-        if shape is None:
-            raise self.refusal(op, "a scan input's shape is known only at run time")
-        reverse = op.attr("directions") or [0] * scan_inputs
+        layout = ScanLayout.of(op, self.opset, lambda why: self.refusal(op, why))
+        if not layout.batched:
+            return self.scan(op, layout, layout.states, layout.sequences, exits)
         batches = []
-        for b in range(shape[0]):
-            batches.append(
-                self.scan(
-                    op,
-                    [self.gather(op, v, b, 0) for v in states],
-                    [self.gather(op, v, b, 0) for v in sequences],
-                    [0] * scan_inputs,
-                    reverse,
-                    [0] * scan_count,
-                    [0] * scan_count,
-                    exits,
-                )
-            )
+        for b in range(static_shape(layout.sequences[0])[0] if layout.sequences else 0):
+            states = [self.gather(op, v, b, 0) for v in layout.states]
+            sequences = [self.gather(op, v, b, 0) for v in layout.sequences]
+            batches.append(self.scan(op, layout, states, sequences, exits))
         return [self.stack(op, [outputs[k] for outputs in batches], 0) for k in range(len(op.results))]
 
-    def scan(self, op, states, sequences, input_axes, input_reverse, output_axes, output_reverse, exits):
-        """The body run over the scan axis: final states, then scan outputs stacked."""
-        scan_count = len(output_axes)
-        lengths = set()
-        for value, axis in zip(sequences, input_axes):
-            shape = static_shape(value)
-            if shape is None:
-                raise self.refusal(op, "a scan input's shape is known only at run time")
-            lengths.add(shape[axis % len(shape)])
+    def scan(self, op, layout: ScanLayout, states, sequences, exits):
+        """The body run over the scan axis (of one batch's `sequences`): final
+        states, then scan outputs stacked."""
+        lengths = {static_shape(value)[axis] for value, axis in zip(sequences, layout.input_axes)}
         if len(lengths) != 1:
             raise self.refusal(op, f"its scan inputs have different lengths {sorted(lengths)}")
         length = lengths.pop()
         steps: list[Operation] = []
         for step in range(length):
             slices = []
-            for value, axis, reverse in zip(sequences, input_axes, input_reverse):
+            for value, axis, reverse in zip(sequences, layout.input_axes, layout.input_reverse):
                 slices.append(self.gather(op, value, length - 1 - step if reverse else step, axis))
             states = self.copy_region(op, "body", [*states, *slices], steps)[: len(states)]
         exits.extend(steps)
-        if scan_count and not steps:
+        if layout.scan_count and not steps:
             raise self.refusal(op, "its scan axis is empty, so the shapes of its scan outputs are unknown")
         scans = [list(exit_.operands)[len(states) :] for exit_ in steps]
         stacked = []
-        for k in range(scan_count):
+        for k, (axis, reverse) in enumerate(zip(layout.output_axes, layout.output_reverse)):
             items = [s[k] for s in scans]
             rank = len(static_shape(items[0]) or ())
-            stacked.append(self.stack(op, items[::-1] if output_reverse[k] else items, output_axes[k] % (rank + 1)))
+            stacked.append(self.stack(op, items[::-1] if reverse else items, axis % (rank + 1)))
         return [*states, *stacked]
+
+
+def _dim(ttype: TensorType, axis: int) -> tuple[int, str]:
+    """Dim `axis` of a type: its size (negative where dynamic) and its symbolic name."""
+    return ttype.get_shape()[axis], dim_params(ttype)[axis]
+
+
+def _dim_names(ttype: TensorType) -> list[str]:
+    """Per dim, "-" where static, else its symbolic name ("" for an unnamed one)."""
+    return ["-" if d >= 0 else p for d, p in zip(ttype.get_shape(), dim_params(ttype))]

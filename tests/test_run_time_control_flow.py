@@ -1,6 +1,6 @@
-"""If and Loop decided at run time (onnx_to_krnl/control_flow.py): one library per
-model, run on inputs that take each branch and 0, 1 and many iterations, matched
-against onnxruntime."""
+"""If, Loop and Scan decided at run time (onnx_to_krnl/control_flow.py): one
+library per model, run on inputs that take each branch and 0, 1 and many
+iterations, matched against onnxruntime."""
 
 import numpy as np
 import onnx
@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
 from onnxc.errors import ShapeError, UnsupportedOpError
+from onnxc.passes.inline_control_flow import MAX_UNROLLED_OPS
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
@@ -275,6 +276,103 @@ def test_if_and_loop_over_values_with_a_symbolic_dim(tmp_path):
     _check_runs(model, feeds, tmp_path)
 
 
+def _scan9_model():
+    """A Scan-9 over T steps (T known at run time): two scan inputs, one scanned
+    along axis 1 backwards; h <- tanh((h + x) * sum(w)); the states stacked
+    along axis 1, -w stacked backwards along axis 0."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["h", "x"], ["a"]),
+            helper.make_node("ReduceSum", ["w"], ["s"], keepdims=0),
+            helper.make_node("Mul", ["a", "s"], ["b"]),
+            helper.make_node("Tanh", ["b"], ["h_next"]),
+            helper.make_node("Identity", ["h_next"], ["row"]),
+            helper.make_node("Neg", ["w"], ["nw"]),
+        ],
+        "step",
+        [_info("h", F, [4]), _info("x", F, [4]), _info("w", F, [2])],
+        [_info("h_next", F, [4]), _info("row", F, [4]), _info("nw", F, [2])],
+    )
+    scan = helper.make_node(
+        "Scan",
+        ["h0", "xs", "ws"],
+        ["h", "rows", "nws"],
+        body=body,
+        num_scan_inputs=2,
+        scan_input_axes=[0, 1],
+        scan_input_directions=[0, 1],
+        scan_output_axes=[1, 0],
+        scan_output_directions=[0, 1],
+    )
+    inputs = [_info("h0", F, [4]), _info("xs", F, ["T", 4]), _info("ws", F, [2, "T"])]
+    return _model([scan], inputs, [_info("h", F, [4]), _info("rows", F, [4, "T"]), _info("nws", F, ["T", 2])])
+
+
+def test_scan_over_a_run_time_length(tmp_path):
+    rng = np.random.default_rng(2)
+    feeds = [
+        {
+            "h0": rng.standard_normal(4).astype(np.float32),
+            "xs": rng.standard_normal((steps, 4)).astype(np.float32),
+            "ws": rng.standard_normal((2, steps)).astype(np.float32),
+        }
+        for steps in (0, 1, 7)
+    ]
+    model = _scan9_model()
+    _check_runs(model, feeds[1:], tmp_path)
+    # No steps: onnxruntime dies of a division by zero here; the states come out as they went in.
+    h, rows, nws = onnxc.Session(tmp_path / "model.so").run(None, feeds[0])
+    assert np.array_equal(h, feeds[0]["h0"]) and rows.shape == (4, 0) and nws.shape == (0, 2)
+    krnl = onnxc.compile(model, tmp_path / "model.krnl.mlir", emit="krnl")
+    assert "scf.while" in krnl.read_text()
+
+
+def test_scan8_over_run_time_batches_and_lengths(tmp_path):
+    """Scan-8: axis 0 a batch axis, each batch scanned backwards along axis 1."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["total", "x"], ["t"]), helper.make_node("Mul", ["t", "x"], ["row"])],
+        "step",
+        [_info("total", F, [2]), _info("x", F, [2])],
+        [_info("t", F, [2]), _info("row", F, [2])],
+    )
+    scan = helper.make_node(
+        "Scan", ["", "total0", "xs"], ["total", "rows"], body=body, num_scan_inputs=1, directions=[1]
+    )
+    inputs = [_info("total0", F, ["B", 2]), _info("xs", F, ["B", "T", 2])]
+    outputs = [_info("total", F, ["B", 2]), _info("rows", F, ["B", "T", 2])]
+    model = make_model(helper.make_graph([scan], "scan8", inputs, outputs), opset=8)
+    rng = np.random.default_rng(3)
+    feeds = [
+        {
+            "total0": rng.standard_normal((b, 2)).astype(np.float32),
+            "xs": rng.standard_normal((b, t, 2)).astype(np.float32),
+        }
+        for b, t in ((1, 0), (1, 1), (3, 5))
+    ]
+    _check_runs(model, feeds[1:], tmp_path)
+    # No steps: onnxruntime gives NaN states; they come out as they went in.
+    total, rows = onnxc.Session(tmp_path / "model.so").run(None, feeds[0])
+    assert np.array_equal(total, feeds[0]["total0"]) and rows.shape == (1, 0, 2)
+
+
+def test_scan_too_long_to_unroll_runs_as_a_loop(tmp_path):
+    """A constant length whose unrolling would pass MAX_UNROLLED_OPS."""
+    steps = MAX_UNROLLED_OPS // 2
+    body = helper.make_graph(
+        [helper.make_node("Add", ["total", "x"], ["t"]), helper.make_node("Identity", ["t"], ["row"])],
+        "step",
+        [_info("total", F, [1]), _info("x", F, [1])],
+        [_info("t", F, [1]), _info("row", F, [1])],
+    )
+    scan = helper.make_node("Scan", ["total0", "xs"], ["total", "rows"], body=body, num_scan_inputs=1)
+    inputs = [_info("total0", F, [1]), _info("xs", F, [steps, 1])]
+    model = _model([scan], inputs, [_info("total", F, [1]), _info("rows", F, [steps, 1])])
+    krnl = onnxc.compile(model, tmp_path / "model.krnl.mlir", emit="krnl")
+    assert "scf.while" in krnl.read_text()
+    feeds = {"total0": np.array([0.5], np.float32), "xs": np.linspace(-1, 1, steps, dtype=np.float32)[:, None]}
+    _check_runs(model, [feeds], tmp_path)
+
+
 # ----------------------------------------------------------------------------- refused
 
 
@@ -323,4 +421,17 @@ def test_run_time_if_on_a_condition_of_two_elements_is_a_shape_error(tmp_path):
     nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph, name="pick")]
     model = _model(nodes, [_info("c", B, [2]), _info("x", F, [2, 3])], [_info("y", F, [2, 3])], [BIAS])
     with pytest.raises(ShapeError, match=r"node 'pick'.*condition must have one element"):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_run_time_scan_whose_state_grows_is_refused(tmp_path):
+    body = helper.make_graph(
+        [helper.make_node("Concat", ["s", "x"], ["s2"], axis=0)],
+        "body",
+        [_info("s", F, [None]), _info("x", F, [1])],
+        [_info("s2", F, [None])],
+    )
+    scan = helper.make_node("Scan", ["s0", "xs"], ["s"], body=body, num_scan_inputs=1, name="grow")
+    model = _model([scan], [_info("s0", F, [2]), _info("xs", F, ["T", 1])], [_info("s", F, [None])])
+    with pytest.raises(UnsupportedOpError, match=r"node 'grow'.*state 0 changes type"):
         onnxc.compile(model, tmp_path / "m.so")
