@@ -34,11 +34,12 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.symbolic import Dim, DimCheck
 from onnxc.dialects.types import dim_params
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.constprop import Folder
@@ -58,6 +59,7 @@ from onnxc.passes.helpers.graph import (
     update_function_types,
 )
 from onnxc.passes.helpers.scan_layout import ScanLayout, drop_dim, insert_dim
+from onnxc.passes.shape_inference import require_dims
 
 CONTROL_FLOW = ("If", "Loop", "Scan")
 
@@ -211,6 +213,24 @@ class _Inliner:
         self.settle_from(block.first_op, block.last_op)
         return list(block.last_op.operands)
 
+    def check_carried(self, op: OnnxOp, what: str, carried: Attribute, output: Attribute) -> None:
+        """A value carried from one iteration to the next keeps its type: the body
+        gives it back as it took it, or with a static dim where it has a symbolic
+        one (a count the body knows), which the run then checks the input has."""
+        checks = []
+        if isinstance(carried, TensorType) and isinstance(output, TensorType) and carried != output:
+            same_kind = carried.get_element_type() == output.get_element_type()
+            if same_kind and carried.get_num_dims() == output.get_num_dims():
+                for (dim, param), given in zip(_dims(carried), _dims(output)):
+                    if dim < 0 and given[0] >= 0 and param:
+                        checks.append(DimCheck(Dim.parse(param), "==", Dim.const(given[0]), op.node_name, op.OP_TYPE))
+                    elif (dim, param) != given:
+                        checks = []
+                        break
+        if carried != output and not checks:
+            raise self.refusal(op, f"{what} changes type from {carried} to {output}")
+        require_dims(op, checks)
+
     def keep_if(self, op: OnnxOp) -> None:
         """An If on a run-time condition: both branches typed; each result takes
         the one type both branches give it."""
@@ -236,10 +256,7 @@ class _Inliner:
         outputs = self.settle_graph(op, "body", [index_type, condition_type, *(v.type for v in carried)])
         why = "it runs a number of iterations known only at run time"
         for index, (initial, output, result) in enumerate(zip(carried, outputs[1:], op.results)):
-            if output.type != initial.type:
-                raise self.refusal(
-                    op, f"{why} and loop-carried value {index} changes type from {initial.type} to {output.type}"
-                )
+            self.check_carried(op, f"{why} and loop-carried value {index}", initial.type, output.type)
             if result.type != initial.type:
                 Rewriter.replace_value_with_new_type(result, initial.type)
         scans = list(zip(outputs[1 + len(carried) :], op.results[len(carried) :]))
@@ -279,8 +296,7 @@ class _Inliner:
             raise self.refusal(op, f"its scan inputs have lengths {sorted(map(str, lengths))}, not one length")
         length = lengths.pop()
         for index, (state_type, output, result) in enumerate(zip(state_types, outputs, op.results)):
-            if output.type != state_type:
-                raise self.refusal(op, f"state {index} changes type from {state_type} to {output.type}")
+            self.check_carried(op, f"state {index}", state_type, output.type)
             if result.type != layout.states[index].type:
                 Rewriter.replace_value_with_new_type(result, layout.states[index].type)
         scans = zip(outputs[len(state_types) :], op.results[len(state_types) :], layout.output_axes)
@@ -362,7 +378,12 @@ class _Inliner:
 
 def _dim(ttype: TensorType, axis: int) -> tuple[int, str]:
     """Dim `axis` of a type: its size (negative where dynamic) and its symbolic name."""
-    return ttype.get_shape()[axis], dim_params(ttype)[axis]
+    return _dims(ttype)[axis]
+
+
+def _dims(ttype: TensorType) -> list[tuple[int, str]]:
+    """The dims of a type: each its size (negative where dynamic) and its symbolic name."""
+    return list(zip(ttype.get_shape(), dim_params(ttype)))
 
 
 def _dim_names(ttype: TensorType) -> list[str]:

@@ -321,6 +321,14 @@ def input_symbols(op: Operation) -> set[str]:
     return names
 
 
+def require_dims(op: Operation, checks: list[DimCheck]) -> None:
+    """Record on `op`'s function what it requires of the inputs' dims, for a pass
+    that types an op itself (inline-control-flow: a loop-carried value's dims)."""
+    function = _enclosing_function(op)
+    if function is not None:
+        _record_dim_checks(function, checks)
+
+
 def _enclosing_function(op: Operation) -> func.FuncOp | None:
     function = op.parent_op()
     while function is not None and not isinstance(function, func.FuncOp):

@@ -9,7 +9,7 @@ from helpers import assert_matches, expected_outputs, make_model
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
-from onnxc.errors import ShapeError, UnsupportedOpError
+from onnxc.errors import InputError, ShapeError, UnsupportedOpError
 from onnxc.passes.inline_control_flow import MAX_UNROLLED_OPS
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -371,6 +371,23 @@ def test_scan_too_long_to_unroll_runs_as_a_loop(tmp_path):
     assert "scf.while" in krnl.read_text()
     feeds = {"total0": np.array([0.5], np.float32), "xs": np.linspace(-1, 1, steps, dtype=np.float32)[:, None]}
     _check_runs(model, [feeds], tmp_path)
+
+
+def test_scan_state_whose_symbolic_dim_the_body_fixes(tmp_path):
+    """s0 has K elements, the body gives 3 back: K must be 3, which the run checks."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["t"]), helper.make_node("Neg", ["t"], ["row"])],
+        "step",
+        [_info("s", F, ["K"]), _info("x", F, [3])],
+        [_info("t", F, [3]), _info("row", F, [3])],
+    )
+    scan = helper.make_node("Scan", ["s0", "xs"], ["s", "rows"], body=body, num_scan_inputs=1)
+    inputs = [_info("s0", F, ["K"]), _info("xs", F, ["T", 3])]
+    model = _model([scan], inputs, [_info("s", F, ["K"]), _info("rows", F, ["T", 3])])
+    feeds = [{"s0": np.arange(3, dtype=np.float32), "xs": np.ones((t, 3), np.float32)} for t in (1, 4)]
+    _check_runs(model, feeds, tmp_path)
+    with pytest.raises(InputError, match="dim 0 is 4, expected 3"):
+        onnxc.Session(tmp_path / "model.so").run(None, {"s0": np.zeros(4, np.float32), "xs": feeds[0]["xs"]})
 
 
 # ----------------------------------------------------------------------------- refused
