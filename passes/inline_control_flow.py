@@ -16,7 +16,8 @@ rest of the pipeline already compiles.
 
 An If or Loop whose control is known only at run time (a data-dependent
 condition, a trip count fed by a graph input) stays, its sub-graphs typed
-here (shape inference does not look into them): convert-onnx-to-krnl lowers
+here (shape inference does not look into them), their ops with no kernel
+decomposed (the decompose pass walks only the graph): convert-onnx-to-krnl lowers
 it to a run-time branch or loop (onnx_to_krnl/control_flow.py). It needs
 what that lowering takes: branches giving one type per result, loop-carried
 values keeping their type, scan outputs only under a constant trip count (a
@@ -43,6 +44,7 @@ from onnxc.dialects.symbolic import Dim, DimCheck
 from onnxc.dialects.types import dim_params
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.constprop import Folder
+from onnxc.passes.decompose import decompose_all, lowered_ops
 from onnxc.passes.helpers.graph import (
     constant_array,
     erase_dead,
@@ -211,6 +213,10 @@ class _Inliner:
             if arg.type != argument_type:
                 Rewriter.replace_value_with_new_type(arg, argument_type)
         self.settle_from(block.first_op, block.last_op)
+        # The decompose pass walks only the graph: ops with no kernel are replaced here, typed.
+        ops = [o for o in block.ops if isinstance(o, OnnxOp)]
+        if decompose_all(ops, self.opset, lowered_ops()):
+            self.settle_from(block.first_op, block.last_op)
         return list(block.last_op.operands)
 
     def check_carried(self, op: OnnxOp, what: str, carried: Attribute, output: Attribute) -> None:

@@ -390,6 +390,33 @@ def test_scan_state_whose_symbolic_dim_the_body_fixes(tmp_path):
         onnxc.Session(tmp_path / "model.so").run(None, {"s0": np.zeros(4, np.float32), "xs": feeds[0]["xs"]})
 
 
+def test_run_time_bodies_decompose_ops_without_a_kernel(tmp_path):
+    """MeanVarianceNormalization has no kernel: in a run-time Loop's body and an If's
+    branch it is replaced by its function body, as in the graph."""
+    body = helper.make_graph(
+        [
+            helper.make_node("MeanVarianceNormalization", ["s"], ["m"], axes=[1]),
+            helper.make_node("Add", ["m", "s"], ["s2"]),
+            helper.make_node("Identity", ["cond"], ["going"]),
+        ],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [2, 3])],
+        [_info("going", B, []), _info("s2", F, [2, 3])],
+    )
+    then_graph = helper.make_graph(
+        [helper.make_node("MeanVarianceNormalization", ["x"], ["t"], axes=[0, 1])], "then", [], [_info("t", F, [2, 3])]
+    )
+    else_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_info("e", F, [2, 3])])
+    nodes = [
+        helper.make_node("Loop", ["n", "", "x"], ["l"], body=body),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+    ]
+    inputs = [_info("c", B, []), _info("n", I64, []), _info("x", F, [2, 3])]
+    model = _model(nodes, inputs, [_info("l", F, [2, 3]), _info("y", F, [2, 3])])
+    feeds = [{"c": np.array(n % 2 == 0), "n": np.array(n, np.int64), "x": X} for n in (0, 1, 4)]
+    _check_runs(model, feeds, tmp_path)
+
+
 # ----------------------------------------------------------------------------- refused
 
 
@@ -451,4 +478,17 @@ def test_run_time_scan_whose_state_grows_is_refused(tmp_path):
     scan = helper.make_node("Scan", ["s0", "xs"], ["s"], body=body, num_scan_inputs=1, name="grow")
     model = _model([scan], [_info("s0", F, [2]), _info("xs", F, ["T", 1])], [_info("s", F, [None])])
     with pytest.raises(UnsupportedOpError, match=r"node 'grow'.*state 0 changes type"):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_run_time_branch_with_an_op_of_no_kernel_names_it(tmp_path):
+    then_graph = helper.make_graph(
+        [helper.make_node("RandomUniformLike", ["x"], ["r"], name="noise")], "then", [], [_info("r", F, [2, 3])]
+    )
+    else_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_info("e", F, [2, 3])])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph)]
+    model = _model(nodes, [_info("c", B, []), _info("x", F, [2, 3])], [_info("y", F, [2, 3])])
+    with pytest.raises(
+        UnsupportedOpError, match=r"node 'noise' \(RandomUniformLike\): op RandomUniformLike has no lowering"
+    ):
         onnxc.compile(model, tmp_path / "m.so")
