@@ -29,10 +29,11 @@ import onnxc
 WIDTH = 64
 
 
-def cell_loop() -> onnx.ModelProto:
-    def info(name, elem, shape):
-        return helper.make_tensor_value_info(name, elem, shape)
+def info(name: str, elem: int, shape: list) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
 
+
+def cell_loop() -> onnx.ModelProto:
     row = [1, WIDTH]
     body = helper.make_graph(
         [
@@ -61,9 +62,6 @@ def cell_loop() -> onnx.ModelProto:
 
 
 def cell_scan() -> onnx.ModelProto:
-    def info(name, elem, shape):
-        return helper.make_tensor_value_info(name, elem, shape)
-
     row = [1, WIDTH]
     body = helper.make_graph(
         [

@@ -69,25 +69,17 @@ class GraphFunctionTranslator(FunctionTranslator):
         for op in self.body.ops:
             if op.results and all(result in self.values for result in op.results):
                 continue  # computed early, for the arena's run-time sizes
-            self.emit_outlining(op)
+            self.emit(op)
 
-    def emit_outlining(self, op: Operation) -> None:
-        """Emit `op`, as a call of its kernel if it is a loop nest."""
+    def emit(self, op: Operation) -> None:
+        """Emit `op`, as a call of its kernel if it is a loop nest (also in a run-time branch's or loop's block)."""
         name = self.nest_names.get(op)
         if name is None:
-            self.emit(op)
+            super().emit(op)
             return
         profiler = self.parent.profiler
         with profiler.timed(self.parent, self.builder, op, name) if profiler else nullcontext():
             self.call_kernel(op, name)
-
-    def translate_block(self, block: Block) -> list[ir.Value]:
-        """A block of a run-time branch or loop (scf.if, scf.while), its loop nests outlined too."""
-        for op in block.ops:
-            if isinstance(op, scf.YieldOp):
-                return [self.get(v) for v in op.operands]
-            self.emit_outlining(op)
-        return []
 
     def allocate_arena(self) -> None:
         """The calling thread's arena, kept by the runtime across runs (runtime/support/onnxc_parallel.c)."""
