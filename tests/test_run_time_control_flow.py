@@ -417,6 +417,48 @@ def test_run_time_bodies_decompose_ops_without_a_kernel(tmp_path):
     _check_runs(model, feeds, tmp_path)
 
 
+def test_run_time_scan_nested_in_a_loop_with_an_if_in_its_body(tmp_path):
+    """Each of n iterations scans xs (T rows), the running total negated by an If
+    whenever its sum passes 10."""
+    negate = helper.make_graph([helper.make_node("Neg", ["t"], ["o1"])], "neg", [], [_info("o1", F, [3])])
+    keep = helper.make_graph([helper.make_node("Identity", ["t"], ["o2"])], "keep", [], [_info("o2", F, [3])])
+    scan_body = helper.make_graph(
+        [
+            helper.make_node("Add", ["acc", "x"], ["t"]),
+            helper.make_node("ReduceSum", ["t"], ["total"], keepdims=0),
+            helper.make_node("Greater", ["total", "ten"], ["big"]),
+            helper.make_node("If", ["big"], ["acc2"], then_branch=negate, else_branch=keep),
+            helper.make_node("Identity", ["acc2"], ["row"]),
+        ],
+        "step",
+        [_info("acc", F, [3]), _info("x", F, [3])],
+        [_info("acc2", F, [3]), _info("row", F, [3])],
+    )
+    loop_body = helper.make_graph(
+        [
+            helper.make_node("Scan", ["a", "xs"], ["a2", "rows"], body=scan_body, num_scan_inputs=1),
+            helper.make_node("Identity", ["cond"], ["go"]),
+        ],
+        "pass",
+        [_info("i", I64, []), _info("cond", B, []), _info("a", F, [3])],
+        [_info("go", B, []), _info("a2", F, [3])],
+    )
+    loop = helper.make_node("Loop", ["n", "", "a0"], ["a"], body=loop_body)
+    ten = numpy_helper.from_array(np.array(10, np.float32), "ten")
+    inputs = [_info("n", I64, []), _info("a0", F, [3]), _info("xs", F, ["T", 3])]
+    model = _model([loop], inputs, [_info("a", F, [3])], [ten])
+    rng = np.random.default_rng(4)
+    feeds = [
+        {
+            "n": np.array(n, np.int64),
+            "a0": rng.standard_normal(3).astype(np.float32),
+            "xs": (rng.standard_normal((t, 3)) * 4).astype(np.float32),
+        }
+        for n, t in ((0, 2), (1, 1), (3, 5))
+    ]
+    _check_runs(model, feeds, tmp_path)
+
+
 # ----------------------------------------------------------------------------- refused
 
 
