@@ -286,6 +286,21 @@ class _Inliner:
         steps = shapes[0][layout.batched + layout.input_axes[0]]
         return self.copied + batches * steps * len(op.graph("body").block.ops) > MAX_UNROLLED_OPS
 
+    def scan_length(self, op: OnnxOp, layout: ScanLayout) -> tuple[int, str]:
+        """The length of a kept Scan's scan inputs (a dim: size, symbolic name): the
+        first's, which the run checks the others' named dims equal."""
+        lengths = [_dim(layout.per_batch(v.type), a) for v, a in zip(layout.sequences, layout.input_axes)]
+        checks = []
+        for size, param in lengths[1:]:
+            if (size, param) == lengths[0]:
+                continue
+            if (size < 0 and not param) or (lengths[0][0] < 0 and not lengths[0][1]) or min(size, lengths[0][0]) >= 0:
+                raise self.refusal(op, f"its scan inputs have lengths {lengths}, which cannot be checked equal")
+            first, other = (Dim.parse(p) if d < 0 else Dim.const(d) for d, p in (lengths[0], (size, param)))
+            checks.append(DimCheck(first, "==", other, op.node_name, op.OP_TYPE))
+        require_dims(op, checks)
+        return lengths[0]
+
     def keep_scan(self, op: OnnxOp, layout: ScanLayout) -> None:
         """A Scan run as a loop over its scan axis: its body typed with the states'
         types and one step of each scan input; the states must keep their types.
@@ -297,10 +312,7 @@ class _Inliner:
         state_types = [layout.per_batch(v.type) for v in layout.states]
         step_types = [drop_dim(layout.per_batch(v.type), a) for v, a in zip(layout.sequences, layout.input_axes)]
         outputs = self.settle_graph(op, "body", [*state_types, *step_types])
-        lengths = {_dim(layout.per_batch(v.type), a) for v, a in zip(layout.sequences, layout.input_axes)}
-        if len(lengths) != 1:
-            raise self.refusal(op, f"its scan inputs have lengths {sorted(map(str, lengths))}, not one length")
-        length = lengths.pop()
+        length = self.scan_length(op, layout)
         for index, (state_type, output, result) in enumerate(zip(state_types, outputs, op.results)):
             self.check_carried(op, f"state {index}", state_type, output.type)
             if result.type != layout.states[index].type:

@@ -459,6 +459,26 @@ def test_run_time_scan_nested_in_a_loop_with_an_if_in_its_body(tmp_path):
     _check_runs(model, feeds, tmp_path)
 
 
+def test_scan_inputs_of_two_named_lengths_are_checked_equal(tmp_path):
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["p"]), helper.make_node("Add", ["s", "p"], ["t"])],
+        "step",
+        [_info("s", F, [2]), _info("x", F, [2]), _info("w", F, [2])],
+        [_info("t", F, [2])],
+    )
+    scan = helper.make_node("Scan", ["s0", "xs", "ws"], ["s"], body=body, num_scan_inputs=2, name="dot")
+    inputs = [_info("s0", F, [2]), _info("xs", F, ["T", 2]), _info("ws", F, ["U", 2])]
+    model = _model([scan], inputs, [_info("s", F, [2])])
+    rng = np.random.default_rng(5)
+    feeds = [
+        {n: rng.standard_normal(shape).astype(np.float32) for n, shape in (("s0", 2), ("xs", (t, 2)), ("ws", (t, 2)))}
+        for t in (1, 6)
+    ]
+    _check_runs(model, feeds, tmp_path)
+    with pytest.raises(InputError, match=r"node 'dot' \(Scan\)"):
+        onnxc.Session(tmp_path / "model.so").run(None, {**feeds[1], "ws": feeds[0]["ws"]})
+
+
 # ----------------------------------------------------------------------------- refused
 
 

@@ -196,7 +196,8 @@ def _while_loop(
 ) -> SSAValue:
     """An `scf.while` over an index from 0, stepping by one while `keep_going`
     (given a builder in the check and the index) holds; `run_body` fills the
-    iteration (given a builder at the end of its block, the block, the index). Returns the number of iterations run."""
+    iteration (given a builder at the end of its block, the block, the index).
+    Returns the number of iterations run."""
     before = Block(arg_types=[IndexType()])
     check = top.at_end(before)
     before.add_op(scf.ConditionOp(keep_going(check, before.args[0]), before.args[0]))
