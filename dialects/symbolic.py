@@ -136,7 +136,7 @@ class Dim:
         numerator, denominator = _cancelled(self, other)
         if denominator != other:
             return numerator // denominator
-        return Dim._atom(f"({_parenthesized(self)} // {_parenthesized(other)})")
+        return Dim._atom(f"({_parenthesized(self)} // {_parenthesized(other, divisor=True)})")
 
     def ceil_div(self, other: Dim | int) -> Dim:
         return -((-self) // other)
@@ -295,8 +295,10 @@ def _dim(value: Dim | int) -> Dim:
     return value if isinstance(value, Dim) else Dim.const(int(value))
 
 
-def _parenthesized(dim: Dim) -> str:
-    return str(dim) if dim.constant is not None or (len(dim.terms) == 1 and dim.terms[0][1] == 1) else f"({dim})"
+def _parenthesized(dim: Dim, divisor: bool = False) -> str:
+    """`dim` as an operand of `//`: bare if a constant or a product (a divisor: one symbol)."""
+    bare = len(dim.terms) == 1 and dim.terms[0][1] == 1 and (not divisor or len(dim.terms[0][0]) == 1)
+    return str(dim) if dim.constant is not None or bare else f"({dim})"
 
 
 def _atom_never_negative(atom: str) -> bool:
@@ -335,7 +337,7 @@ def _exact_quotient(numerator: Dim, denominator: Dim) -> Dim | None:
     coefficient, monomial = denominator.split_coefficient()
     if coefficient <= 0 or not monomial.terms:
         return None
-    ((atoms, _),) = monomial.terms
+    (atoms, _), = monomial.terms
     terms: dict[Monomial, int] = {}
     for m, c in numerator.terms:
         remaining = list(m)

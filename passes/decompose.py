@@ -63,14 +63,24 @@ class DecomposePass(ModulePass):
         opset = module_opset(op)
         kernels = lowered_ops()
         for function in onnx_functions(op):
-            worklist = [(node, 0) for node in onnx_ops(function)]
-            while worklist:
-                node, depth = worklist.pop(0)
-                if (node.OP_TYPE in kernels and not needs_written_body(node)) or depth >= MAX_DEPTH:
-                    continue
-                new_ops = decompose(node, op_opset(node, opset))
-                worklist[:0] = [(new, depth + 1) for new in new_ops if isinstance(new, OnnxOp)]
+            decompose_all(onnx_ops(function), opset, kernels)
         update_function_types(op)
+
+
+def decompose_all(ops: list[OnnxOp], opset: int, kernels: set[str]) -> bool:
+    """Decompose each of `ops` that has no kernel (`kernels`), and the ops that
+    replace it in turn; whether any was. inline-control-flow calls it on the
+    sub-graphs of the control flow it keeps, which this pass does not walk."""
+    worklist = [(node, 0) for node in ops]
+    changed = False
+    while worklist:
+        node, depth = worklist.pop(0)
+        if (node.OP_TYPE in kernels and not needs_written_body(node)) or depth >= MAX_DEPTH:
+            continue
+        new_ops = decompose(node, op_opset(node, opset))
+        changed |= bool(new_ops)
+        worklist[:0] = [(new, depth + 1) for new in new_ops if isinstance(new, OnnxOp)]
+    return changed
 
 
 def decompose(op: OnnxOp, opset: int) -> list[OnnxOp]:

@@ -16,13 +16,16 @@ rest of the pipeline already compiles.
 
 An If or Loop whose control is known only at run time (a data-dependent
 condition, a trip count fed by a graph input) stays, its sub-graphs typed
-here (shape inference does not look into them): convert-onnx-to-krnl lowers
+here (shape inference does not look into them), their ops with no kernel
+decomposed (the decompose pass walks only the graph): convert-onnx-to-krnl lowers
 it to a run-time branch or loop (onnx_to_krnl/control_flow.py). It needs
 what that lowering takes: branches giving one type per result, loop-carried
 values keeping their type, scan outputs only under a constant trip count (a
 while loop on the data stays a loop once unrolling meets its condition).
-Anything else is refused with an UnsupportedOpError, as is a Scan decided at
-run time and unrolling beyond `MAX_UNROLLED_OPS` copied ops.
+A Scan stays, its body typed, when its length is known only at run time or
+unrolling it would copy more than `MAX_UNROLLED_OPS` ops; its states must
+keep their types. Anything else is refused with an UnsupportedOpError, as is
+unrolling a Loop beyond `MAX_UNROLLED_OPS` copied ops.
 """
 
 from __future__ import annotations
@@ -32,13 +35,16 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.dialects.symbolic import Dim, DimCheck
+from onnxc.dialects.types import dim_params
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.constprop import Folder
+from onnxc.passes.decompose import decompose_all, lowered_ops
 from onnxc.passes.helpers.graph import (
     constant_array,
     erase_dead,
@@ -54,6 +60,8 @@ from onnxc.passes.helpers.graph import (
     static_shape,
     update_function_types,
 )
+from onnxc.passes.helpers.scan_layout import ScanLayout, drop_dim, insert_dim
+from onnxc.passes.shape_inference import require_dims
 
 CONTROL_FLOW = ("If", "Loop", "Scan")
 
@@ -102,6 +110,11 @@ class _Inliner:
         if op.OP_TYPE == "Loop" and not all(v is None or constant_array(v) is not None for v in onnx_inputs(op)[:2]):
             self.keep_loop(op)
             return
+        if op.OP_TYPE == "Scan":
+            layout = ScanLayout.of(op, self.opset, lambda why: self.refusal(op, why))
+            if self.scan_stays(op, layout):
+                self.keep_scan(op, layout)
+                return
         expand = {"If": self.expand_if, "Loop": self.expand_loop, "Scan": self.expand_scan}[op.OP_TYPE]
         exits: list[Operation] = []
         before = op.prev_op
@@ -200,7 +213,29 @@ class _Inliner:
             if arg.type != argument_type:
                 Rewriter.replace_value_with_new_type(arg, argument_type)
         self.settle_from(block.first_op, block.last_op)
+        # The decompose pass walks only the graph: ops with no kernel are replaced here, typed.
+        ops = [o for o in block.ops if isinstance(o, OnnxOp)]
+        if decompose_all(ops, self.opset, lowered_ops()):
+            self.settle_from(block.first_op, block.last_op)
         return list(block.last_op.operands)
+
+    def check_carried(self, op: OnnxOp, what: str, carried: Attribute, output: Attribute) -> None:
+        """A value carried from one iteration to the next keeps its type: the body
+        gives it back as it took it, or with a static dim where it has a symbolic
+        one (a count the body knows), which the run then checks the input has."""
+        checks = []
+        if isinstance(carried, TensorType) and isinstance(output, TensorType) and carried != output:
+            same_kind = carried.get_element_type() == output.get_element_type()
+            if same_kind and carried.get_num_dims() == output.get_num_dims():
+                for (dim, param), given in zip(_dims(carried), _dims(output)):
+                    if dim < 0 and given[0] >= 0 and param:
+                        checks.append(DimCheck(Dim.parse(param), "==", Dim.const(given[0]), op.node_name, op.OP_TYPE))
+                    elif (dim, param) != given:
+                        checks = []
+                        break
+        if carried != output and not checks:
+            raise self.refusal(op, f"{what} changes type from {carried} to {output}")
+        require_dims(op, checks)
 
     def keep_if(self, op: OnnxOp) -> None:
         """An If on a run-time condition: both branches typed; each result takes
@@ -227,10 +262,7 @@ class _Inliner:
         outputs = self.settle_graph(op, "body", [index_type, condition_type, *(v.type for v in carried)])
         why = "it runs a number of iterations known only at run time"
         for index, (initial, output, result) in enumerate(zip(carried, outputs[1:], op.results)):
-            if output.type != initial.type:
-                raise self.refusal(
-                    op, f"{why} and loop-carried value {index} changes type from {initial.type} to {output.type}"
-                )
+            self.check_carried(op, f"{why} and loop-carried value {index}", initial.type, output.type)
             if result.type != initial.type:
                 Rewriter.replace_value_with_new_type(result, initial.type)
         scans = list(zip(outputs[1 + len(carried) :], op.results[len(carried) :]))
@@ -241,6 +273,58 @@ class _Inliner:
             if shape is None:
                 raise self.refusal(op, f"{why} and a scan output's per-iteration shape is {output.type}")
             scan_type = TensorType(output.type.get_element_type(), [DYNAMIC_INDEX, *shape])
+            if result.type != scan_type:
+                Rewriter.replace_value_with_new_type(result, scan_type)
+
+    def scan_stays(self, op: OnnxOp, layout: ScanLayout) -> bool:
+        """Whether a Scan runs as a loop: its length is known only at run time, or
+        unrolling it would copy more than `MAX_UNROLLED_OPS` ops in all."""
+        shapes = [static_shape(v) for v in layout.sequences]
+        if not shapes or any(shape is None for shape in shapes):
+            return bool(shapes)
+        batches = shapes[0][0] if layout.batched else 1
+        steps = shapes[0][layout.batched + layout.input_axes[0]]
+        return self.copied + batches * steps * len(op.graph("body").block.ops) > MAX_UNROLLED_OPS
+
+    def scan_length(self, op: OnnxOp, layout: ScanLayout) -> tuple[int, str]:
+        """The length of a kept Scan's scan inputs (a dim: size, symbolic name): the
+        first's, which the run checks the others' named dims equal."""
+        lengths = [_dim(layout.per_batch(v.type), a) for v, a in zip(layout.sequences, layout.input_axes)]
+        checks = []
+        for size, param in lengths[1:]:
+            if (size, param) == lengths[0]:
+                continue
+            if (size < 0 and not param) or (lengths[0][0] < 0 and not lengths[0][1]) or min(size, lengths[0][0]) >= 0:
+                raise self.refusal(op, f"its scan inputs have lengths {lengths}, which cannot be checked equal")
+            first, other = (Dim.parse(p) if d < 0 else Dim.const(d) for d, p in (lengths[0], (size, param)))
+            checks.append(DimCheck(first, "==", other, op.node_name, op.OP_TYPE))
+        require_dims(op, checks)
+        return lengths[0]
+
+    def keep_scan(self, op: OnnxOp, layout: ScanLayout) -> None:
+        """A Scan run as a loop over its scan axis: its body typed with the states'
+        types and one step of each scan input; the states must keep their types.
+        Each scan output stacks its per-iteration values along a dim of the scan
+        inputs' length (named as theirs is), after the batch dim in Scan-8."""
+        for value in [*layout.states, *layout.sequences]:
+            if not isinstance(value.type, TensorType) or (layout.batched and not value.type.get_num_dims()):
+                raise self.refusal(op, f"an input of type {value.type} cannot be scanned")
+        state_types = [layout.per_batch(v.type) for v in layout.states]
+        step_types = [drop_dim(layout.per_batch(v.type), a) for v, a in zip(layout.sequences, layout.input_axes)]
+        outputs = self.settle_graph(op, "body", [*state_types, *step_types])
+        length = self.scan_length(op, layout)
+        for index, (state_type, output, result) in enumerate(zip(state_types, outputs, op.results)):
+            self.check_carried(op, f"state {index}", state_type, output.type)
+            if result.type != layout.states[index].type:
+                Rewriter.replace_value_with_new_type(result, layout.states[index].type)
+        scans = zip(outputs[len(state_types) :], op.results[len(state_types) :], layout.output_axes)
+        for index, (output, result, axis) in enumerate(scans):
+            if not isinstance(output.type, TensorType) or "" in _dim_names(output.type):
+                raise self.refusal(op, f"scan output {index} has a per-iteration type {output.type} of unnamed dims")
+            scan_type = insert_dim(output.type, axis % (output.type.get_num_dims() + 1), *length)
+            if layout.batched:
+                batch = layout.sequences[0].type
+                scan_type = insert_dim(scan_type, 0, batch.get_shape()[0], dim_params(batch)[0])
             if result.type != scan_type:
                 Rewriter.replace_value_with_new_type(result, scan_type)
 
@@ -275,73 +359,51 @@ class _Inliner:
         return [*carried, *(self.stack(op, [s[k] for s in scans], 0) for k in range(scan_count))]
 
     def expand_scan(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
-        inputs = onnx_inputs(op)
-        scan_inputs = op.attr("num_scan_inputs")
-        if op_opset(op, self.opset) >= 9:
-            states, sequences = inputs[: len(inputs) - scan_inputs], inputs[len(inputs) - scan_inputs :]
-            scan_count = len(op.results) - len(states)
-            return self.scan(
-                op,
-                states,
-                sequences,
-                op.attr("scan_input_axes") or [0] * scan_inputs,
-                op.attr("scan_input_directions") or [0] * scan_inputs,
-                op.attr("scan_output_axes") or [0] * scan_count,
-                op.attr("scan_output_directions") or [0] * scan_count,
-                exits,
-            )
-        # Scan-8: axis 0 is a batch axis, each batch scanned along axis 1 of the inputs. The
-        # importer drops an absent (empty-named) sequence_lens, the body tells the state count.
-        state_count = len(op.graph("body").block.args) - scan_inputs
-        if len(inputs) != state_count + scan_inputs:
-            raise self.refusal(op, "Scan-8 with sequence_lens is not supported")
-        states, sequences = inputs[:state_count], inputs[state_count:]
-        scan_count = len(op.results) - len(states)
-        shape = static_shape(sequences[0]) if sequences else None
-        if shape is None:
-            raise self.refusal(op, "a scan input's shape is known only at run time")
-        reverse = op.attr("directions") or [0] * scan_inputs
+        layout = ScanLayout.of(op, self.opset, lambda why: self.refusal(op, why))
+        if not layout.batched:
+            return self.scan(op, layout, layout.states, layout.sequences, exits)
         batches = []
-        for b in range(shape[0]):
-            batches.append(
-                self.scan(
-                    op,
-                    [self.gather(op, v, b, 0) for v in states],
-                    [self.gather(op, v, b, 0) for v in sequences],
-                    [0] * scan_inputs,
-                    reverse,
-                    [0] * scan_count,
-                    [0] * scan_count,
-                    exits,
-                )
-            )
+        for b in range(static_shape(layout.sequences[0])[0] if layout.sequences else 0):
+            states = [self.gather(op, v, b, 0) for v in layout.states]
+            sequences = [self.gather(op, v, b, 0) for v in layout.sequences]
+            batches.append(self.scan(op, layout, states, sequences, exits))
         return [self.stack(op, [outputs[k] for outputs in batches], 0) for k in range(len(op.results))]
 
-    def scan(self, op, states, sequences, input_axes, input_reverse, output_axes, output_reverse, exits):
-        """The body run over the scan axis: final states, then scan outputs stacked."""
-        scan_count = len(output_axes)
-        lengths = set()
-        for value, axis in zip(sequences, input_axes):
-            shape = static_shape(value)
-            if shape is None:
-                raise self.refusal(op, "a scan input's shape is known only at run time")
-            lengths.add(shape[axis % len(shape)])
+    def scan(self, op, layout: ScanLayout, states, sequences, exits):
+        """The body run over the scan axis (of one batch's `sequences`): final
+        states, then scan outputs stacked."""
+        lengths = {static_shape(value)[axis] for value, axis in zip(sequences, layout.input_axes)}
         if len(lengths) != 1:
             raise self.refusal(op, f"its scan inputs have different lengths {sorted(lengths)}")
         length = lengths.pop()
         steps: list[Operation] = []
         for step in range(length):
             slices = []
-            for value, axis, reverse in zip(sequences, input_axes, input_reverse):
+            for value, axis, reverse in zip(sequences, layout.input_axes, layout.input_reverse):
                 slices.append(self.gather(op, value, length - 1 - step if reverse else step, axis))
             states = self.copy_region(op, "body", [*states, *slices], steps)[: len(states)]
         exits.extend(steps)
-        if scan_count and not steps:
+        if layout.scan_count and not steps:
             raise self.refusal(op, "its scan axis is empty, so the shapes of its scan outputs are unknown")
         scans = [list(exit_.operands)[len(states) :] for exit_ in steps]
         stacked = []
-        for k in range(scan_count):
+        for k, (axis, reverse) in enumerate(zip(layout.output_axes, layout.output_reverse)):
             items = [s[k] for s in scans]
             rank = len(static_shape(items[0]) or ())
-            stacked.append(self.stack(op, items[::-1] if output_reverse[k] else items, output_axes[k] % (rank + 1)))
+            stacked.append(self.stack(op, items[::-1] if reverse else items, axis % (rank + 1)))
         return [*states, *stacked]
+
+
+def _dim(ttype: TensorType, axis: int) -> tuple[int, str]:
+    """Dim `axis` of a type: its size (negative where dynamic) and its symbolic name."""
+    return _dims(ttype)[axis]
+
+
+def _dims(ttype: TensorType) -> list[tuple[int, str]]:
+    """The dims of a type: each its size (negative where dynamic) and its symbolic name."""
+    return list(zip(ttype.get_shape(), dim_params(ttype)))
+
+
+def _dim_names(ttype: TensorType) -> list[str]:
+    """Per dim, "-" where static, else its symbolic name ("" for an unnamed one)."""
+    return ["-" if d >= 0 else p for d, p in zip(ttype.get_shape(), dim_params(ttype))]

@@ -138,7 +138,7 @@ def infer_function(function: func.FuncOp, opset: int) -> None:
         for op in list(function.body.walk()):
             if isinstance(op, OnnxOp):
                 infer_op(op, opset)
-    _record_dim_checks(function, [c.substitute(substitution) for c in checks])
+    _record_dim_checks(function, [c.substitute(substitution) for c in checks], substitution)
     returns = [o for o in function.body.block.ops if isinstance(o, func.ReturnOp)]
     if returns:
         function.function_type = func.FunctionType.from_lists(
@@ -146,12 +146,15 @@ def infer_function(function: func.FuncOp, opset: int) -> None:
         )
 
 
-def _record_dim_checks(function: func.FuncOp, checks: list[DimCheck]) -> None:
+def _record_dim_checks(function: func.FuncOp, checks: list[DimCheck], substitution: dict | None = None) -> None:
     """Keep the checks only a run can decide on the function (DIM_CHECKS_ATTR, with
-    those recorded before: a folded node's requirement still stands); one that can
-    never hold is the model's error."""
+    those recorded before, in the inputs' symbols after `substitution`: a folded
+    node's requirement still stands); one that can never hold is the model's error."""
     recorded = function.attributes.get(DIM_CHECKS_ATTR)
     known = [DimCheck.from_strings(*(s.data for s in c.data)) for c in recorded.data] if recorded else []
+    if substitution:
+        known = [c.substitute(substitution) for c in known]
+        known = [c for k, c in enumerate(known) if c.outcome() is None and c not in known[:k]]
     for check in checks:
         outcome = check.outcome()
         if outcome is False:
@@ -166,6 +169,8 @@ def _record_dim_checks(function: func.FuncOp, checks: list[DimCheck]) -> None:
         function.attributes[DIM_CHECKS_ATTR] = ArrayAttr(
             [ArrayAttr([StringAttr(t) for t in c.strings()]) for c in known]
         )
+    elif recorded:
+        del function.attributes[DIM_CHECKS_ATTR]
 
 
 def infer_op(op: OnnxOp, opset: int, checks: list[DimCheck] | None = None) -> None:
@@ -173,7 +178,7 @@ def infer_op(op: OnnxOp, opset: int, checks: list[DimCheck] | None = None) -> No
     dims ONNX leaves unknown get symbolic expressions where `symbolic_result_dims` knows
     them. What the op requires of its dims at run time (broadcast dims equal, a Reshape's
     element count kept, a computed dim not negative) is added to `checks`."""
-    if op.OP_TYPE in ("If", "Loop"):
+    if op.OP_TYPE in ("If", "Loop", "Scan"):
         return  # kept for run time by inline-control-flow, which types them from their sub-graphs
     if op.OP_TYPE == "Constant":
         value = op.attributes.get("value")
@@ -314,6 +319,14 @@ def input_symbols(op: Operation) -> set[str]:
         if isinstance(arg.type, TensorType):
             names |= {p for p in dim_params(arg.type) if p}
     return names
+
+
+def require_dims(op: Operation, checks: list[DimCheck]) -> None:
+    """Record on `op`'s function what it requires of the inputs' dims, for a pass
+    that types an op itself (inline-control-flow: a loop-carried value's dims)."""
+    function = _enclosing_function(op)
+    if function is not None:
+        _record_dim_checks(function, checks)
 
 
 def _enclosing_function(op: Operation) -> func.FuncOp | None:

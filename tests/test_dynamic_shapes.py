@@ -27,7 +27,7 @@ N, S, H = Dim.symbol("N"), Dim.symbol("S"), Dim.symbol("H")
 
 @pytest.mark.parametrize(
     "expression",
-    [N * S * 12, (H - 3) // 2 + 1, N.minimum(512), N.ceil_div(4), 2 * N - 1, (N * S) // S, Dim.const(7)],
+    [N * S * 12, (H - 3) // 2 + 1, N.minimum(512), N.ceil_div(4), 2 * N - 1, (N * S) // S, N // (S * H), Dim.const(7)],
 )
 def test_dim_text_round_trips(expression):
     assert Dim.parse(str(expression)) == expression

@@ -1,6 +1,6 @@
-"""If and Loop decided at run time (onnx_to_krnl/control_flow.py): one library per
-model, run on inputs that take each branch and 0, 1 and many iterations, matched
-against onnxruntime."""
+"""If, Loop and Scan decided at run time (onnx_to_krnl/control_flow.py): one
+library per model, run on inputs that take each branch and 0, 1 and many
+iterations, matched against onnxruntime."""
 
 import numpy as np
 import onnx
@@ -9,7 +9,8 @@ from helpers import assert_matches, expected_outputs, make_model
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxc
-from onnxc.errors import ShapeError, UnsupportedOpError
+from onnxc.errors import InputError, ShapeError, UnsupportedOpError
+from onnxc.passes.inline_control_flow import MAX_UNROLLED_OPS
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
@@ -275,6 +276,209 @@ def test_if_and_loop_over_values_with_a_symbolic_dim(tmp_path):
     _check_runs(model, feeds, tmp_path)
 
 
+def _scan9_model():
+    """A Scan-9 over T steps (T known at run time): two scan inputs, one scanned
+    along axis 1 backwards; h <- tanh((h + x) * sum(w)); the states stacked
+    along axis 1, -w stacked backwards along axis 0."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["h", "x"], ["a"]),
+            helper.make_node("ReduceSum", ["w"], ["s"], keepdims=0),
+            helper.make_node("Mul", ["a", "s"], ["b"]),
+            helper.make_node("Tanh", ["b"], ["h_next"]),
+            helper.make_node("Identity", ["h_next"], ["row"]),
+            helper.make_node("Neg", ["w"], ["nw"]),
+        ],
+        "step",
+        [_info("h", F, [4]), _info("x", F, [4]), _info("w", F, [2])],
+        [_info("h_next", F, [4]), _info("row", F, [4]), _info("nw", F, [2])],
+    )
+    scan = helper.make_node(
+        "Scan",
+        ["h0", "xs", "ws"],
+        ["h", "rows", "nws"],
+        body=body,
+        num_scan_inputs=2,
+        scan_input_axes=[0, 1],
+        scan_input_directions=[0, 1],
+        scan_output_axes=[1, 0],
+        scan_output_directions=[0, 1],
+    )
+    inputs = [_info("h0", F, [4]), _info("xs", F, ["T", 4]), _info("ws", F, [2, "T"])]
+    return _model([scan], inputs, [_info("h", F, [4]), _info("rows", F, [4, "T"]), _info("nws", F, ["T", 2])])
+
+
+def test_scan_over_a_run_time_length(tmp_path):
+    rng = np.random.default_rng(2)
+    feeds = [
+        {
+            "h0": rng.standard_normal(4).astype(np.float32),
+            "xs": rng.standard_normal((steps, 4)).astype(np.float32),
+            "ws": rng.standard_normal((2, steps)).astype(np.float32),
+        }
+        for steps in (0, 1, 7)
+    ]
+    model = _scan9_model()
+    _check_runs(model, feeds[1:], tmp_path)
+    # No steps: onnxruntime dies of a division by zero here; the states come out as they went in.
+    h, rows, nws = onnxc.Session(tmp_path / "model.so").run(None, feeds[0])
+    assert np.array_equal(h, feeds[0]["h0"]) and rows.shape == (4, 0) and nws.shape == (0, 2)
+    krnl = onnxc.compile(model, tmp_path / "model.krnl.mlir", emit="krnl")
+    assert "scf.while" in krnl.read_text()
+
+
+def test_scan8_over_run_time_batches_and_lengths(tmp_path):
+    """Scan-8: axis 0 a batch axis, each batch scanned backwards along axis 1."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["total", "x"], ["t"]), helper.make_node("Mul", ["t", "x"], ["row"])],
+        "step",
+        [_info("total", F, [2]), _info("x", F, [2])],
+        [_info("t", F, [2]), _info("row", F, [2])],
+    )
+    scan = helper.make_node(
+        "Scan", ["", "total0", "xs"], ["total", "rows"], body=body, num_scan_inputs=1, directions=[1]
+    )
+    inputs = [_info("total0", F, ["B", 2]), _info("xs", F, ["B", "T", 2])]
+    outputs = [_info("total", F, ["B", 2]), _info("rows", F, ["B", "T", 2])]
+    model = make_model(helper.make_graph([scan], "scan8", inputs, outputs), opset=8)
+    rng = np.random.default_rng(3)
+    feeds = [
+        {
+            "total0": rng.standard_normal((b, 2)).astype(np.float32),
+            "xs": rng.standard_normal((b, t, 2)).astype(np.float32),
+        }
+        for b, t in ((1, 0), (1, 1), (3, 5))
+    ]
+    _check_runs(model, feeds[1:], tmp_path)
+    # No steps: onnxruntime gives NaN states; they come out as they went in.
+    total, rows = onnxc.Session(tmp_path / "model.so").run(None, feeds[0])
+    assert np.array_equal(total, feeds[0]["total0"]) and rows.shape == (1, 0, 2)
+
+
+def test_scan_too_long_to_unroll_runs_as_a_loop(tmp_path):
+    """A constant length whose unrolling would pass MAX_UNROLLED_OPS."""
+    steps = MAX_UNROLLED_OPS // 2
+    body = helper.make_graph(
+        [helper.make_node("Add", ["total", "x"], ["t"]), helper.make_node("Identity", ["t"], ["row"])],
+        "step",
+        [_info("total", F, [1]), _info("x", F, [1])],
+        [_info("t", F, [1]), _info("row", F, [1])],
+    )
+    scan = helper.make_node("Scan", ["total0", "xs"], ["total", "rows"], body=body, num_scan_inputs=1)
+    inputs = [_info("total0", F, [1]), _info("xs", F, [steps, 1])]
+    model = _model([scan], inputs, [_info("total", F, [1]), _info("rows", F, [steps, 1])])
+    krnl = onnxc.compile(model, tmp_path / "model.krnl.mlir", emit="krnl")
+    assert "scf.while" in krnl.read_text()
+    feeds = {"total0": np.array([0.5], np.float32), "xs": np.linspace(-1, 1, steps, dtype=np.float32)[:, None]}
+    _check_runs(model, [feeds], tmp_path)
+
+
+def test_scan_state_whose_symbolic_dim_the_body_fixes(tmp_path):
+    """s0 has K elements, the body gives 3 back: K must be 3, which the run checks."""
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["t"]), helper.make_node("Neg", ["t"], ["row"])],
+        "step",
+        [_info("s", F, ["K"]), _info("x", F, [3])],
+        [_info("t", F, [3]), _info("row", F, [3])],
+    )
+    scan = helper.make_node("Scan", ["s0", "xs"], ["s", "rows"], body=body, num_scan_inputs=1)
+    inputs = [_info("s0", F, ["K"]), _info("xs", F, ["T", 3])]
+    model = _model([scan], inputs, [_info("s", F, ["K"]), _info("rows", F, ["T", 3])])
+    feeds = [{"s0": np.arange(3, dtype=np.float32), "xs": np.ones((t, 3), np.float32)} for t in (1, 4)]
+    _check_runs(model, feeds, tmp_path)
+    with pytest.raises(InputError, match="dim 0 is 4, expected 3"):
+        onnxc.Session(tmp_path / "model.so").run(None, {"s0": np.zeros(4, np.float32), "xs": feeds[0]["xs"]})
+
+
+def test_run_time_bodies_decompose_ops_without_a_kernel(tmp_path):
+    """MeanVarianceNormalization has no kernel: in a run-time Loop's body and an If's
+    branch it is replaced by its function body, as in the graph."""
+    body = helper.make_graph(
+        [
+            helper.make_node("MeanVarianceNormalization", ["s"], ["m"], axes=[1]),
+            helper.make_node("Add", ["m", "s"], ["s2"]),
+            helper.make_node("Identity", ["cond"], ["going"]),
+        ],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [2, 3])],
+        [_info("going", B, []), _info("s2", F, [2, 3])],
+    )
+    then_graph = helper.make_graph(
+        [helper.make_node("MeanVarianceNormalization", ["x"], ["t"], axes=[0, 1])], "then", [], [_info("t", F, [2, 3])]
+    )
+    else_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_info("e", F, [2, 3])])
+    nodes = [
+        helper.make_node("Loop", ["n", "", "x"], ["l"], body=body),
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+    ]
+    inputs = [_info("c", B, []), _info("n", I64, []), _info("x", F, [2, 3])]
+    model = _model(nodes, inputs, [_info("l", F, [2, 3]), _info("y", F, [2, 3])])
+    feeds = [{"c": np.array(n % 2 == 0), "n": np.array(n, np.int64), "x": X} for n in (0, 1, 4)]
+    _check_runs(model, feeds, tmp_path)
+
+
+def test_run_time_scan_nested_in_a_loop_with_an_if_in_its_body(tmp_path):
+    """Each of n iterations scans xs (T rows), the running total negated by an If
+    whenever its sum passes 10."""
+    negate = helper.make_graph([helper.make_node("Neg", ["t"], ["o1"])], "neg", [], [_info("o1", F, [3])])
+    keep = helper.make_graph([helper.make_node("Identity", ["t"], ["o2"])], "keep", [], [_info("o2", F, [3])])
+    scan_body = helper.make_graph(
+        [
+            helper.make_node("Add", ["acc", "x"], ["t"]),
+            helper.make_node("ReduceSum", ["t"], ["total"], keepdims=0),
+            helper.make_node("Greater", ["total", "ten"], ["big"]),
+            helper.make_node("If", ["big"], ["acc2"], then_branch=negate, else_branch=keep),
+            helper.make_node("Identity", ["acc2"], ["row"]),
+        ],
+        "step",
+        [_info("acc", F, [3]), _info("x", F, [3])],
+        [_info("acc2", F, [3]), _info("row", F, [3])],
+    )
+    loop_body = helper.make_graph(
+        [
+            helper.make_node("Scan", ["a", "xs"], ["a2", "rows"], body=scan_body, num_scan_inputs=1),
+            helper.make_node("Identity", ["cond"], ["go"]),
+        ],
+        "pass",
+        [_info("i", I64, []), _info("cond", B, []), _info("a", F, [3])],
+        [_info("go", B, []), _info("a2", F, [3])],
+    )
+    loop = helper.make_node("Loop", ["n", "", "a0"], ["a"], body=loop_body)
+    ten = numpy_helper.from_array(np.array(10, np.float32), "ten")
+    inputs = [_info("n", I64, []), _info("a0", F, [3]), _info("xs", F, ["T", 3])]
+    model = _model([loop], inputs, [_info("a", F, [3])], [ten])
+    rng = np.random.default_rng(4)
+    feeds = [
+        {
+            "n": np.array(n, np.int64),
+            "a0": rng.standard_normal(3).astype(np.float32),
+            "xs": (rng.standard_normal((t, 3)) * 4).astype(np.float32),
+        }
+        for n, t in ((0, 2), (1, 1), (3, 5))
+    ]
+    _check_runs(model, feeds, tmp_path)
+
+
+def test_scan_inputs_of_two_named_lengths_are_checked_equal(tmp_path):
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["p"]), helper.make_node("Add", ["s", "p"], ["t"])],
+        "step",
+        [_info("s", F, [2]), _info("x", F, [2]), _info("w", F, [2])],
+        [_info("t", F, [2])],
+    )
+    scan = helper.make_node("Scan", ["s0", "xs", "ws"], ["s"], body=body, num_scan_inputs=2, name="dot")
+    inputs = [_info("s0", F, [2]), _info("xs", F, ["T", 2]), _info("ws", F, ["U", 2])]
+    model = _model([scan], inputs, [_info("s", F, [2])])
+    rng = np.random.default_rng(5)
+    feeds = [
+        {n: rng.standard_normal(shape).astype(np.float32) for n, shape in (("s0", 2), ("xs", (t, 2)), ("ws", (t, 2)))}
+        for t in (1, 6)
+    ]
+    _check_runs(model, feeds, tmp_path)
+    with pytest.raises(InputError, match=r"node 'dot' \(Scan\)"):
+        onnxc.Session(tmp_path / "model.so").run(None, {**feeds[1], "ws": feeds[0]["ws"]})
+
+
 # ----------------------------------------------------------------------------- refused
 
 
@@ -323,4 +527,30 @@ def test_run_time_if_on_a_condition_of_two_elements_is_a_shape_error(tmp_path):
     nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph, name="pick")]
     model = _model(nodes, [_info("c", B, [2]), _info("x", F, [2, 3])], [_info("y", F, [2, 3])], [BIAS])
     with pytest.raises(ShapeError, match=r"node 'pick'.*condition must have one element"):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_run_time_scan_whose_state_grows_is_refused(tmp_path):
+    body = helper.make_graph(
+        [helper.make_node("Concat", ["s", "x"], ["s2"], axis=0)],
+        "body",
+        [_info("s", F, [None]), _info("x", F, [1])],
+        [_info("s2", F, [None])],
+    )
+    scan = helper.make_node("Scan", ["s0", "xs"], ["s"], body=body, num_scan_inputs=1, name="grow")
+    model = _model([scan], [_info("s0", F, [2]), _info("xs", F, ["T", 1])], [_info("s", F, [None])])
+    with pytest.raises(UnsupportedOpError, match=r"node 'grow'.*state 0 changes type"):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_run_time_branch_with_an_op_of_no_kernel_names_it(tmp_path):
+    then_graph = helper.make_graph(
+        [helper.make_node("RandomUniformLike", ["x"], ["r"], name="noise")], "then", [], [_info("r", F, [2, 3])]
+    )
+    else_graph = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_info("e", F, [2, 3])])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph)]
+    model = _model(nodes, [_info("c", B, []), _info("x", F, [2, 3])], [_info("y", F, [2, 3])])
+    with pytest.raises(
+        UnsupportedOpError, match=r"node 'noise' \(RandomUniformLike\): op RandomUniformLike has no lowering"
+    ):
         onnxc.compile(model, tmp_path / "m.so")

@@ -1,7 +1,8 @@
 """The graph function, and its loop nests outlined into kernel functions.
 
-Each top-level loop nest of a graph function becomes a separate `noinline`
-function (a kernel): LLVM's loop passes slow down with the size of the
+Each top-level loop nest of a graph function, and each one in the blocks of
+its run-time branches and loops (scf.if, scf.while), becomes a separate
+`noinline` function (a kernel): LLVM's loop passes slow down with the size of the
 function holding the loops, so one function per nest compiles several times
 faster than one function holding the whole graph. A nest that parallel.py
 finds splittable runs on the thread pool through a trampoline (llvm_idioms).
@@ -15,7 +16,7 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.ir import Block, Operation, SSAValue
 
 from onnxc.codegen.arena import ARENA_ALIGNMENT, THREAD_ARENA, plan_arena
@@ -55,7 +56,8 @@ class GraphFunctionTranslator(FunctionTranslator):
         llvm_function = internal_function(parent.module, self.name, ir.FunctionType(I32, arg_types))
         super().__init__(parent, llvm_function, dict(zip(self.body.args, llvm_function.args)))
         self.plan = plan_arena(function)
-        nests = [op for op in self.body.ops if _is_loop_nest(op)]
+        self.nest_names = _nest_names(self.body, self.name)
+        nests = [op for op in self.body.ops if op in self.nest_names]  # those in branches and loops share no kernel
         self.shape_classes = {nest: shape_class(nest, _values_from_outside(nest)) for nest in nests}
         self.shared_classes = shared_classes(self.shape_classes.values())
         # A shared kernel, and its thread pool trampoline if its nest runs there, by shape class.
@@ -64,15 +66,20 @@ class GraphFunctionTranslator(FunctionTranslator):
     def translate(self) -> None:
         if self.plan.size or self.plan.regions:
             self.allocate_arena()
-        for position, op in enumerate(self.body.ops):
+        for op in self.body.ops:
             if op.results and all(result in self.values for result in op.results):
                 continue  # computed early, for the arena's run-time sizes
-            if _is_loop_nest(op):
-                name, profiler = f"{self.name}.nest{position}", self.parent.profiler
-                with profiler.timed(self.parent, self.builder, op, name) if profiler else nullcontext():
-                    self.call_kernel(op, name)
-            else:
-                self.emit(op)
+            self.emit(op)
+
+    def emit(self, op: Operation) -> None:
+        """Emit `op`, as a call of its kernel if it is a loop nest (also in a run-time branch's or loop's block)."""
+        name = self.nest_names.get(op)
+        if name is None:
+            super().emit(op)
+            return
+        profiler = self.parent.profiler
+        with profiler.timed(self.parent, self.builder, op, name) if profiler else nullcontext():
+            self.call_kernel(op, name)
 
     def allocate_arena(self) -> None:
         """The calling thread's arena, kept by the runtime across runs (runtime/support/onnxc_parallel.c)."""
@@ -122,8 +129,8 @@ class GraphFunctionTranslator(FunctionTranslator):
         inside so that LLVM still sees constant trip counts and the weights' alignment.
         """
         outside = _values_from_outside(nest)
-        key = self.shape_classes[nest]
-        shared = key in self.shared_classes
+        key = self.shape_classes.get(nest)
+        shared = key is not None and key in self.shared_classes
         rematerialized = [v for v in outside if isinstance(v.owner, arith.ConstantOp) or (is_weight(v) and not shared)]
         passed = [v for v in outside if v not in rematerialized]
         parallel = parallel_loop(nest)
@@ -193,6 +200,21 @@ class GraphFunctionTranslator(FunctionTranslator):
         context = stack_struct(self.builder, context_type)
         store_fields(self.builder, context, context_type, [self.get(v) for v in passed])
         parallel_for(self.builder, self.parent.declare, trampoline, context, iterations)
+
+
+def _nest_names(block: Block, name: str) -> dict[Operation, str]:
+    """The loop nests to outline, by kernel name: those of the function's block
+    (`name.nest<position>`), and those in the blocks of the run-time branches
+    and loops there (`name.nest<position>.<region>.nest<position>`)."""
+    names = {}
+    for position, op in enumerate(block.ops):
+        if _is_loop_nest(op):
+            names[op] = f"{name}.nest{position}"
+        elif isinstance(op, scf.IfOp | scf.WhileOp):
+            for index, region in enumerate(op.regions):
+                for inner in region.blocks:
+                    names.update(_nest_names(inner, f"{name}.nest{position}.{index}"))
+    return names
 
 
 def _is_loop_nest(op: Operation) -> bool:

@@ -1,4 +1,4 @@
-"""If and Loop whose control is known only at run time (inline-control-flow keeps
+"""If, Loop and Scan whose control is known only at run time (inline-control-flow keeps
 them, their sub-graphs typed): lowered to a run-time branch or loop whose
 regions hold the sub-graph's nodes, lowered by the same `GraphLowering`.
 
@@ -13,7 +13,11 @@ unchanged, two values swapped) are first copied aside, so that no copy reads
 a state buffer another one has just overwritten. Each scan output is stored
 as row `step` of a scratch buffer of trip-count rows (inline-control-flow
 keeps scan outputs only under a constant trip count), the graph output given
-the rows run (`krnl.dynamic_output`). The body's buffers are
+the rows run (`krnl.dynamic_output`). Scan: an `scf.while` over the scan axis
+(Scan-8: inside one over the batch axis), the states in its result buffers;
+each iteration copies its step of every scan input into a buffer the body
+reads, and stores each scan output at its step of the result (both sized at
+entry: the length is a dim of the inputs). The body's buffers are
 allocated in the loop's region; the arena plans them for the whole loop op,
 so every iteration reuses the same memory.
 """
@@ -21,9 +25,10 @@ so every iteration reuses the same memory.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import IndexType, MemRefType, i1, i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, i1, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from onnxc.dialects.krnl import ViewOp
@@ -31,6 +36,7 @@ from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.frontend.tensors import check_tensor_size
 from onnxc.passes.helpers.graph import constant_array, result_dtype
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.scan_layout import ScanLayout
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, copy_reshaped, lowers, passes_through, shape_of
 
 
@@ -103,28 +109,130 @@ def lower_loop(g: GraphLowering, op: OnnxOp) -> None:
     limit = None if trip_count is None else top.to_index(scalar_flag(g, op, 0, "trip count"))
     iteration = top.alloc(MemRefType(i64, []))
 
-    before = Block(arg_types=[IndexType()])
-    check = top.at_end(before)
-    step = before.args[0]
-    keep_going = check.load(going, [])
-    if limit is not None:
-        keep_going = check.and_(keep_going, check.compare_index("slt", step, limit))
-    before.add_op(scf.ConditionOp(keep_going, step))
+    def keep_going(check: KernelBuilder, step: SSAValue) -> SSAValue:
+        flag = check.load(going, [])
+        return flag if limit is None else check.and_(flag, check.compare_index("slt", step, limit))
 
-    after = Block(arg_types=[IndexType()])
-    run = top.at_end(after)
-    run.store(run.from_index(after.args[0], i64), iteration, [])
-    for arg, buffer in zip(body.args, [iteration, going, *states]):
-        g.buffers[arg] = buffer
-    next_condition, *outputs = lower_graph(g, body, after)
-    for scan, output in zip(scans, outputs[len(states) :]):
-        ivs, nest = run.loop_nest(shape_of(output))
-        nest.store(nest.load(output, ivs), scan, [after.args[0], *ivs])
-    _update_state(run, [going, *states], [next_condition, *outputs[: len(states)]])
-    after.add_op(scf.YieldOp(run.add(after.args[0], 1)))
-    iterations = top.insert(scf.WhileOp([top.index(0)], [IndexType()], Region(before), Region(after))).results[0]
+    def run_body(run: KernelBuilder, block: Block, step: SSAValue) -> None:
+        run.store(run.from_index(step, i64), iteration, [])
+        for arg, buffer in zip(body.args, [iteration, going, *states]):
+            g.buffers[arg] = buffer
+        next_condition, *outputs = lower_graph(g, body, block)
+        for scan, output in zip(scans, outputs[len(states) :]):
+            _copy_at(run, output, scan, lambda ivs: ivs, lambda ivs: [step, *ivs])
+        _update_state(run, [going, *states], [next_condition, *outputs[: len(states)]])
+
+    iterations = _while_loop(top, keep_going, run_body)
     for index in range(len(carried), len(op.results)):
         g.finish_dynamic_result(op, index, iterations)
+
+
+@lowers("Scan", run_time_dims=True)
+def lower_scan(g: GraphLowering, op: OnnxOp) -> None:
+    layout = ScanLayout.of(op, g.opset, lambda why: g.unsupported(op, why))
+    results = [g.result(op, k) for k in range(len(op.results))]
+    initial = [g.buffers[value] for value in layout.states]
+    sequences = [g.buffers[value] for value in layout.sequences]
+    if not layout.batched:
+        for value, result in zip(initial, results):
+            copy_reshaped(g.top, value, result)
+        _scan_loop(g, op, layout, sequences, results, [])
+        return
+    top = g.top
+    states = [_alloc_without_dim(top, value, 0) for value in initial]
+    batches = shape_of(sequences[0])[0]
+
+    def run_batch(run: KernelBuilder, block: Block, batch: SSAValue) -> None:
+        for value, state in zip(initial, states):
+            _copy_at(run, value, state, lambda ivs: [batch, *ivs], lambda ivs: ivs)
+        g.top = run
+        try:
+            _scan_loop(g, op, layout, sequences, [*states, *results[len(states) :]], [batch])
+        finally:
+            g.top = top
+        for state, result in zip(states, results):
+            _copy_at(run, state, result, lambda ivs: ivs, lambda ivs: [batch, *ivs])
+
+    _while_loop(top, lambda check, batch: check.compare_index("slt", batch, batches), run_batch)
+
+
+def _scan_loop(
+    g: GraphLowering, op: OnnxOp, layout: ScanLayout, sequences: list[SSAValue], results: list[SSAValue], at: list
+) -> None:
+    """The Scan's body run over the scan axis, in `g.top`: `results` holds the
+    states (initialized) then the scan outputs; `at` indexes the batch (Scan-8)
+    in `sequences` and the scan outputs, which the states do not have."""
+    body = op.graph("body").block
+    states, scans = results[: len(layout.states)], results[len(layout.states) :]
+    top = g.top
+    length = shape_of(sequences[0])[len(at) + layout.input_axes[0]] if sequences else 0
+    last = top.sub(length, 1)
+    steps = [
+        _alloc_without_dim(top, value, len(at) + axis, len(at)) for value, axis in zip(sequences, layout.input_axes)
+    ]
+
+    def run_body(run: KernelBuilder, block: Block, step: SSAValue) -> None:
+        for value, buffer, axis, reverse in zip(sequences, steps, layout.input_axes, layout.input_reverse):
+            where = run.sub(last, step) if reverse else step
+            _copy_at(run, value, buffer, _placed(at, axis, where), lambda ivs: ivs)
+        for arg, buffer in zip(body.args, [*states, *steps]):
+            g.buffers[arg] = buffer
+        outputs = lower_graph(g, body, block)
+        for scan, output, axis, reverse in zip(
+            scans, outputs[len(states) :], layout.output_axes, layout.output_reverse
+        ):
+            where = run.sub(last, step) if reverse else step
+            axis %= len(shape_of(output)) + 1
+            _copy_at(run, output, scan, lambda ivs: ivs, _placed(at, axis, where))
+        _update_state(run, states, outputs[: len(states)])
+
+    _while_loop(top, lambda check, step: check.compare_index("slt", step, length), run_body)
+
+
+def _while_loop(
+    top: KernelBuilder,
+    keep_going: Callable[[KernelBuilder, SSAValue], SSAValue],
+    run_body: Callable[[KernelBuilder, Block, SSAValue], None],
+) -> SSAValue:
+    """An `scf.while` over an index from 0, stepping by one while `keep_going`
+    (given a builder in the check and the index) holds; `run_body` fills the
+    iteration (given a builder at the end of its block, the block, the index).
+    Returns the number of iterations run."""
+    before = Block(arg_types=[IndexType()])
+    check = top.at_end(before)
+    before.add_op(scf.ConditionOp(keep_going(check, before.args[0]), before.args[0]))
+    after = Block(arg_types=[IndexType()])
+    run = top.at_end(after)
+    run_body(run, after, after.args[0])
+    after.add_op(scf.YieldOp(run.add(after.args[0], 1)))
+    return top.insert(scf.WhileOp([top.index(0)], [IndexType()], Region(before), Region(after))).results[0]
+
+
+def _copy_at(
+    builder: KernelBuilder,
+    source: SSAValue,
+    target: SSAValue,
+    source_at: Callable[[list], list],
+    target_at: Callable[[list], list],
+) -> None:
+    """target[target_at(ivs)] = source[source_at(ivs)] for every ivs in the shape of
+    whichever of the two has fewer dims (a slice copied out of, or into, a larger buffer)."""
+    shape = min(shape_of(source), shape_of(target), key=len)
+    ivs, nest = builder.loop_nest(shape)
+    nest.store(nest.load(source, source_at(ivs)), target, target_at(ivs))
+
+
+def _placed(prefix: list, axis: int, where: SSAValue) -> Callable[[list], list]:
+    """The index of a step's element: `prefix`, then its own ivs with `where` at `axis`."""
+    return lambda ivs: [*prefix, *ivs[:axis], where, *ivs[axis:]]
+
+
+def _alloc_without_dim(builder: KernelBuilder, buffer: SSAValue, axis: int, skip: int = 0) -> SSAValue:
+    """A buffer shaped as `buffer` without dim `axis` and its first `skip` dims
+    (one step of a scan input, or one batch's state)."""
+    shape = [d for k, d in enumerate(shape_of(buffer)) if k != axis and k >= skip]
+    memref = MemRefType(buffer.type.element_type, [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape])
+    return builder.alloc(memref, [builder.index(d) for d in shape if not isinstance(d, int)])
 
 
 def _scan_buffer(g: GraphLowering, op: OnnxOp, index: int) -> SSAValue:
