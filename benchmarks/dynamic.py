@@ -13,9 +13,10 @@ reshapes computed from Shape as torch writes them), a GPT-2-style decoder block
 (hidden 256, 64 tokens, causal mask sliced by the run-time length), a T5-style
 encoder block (hidden 256, 128 tokens, relative position buckets computed over
 the run-time length), ResNet-50, SqueezeNet and a MobileNetV2-style net
-(benchmarks/families.py) with a symbolic batch (compiled as a batch loop), and
-an EfficientNet-style net with free batch, height and width (a detector
-backbone: every dim read at run time).
+(benchmarks/families.py) with a symbolic batch (compiled as a batch loop), an
+EfficientNet-style net with free batch, height and width (a detector backbone:
+every dim read at run time), and the wav2vec2-style audio encoder with a
+symbolic number of samples.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def _cases() -> dict:
             _free_image(families.FAMILIES["efficientnet_style"]()),
             {"N": 1, "H": 224, "W": 224},
         ),
+        "wav2vec2-style (samples)": (families.wav2vec2_style(samples="samples"), {"samples": 16000}),
     }
 
 

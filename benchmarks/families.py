@@ -287,25 +287,26 @@ def llama_style(tokens: int = 64, width: int = 512, heads: int = 8, hidden: int 
     return g.model("llama_style", "hidden_states", [1, tokens, width], x)
 
 
-def wav2vec2_style(samples: int = 16000, channels: int = 256, width: int = 384) -> onnx.ModelProto:
+def wav2vec2_style(samples: int | str = 16000, channels: int = 256, width: int = 384) -> onnx.ModelProto:
     """wav2vec2-base's feature encoder at 256 channels (conv1d kernel 10 stride 5, GroupNorm of one
     group per channel as torch writes it: InstanceNormalization; then kernel 3 stride 2 x4 and kernel 2
-    stride 2 x2, GELU after each), the feature projection and the grouped positional conv (k 128, 16 groups)."""
+    stride 2 x2, GELU after each), the feature projection and the grouped positional conv (k 128, 16 groups).
+    `samples` may be a symbol's name: one model for every length, as torch exports it."""
     g = _Graph()
     layers = [(10, 5)] + [(3, 2)] * 4 + [(2, 2)] * 2  # (kernel, stride)
-    x, length, cin = "audio", samples, 1
+    x, cin = "audio", 1
     for number, (kernel, stride) in enumerate(layers):
         x = g.conv(x, f"conv{number}", cin, channels, [kernel], stride=stride, padding=0)
         if number == 0:
             norm = [g.const(f"norm0.{n}", v) for n, v in (("s", 1 + 0.1 * g.rng.standard_normal(channels)),
                                                            ("b", 0.1 * g.rng.standard_normal(channels)))]  # fmt: skip
             x = g.op("InstanceNormalization", [x, *norm], "norm0")
-        x, length, cin = g.gelu(x, f"conv{number}.gelu"), (length - kernel) // stride + 1, channels
+        x, cin = g.gelu(x, f"conv{number}.gelu"), channels
     frames = g.op("Transpose", [x], "frames", perm=[0, 2, 1])
     x = g.linear(g.layer_norm(frames, "projection.ln", channels), "projection", channels, width)
     ncw = g.op("Transpose", [x], "positional.ncw", perm=[0, 2, 1])
-    positional = g.conv(ncw, "positional", width, width, [128], groups=16, padding=64)  # one frame too many
-    positional = g.op("Slice", [positional, g.const("positional.start", [0]), g.const("positional.end", [length]),
+    positional = g.conv(ncw, "positional", width, width, [128], groups=16, padding=64)  # one frame too many: [:-1]
+    positional = g.op("Slice", [positional, g.const("positional.start", [0]), g.const("positional.end", [-1]),
                                 g.const("positional.axis", [2])], "positional.trim")  # fmt: skip
     positional = g.op("Transpose", [g.gelu(positional, "positional.gelu")], "positional.nwc", perm=[0, 2, 1])
     x = g.layer_norm(g.op("Add", [x, positional], "positional.add"), "encoder.ln", width)

@@ -200,7 +200,9 @@ class MatmulOp(IRDLOperation):
     - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
     - `rows` (an index operand): M is known at run time only (a transformer's
       batch x sequence); sizes[0] is then the M the schedule is chosen for.
-      A is strided, one batch triple, no bias.
+      A is strided, one batch triple, no bias. `first_row` (an index operand, with
+      `rows` only) starts the product that many rows into A and C: at a + first_row*s0
+      and c + first_row*ldc (a conv1d's groups, stacked in run-time sized buffers).
     - `columns` (an index operand): N is known at run time only (a conv's
       output pixels over a run-time image); sizes[1] is the N the schedule is
       chosen for. B rows (access `rows`) and C rows are then `columns` apart
@@ -216,7 +218,10 @@ class MatmulOp(IRDLOperation):
     row of mr x nr accumulators lives in vector registers, nr being a number of
     vectors fitting the target's register file (chosen by code generation).
     Epilogue, applied in the kernel's store: + bias[m] (optional operand),
-    then clamp to `clip = [lo, hi]` (Relu: [0, inf]).
+    then clamp to `clip = [lo, hi]` (Relu: [0, inf]). With `bias_offsets`, one per
+    batch triple, product i adds bias[bias_offsets[i] + m] instead: the groups of a
+    grouped conv are the products of one op (or of ops of one plan), each with its rows
+    of the weights (its `a` offset into the panels of every group) and of the bias.
     """
 
     name = "krnl.matmul"
@@ -229,6 +234,7 @@ class MatmulOp(IRDLOperation):
     columns = opt_operand_def(IndexType)
     offsets = var_operand_def(IndexType)
     image = var_operand_def(IndexType)
+    first_row = opt_operand_def(IndexType)
 
     sizes = prop_def(ArrayAttr)
     tile = prop_def(ArrayAttr)
@@ -239,6 +245,7 @@ class MatmulOp(IRDLOperation):
     conv = opt_prop_def(ConvGeometryAttr)
     ldc = prop_def(IntegerAttr)
     batch = prop_def(ArrayAttr)
+    bias_offsets = opt_prop_def(ArrayAttr)
     accumulate = opt_prop_def(UnitAttr)
     clip = prop_def(ArrayAttr)
     pack = opt_prop_def(UnitAttr)
@@ -246,7 +253,7 @@ class MatmulOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = (
         "$a `,` $b `into` $c (`bias` $bias^)? (`rows` $rows^)? (`columns` $columns^)?"
-        " (`offsets` `(` $offsets^ `)`)? (`image` `(` $image^ `)`)? attr-dict"
+        " (`offsets` `(` $offsets^ `)`)? (`image` `(` $image^ `)`)? (`first_row` $first_row^)? attr-dict"
         " `:` type($a) `,` type($b) `,` type($c) (`,` type($bias)^)?"
     )
 
@@ -273,6 +280,8 @@ class MatmulOp(IRDLOperation):
         columns: SSAValue | None = None,
         offsets: Sequence[SSAValue] = (),
         image: Sequence[SSAValue] = (),
+        first_row: SSAValue | None = None,
+        bias_offsets: Sequence[int] | None = None,
     ):
         properties = {
             "sizes": int_array(sizes),
@@ -284,13 +293,15 @@ class MatmulOp(IRDLOperation):
             "conv": conv,
             "ldc": IntegerAttr(ldc, i64),
             "batch": int_array(batch),
+            "bias_offsets": int_array(bias_offsets) if bias_offsets is not None else None,
             "accumulate": UnitAttr() if accumulate else None,
             "clip": ArrayAttr([FloatAttr(float(v), f64) for v in clip]),
             "pack": UnitAttr() if pack else None,
         }
         properties = {name: value for name, value in properties.items() if value is not None}  # in printed order
         operands = [a, b, c, [bias] if bias else [], [rows] if rows else [], [columns] if columns else []]
-        super().__init__(operands=[*operands, list(offsets), list(image)], properties=properties)
+        operands += [list(offsets), list(image), [first_row] if first_row else []]
+        super().__init__(operands=operands, properties=properties)
 
     @property
     def clip_bounds(self) -> tuple[float, float]:
@@ -307,8 +318,9 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: clip is [lo, hi], a_strides [row, column]")
         m, n, k = sizes
         mr = tile[0]
-        if self.a_layout.data == MatmulALayout.PANELS and list(self.a.type.get_shape()) != [-(-m // mr), k, mr]:
-            raise VerifyException("krnl.matmul: packed A must have shape [ceil(M/mr), K, mr]")
+        a_shape = list(self.a.type.get_shape())
+        if self.a_layout.data == MatmulALayout.PANELS and (a_shape[1:] != [k, mr] or a_shape[0] % -(-m // mr)):
+            raise VerifyException("krnl.matmul: packed A must have shape [ceil(M/mr) * products, K, mr]")
         access, packed = self.b_access.data, self.pack is not None
         if access == MatmulBAccess.PANELS and (
             list(self.b.type.get_shape()) != [-(-n // MATMUL_B_PANEL), k, MATMUL_B_PANEL] or packed
@@ -327,8 +339,20 @@ class MatmulOp(IRDLOperation):
             self.a_layout.data != MatmulALayout.STRIDED or len(int_values(self.batch)) != 3 or self.bias is not None
         ):
             raise VerifyException("krnl.matmul: run-time rows need a strided A, one batch triple and no bias")
-        if self.bias is not None and list(self.bias.type.get_shape()) != [m]:
-            raise VerifyException("krnl.matmul: bias must have shape [M]")
+        if self.first_row is not None and self.rows is None:
+            raise VerifyException("krnl.matmul: first_row goes with run-time rows")
+        self._verify_bias(m)
+
+    def _verify_bias(self, m: int) -> None:
+        """bias is [M], or holds M values from each of `bias_offsets` (one per batch triple)."""
+        offsets = int_values(self.bias_offsets) if self.bias_offsets is not None else None
+        if offsets is not None and (self.bias is None or len(offsets) * 3 != len(int_values(self.batch))):
+            raise VerifyException("krnl.matmul: bias_offsets need a bias and one offset per batch triple")
+        if self.bias is None:
+            return
+        (size,) = self.bias.type.get_shape()
+        if (size != m) if offsets is None else (min(offsets) < 0 or max(offsets) + m > size):
+            raise VerifyException("krnl.matmul: bias must have shape [M], or M values from each bias offset")
 
     def _verify_run_time_columns(self, access: MatmulBAccess) -> None:
         if self.columns is None:

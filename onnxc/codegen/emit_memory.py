@@ -50,7 +50,8 @@ def _emit_matmul(t: FunctionTranslator, op: MatmulOp) -> None:
     bias = t.pointer(op.bias) if op.bias is not None else None
     sizes = [t.get(v) for v in (op.rows, op.columns, *op.image) if v is not None]
     offsets = [t.get(v) for v in op.offsets]
-    emitter.emit(t.pointer(op.a), t.pointer(op.b), t.pointer(op.c), bias, sizes, offsets)
+    first_row = t.get(op.first_row) if op.first_row is not None else None
+    emitter.emit(t.pointer(op.a), t.pointer(op.b), t.pointer(op.c), bias, sizes, offsets, first_row)
 
 
 @emits(func.ReturnOp)

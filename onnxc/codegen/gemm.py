@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from llvmlite import ir
 
@@ -81,6 +82,17 @@ def _const(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
 
 
+@dataclass
+class _PlanFunctions:
+    """The functions a krnl.matmul's products call (all but the micro-kernels), made once per plan."""
+
+    packing: ir.Function | None = None
+    tiles: ir.Function | None = None
+    range: ir.Function | None = None
+    slice: ir.Function | None = None
+    offsets_table: ir.GlobalVariable | None = None
+
+
 class MatmulEmitter:
     """Emits one krnl.matmul into the function `builder` is in, with helper functions in `module`."""
 
@@ -95,12 +107,10 @@ class MatmulEmitter:
         self.vector = ir.VectorType(F32, plan.vw)
         self.mask_type = ir.VectorType(I1, plan.vw)
         self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
-        self.packing: ir.Function | None = None
-        self.tiles_fn: ir.Function | None = None
-        self.range_fn: ir.Function | None = None
-        self.slice_fn: ir.Function | None = None
+        # ... and the functions around them, shared by the ops of one plan but for the batch
+        # (the groups of a conv1d: one op each)
+        self.f: _PlanFunctions = kernels.setdefault(plan.functions_key, _PlanFunctions())
         self.context: ir.Value | None = None  # the thread pool's context, one stack slot
-        self.offsets_table: ir.GlobalVariable | None = None
 
     # ------------------------------------------------------------------ helpers
 
@@ -136,14 +146,14 @@ class MatmulEmitter:
 
     def row_offsets(self, b: ir.IRBuilder, pc: ir.Value) -> ir.Value:
         """Window access: the table of B's row offsets (i32, made once per op), from row pc."""
-        if self.offsets_table is None:
+        if self.f.offsets_table is None:
             offsets = self.p.row_offsets
             table_type = ir.ArrayType(I32, len(offsets))
             table = constant_global(self.module, self.module.get_unique_name(f"{self.name}.rows"), table_type)
             table.linkage = "private"
             table.initializer = ir.Constant(table_type, offsets)
-            self.offsets_table = table
-        return b.gep(self.offsets_table, [pc], inbounds=True, source_etype=I32)
+            self.f.offsets_table = table
+        return b.gep(self.f.offsets_table, [pc], inbounds=True, source_etype=I32)
 
     def sizes(self, values: list[ir.Value]) -> dict[str, ir.Value]:
         """The run-time sizes among a function's arguments, by name (see MatmulPlan.run_time_names)."""
@@ -168,17 +178,28 @@ class MatmulEmitter:
     # ------------------------------------------------------------------- driver
 
     def emit(
-        self, a: ir.Value, b_in: ir.Value, c: ir.Value, bias: ir.Value | None, sizes: list, offsets: list
+        self,
+        a: ir.Value,
+        b_in: ir.Value,
+        c: ir.Value,
+        bias: ir.Value | None,
+        sizes: list,
+        offsets: list,
+        first_row: ir.Value | None = None,
     ) -> None:
         """One product per batch triple: on the thread pool when the plan says so.
         `sizes` are those known at run time only (MatmulPlan.run_time_names; the plan's
-        are then guesses), `offsets` B's and C's run-time offsets (or none)."""
+        are then guesses), `offsets` B's and C's run-time offsets (or none), `first_row`
+        where A and C start (see krnl.MatmulOp)."""
         p, b = self.p, self.b
-        for a_offset, b_offset, c_offset in p.batch:
+        if first_row is not None:
+            a = self.gep(b, a, b.mul(first_row, _const(p.a_strides[0])))
+            c = self.gep(b, c, b.mul(first_row, _const(p.ldc)))
+        for (a_offset, b_offset, c_offset), bias_offset in zip(p.batch, p.bias_offsets):
             if offsets:
                 b_offset, c_offset = (b.add(_const(o), moved) for o, moved in zip((b_offset, c_offset), offsets))
             pointers = [self.gep(b, a, a_offset), self.gep(b, b_in, b_offset), self.gep(b, c, c_offset)]
-            pointers += [bias] if bias is not None else []
+            pointers += [self.gep(b, bias, bias_offset)] if bias is not None else []
             pointers += sizes  # after the pointers: range's and slice's too
             named = self.sizes(sizes)
             if not p.parallel:
@@ -216,11 +237,11 @@ class MatmulEmitter:
 
     def slice_function(self, context_type: ir.LiteralStructType) -> ir.Function:
         """slice(context, begin, end): the tiles [begin, end) of the split dimension, for the thread pool."""
-        if self.slice_fn is not None:
-            return self.slice_fn
+        if self.f.slice is not None:
+            return self.f.slice
         p = self.p
         fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{self.name}.gemm.slice", context_type)
-        self.slice_fn = fn
+        self.f.slice = fn
         sizes = self.sizes(pointers[len(pointers) - len(p.run_time_names) :])
         columns = self.columns(sizes)
         if p.split_rows:
@@ -247,13 +268,13 @@ class MatmulEmitter:
     def range_function(self) -> ir.Function:
         """range(a, b, c, [bias], columns [from, to), row tiles [from, to)): that part of C,
         packing the B blocks it reads (if packed) into this thread's scratch."""
-        if self.range_fn is not None:
-            return self.range_fn
+        if self.f.range is not None:
+            return self.f.range
         p = self.p
         sizes = len(p.run_time_names)
         fn, b = self.function(f"{self.name}.gemm", [PTR] * (3 + p.has_bias) + [I64] * (4 + sizes))
         fn.attributes.add("alwaysinline")  # each call site gets its bounds folded in
-        self.range_fn = fn
+        self.f.range = fn
         a, b_in, c, *rest = fn.args
         bias = rest.pop(0) if p.has_bias else None
         sizes, (column_from, column_to, row_from, row_to) = rest[:sizes], rest[sizes:]
@@ -279,15 +300,15 @@ class MatmulEmitter:
 
         Column tiles outside, row tiles inside: a kc x nr B tile stays in L1
         while the row panels of A stream through it."""
-        if self.tiles_fn is not None:
-            return self.tiles_fn
+        if self.f.tiles is not None:
+            return self.f.tiles
         p = self.p
         pointer_count = 3 + p.packed + p.has_bias
         sizes = len(p.run_time_names)
         arg_types = [PTR] * pointer_count + [I64] * sizes + [I64, I64, I64, I64, I1, I1, I64, I64]
         fn, b = self.function(f"{self.name}.tiles", arg_types)
         fn.attributes.add("noinline")
-        self.tiles_fn = fn
+        self.f.tiles = fn
         a, b_in, c, *rest = fn.args
         scratch = rest.pop(0) if p.packed else None
         bias = rest.pop(0) if p.has_bias else None
@@ -526,13 +547,13 @@ class MatmulEmitter:
         stores) are zeroed: left as they were, scratch garbage such as denormals
         slows every FMA of the tile (a MatMul with N = 24 took twice N = 32's time).
         """
-        if self.packing is not None:
-            return self.packing
+        if self.f.packing is not None:
+            return self.f.packing
         p = self.p
         sizes = len(p.run_time_names)
         fn, b = self.function(f"{self.name}.pack", [PTR, PTR] + [I64] * (4 + sizes))
         fn.attributes.add("alwaysinline")  # so that range's constant bounds reach the im2col geometry
-        self.packing = fn
+        self.f.packing = fn
         source, scratch, *rest = fn.args
         sizes, (jc, block_end, pc, kc) = self.sizes(rest[:sizes]), rest[sizes:]
         with counted_loop(b, _const(0), kc, 1, "packk") as k:

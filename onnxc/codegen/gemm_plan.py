@@ -57,6 +57,8 @@ class MatmulPlan:
     conv: ConvGeometryAttr | None
     ldc: int
     batch: list[tuple[int, int, int]]
+    bias_offsets: list[int]
+    """Per batch triple: where its bias starts (all 0 but for the groups of a grouped conv)."""
     accumulate: bool
     clip: tuple[float, float]
     has_bias: bool
@@ -93,6 +95,12 @@ class MatmulPlan:
         names = ["rows"] if self.run_time_rows else []
         names += ["columns"] if self.run_time_columns else []
         return names + (["height", "width", "output_h", "output_w", "pad_h", "pad_w"] if self.run_time_image else [])
+
+    @property
+    def functions_key(self) -> tuple:
+        """Equal for plans whose products call the same functions: all but the batch."""
+        fields = {name: value for name, value in vars(self).items() if name not in ("batch", "bias_offsets")}
+        return ("plan", *fields.items())
 
     @property
     def pitch(self) -> int:
@@ -151,6 +159,7 @@ class MatmulPlan:
             conv=op.conv,
             ldc=op.ldc.value.data,
             batch=[tuple(offsets[i : i + 3]) for i in range(0, len(offsets), 3)],
+            bias_offsets=int_values(op.bias_offsets) if op.bias_offsets is not None else [0] * (len(offsets) // 3),
             accumulate=op.accumulate is not None,
             clip=op.clip_bounds,
             has_bias=op.bias is not None,

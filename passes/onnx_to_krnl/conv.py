@@ -20,6 +20,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_of,
     shape_text,
 )
+from onnxc.passes.onnx_to_krnl.conv1d import lower_conv1d_as_gemm
 from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
@@ -33,9 +34,10 @@ vectorize well as they are, and the padding and compaction copies would cost mor
 @lowers("Conv", run_time_dims=True)
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     """The GEMM kernel where it applies (see `lower_conv_as_gemm`; over an image of
-    run-time size too), else the shifted-rows depthwise conv for short rows (decided
-    at run time where the row length is known then only), else direct convolution."""
-    if lower_conv_as_gemm(g, op):
+    run-time size too; `lower_conv1d_as_gemm` for 1-D convs), else the shifted-rows
+    depthwise conv for short rows (decided at run time where the row length is known then
+    only), else direct convolution."""
+    if lower_conv_as_gemm(g, op) or lower_conv1d_as_gemm(g, op):
         return
     g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
     x, weights, bias, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)

@@ -1,8 +1,10 @@
 """Conv, MatMul and Gemm as `krnl.matmul`: the register-blocked GEMM kernel.
 
 Conv (2-D, constant weights) is C[M, OH*OW] = W[M, C*KH*KW] x im2col(X) per
-image and group (a few groups of 8 or more output channels each): its weights are packed at compile time into the
-kernel's row panels (see krnl.MatmulOp, a_layout "panels"), and a 1x1 stride-1 unpadded conv
+image and group (groups of 8 or more output channels each), the products of one krnl.matmul
+(of one plan over a run-time image): its weights are packed at compile time into the kernel's
+row panels, group after group (see krnl.MatmulOp, a_layout "panels", and its bias_offsets), and
+a 1x1 stride-1 unpadded conv
 reads the image in place as the matrix [C, H*W]. Any other stride-1 conv (not accumulating)
 reads its image in place too (b_access "window"): copied once into a zero-padded buffer (the
 image itself if unpadded) of width
@@ -29,6 +31,8 @@ the kernel writes the last fused op's result buffer.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import memref
@@ -61,8 +65,6 @@ COLUMN_BLOCK = 512
 MIN_GROUP_ROWS = 8
 """A grouped Conv becomes one product per group when each has this many output channels
 (depthwise convs, one row per product, stay direct loop nests)."""
-MAX_GROUPS = 16
-"""... and at most this many groups (each product is a kernel function of its own)."""
 
 
 def _single_user(value: SSAValue) -> OnnxOp | None:
@@ -145,7 +147,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         or group < 1
         or x_shape[1] != weights.shape[1] * group
         or weights.shape[0] % group
-        or (group > 1 and (weights.shape[0] // group < MIN_GROUP_ROWS or group > MAX_GROUPS))
+        or (group > 1 and weights.shape[0] // group < MIN_GROUP_ROWS)
         or out_type_shape[1] != weights.shape[0]
         or op.attr("kernel_shape") not in (None, list(weights.shape[2:]))
         or bias.size not in (0, weights.shape[0])
@@ -187,12 +189,9 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     block = min(REDUCTION_BLOCK, reduction)
     group_rows, group_channels = out_channels // group, channels // group
     name = op.node_name or "conv"
-    operands = []  # per group: its rows of W as panels, its bias
-    for index in range(group):
-        rows = slice(index * group_rows, (index + 1) * group_rows)
-        suffix = str(index or "")
-        panels = weight_global(g, op, _row_panels(matrix[rows], block), f"{name}_panels{suffix}")
-        operands.append((panels, weight_global(g, op, shift[rows], f"{name}_bias{suffix}")))
+    group_panels = [_row_panels(matrix[k * group_rows : (k + 1) * group_rows], block) for k in range(group)]
+    panels = weight_global(g, op, np.concatenate(group_panels), f"{name}_panels")
+    groups = _Groups(panels, weight_global(g, op, shift, f"{name}_bias"), group, group_panels[0].size)
     if residual is None:
         out = g.result(last)
     else:
@@ -205,7 +204,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
     if run_time:
-        _conv_of_run_time_image(g, op, operands, out, residual is not None, clip, block, in_place)
+        _conv_of_run_time_image(g, op, groups, out, residual is not None, clip, block, in_place)
         return True
     columns = window_y.output_size * window_x.output_size
     shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x], g.top)
@@ -243,30 +242,53 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     # Shifted rows are computed as wide as the padded image: into a wide buffer, compacted after.
     wide = out if product_columns == columns else g.top.alloc(MemRefType(f32, [batch, out_channels, product_columns]))
     image_size, result = channels * plane, out_channels * product_columns
-    for index, (a, bias_buffer) in enumerate(operands):  # a product per group: its rows of W, its channels of X
-        x_offset, out_offset = index * group_channels * plane, index * group_rows * product_columns
-        g.top.insert(
-            MatmulOp(
-                a,
-                image,
-                wide,
-                sizes=[group_rows, product_columns, reduction],
-                tile=[TILE_ROWS, block, COLUMN_BLOCK],
-                a_layout=MatmulALayout.PANELS,
-                b_access=b_access,
-                ldb=ldb,
-                conv=conv,
-                ldc=product_columns,
-                batch=[v for n in range(batch) for v in (0, n * image_size + x_offset, n * result + out_offset)],
-                accumulate=residual is not None,
-                clip=clip,
-                pack=shifted is None,
-                bias=bias_buffer,
-            )
+    products = [(n, k) for n in range(batch) for k in range(group)]  # per image and group: its rows of W, channels of X
+    g.top.insert(
+        MatmulOp(
+            panels,
+            image,
+            wide,
+            sizes=[group_rows, product_columns, reduction],
+            tile=[TILE_ROWS, block, COLUMN_BLOCK],
+            a_layout=MatmulALayout.PANELS,
+            b_access=b_access,
+            ldb=ldb,
+            conv=conv,
+            ldc=product_columns,
+            batch=[
+                v
+                for n, k in products
+                for v in (
+                    k * groups.panel_size,
+                    n * image_size + k * group_channels * plane,
+                    n * result + k * group_rows * product_columns,
+                )
+            ],
+            accumulate=residual is not None,
+            clip=clip,
+            pack=shifted is None,
+            bias=groups.bias,
+            bias_offsets=groups.bias_offsets(group_rows, batch),
         )
+    )
     if wide is not out:
         shifted.compact(g, wide, out)
     return True
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """A grouped conv's weights: every group's row panels one after another, `panel_size`
+    floats each, and the bias of all output channels."""
+
+    panels: SSAValue
+    bias: SSAValue
+    count: int
+    panel_size: int
+
+    def bias_offsets(self, group_rows: int, images: int = 1) -> list[int] | None:
+        """Where each product's bias starts, products ordered (image, group); None for one group."""
+        return [k * group_rows for _ in range(images) for k in range(self.count)] if self.count > 1 else None
 
 
 RUN_TIME_COLUMNS_GUESS = 1024
@@ -276,15 +298,14 @@ RUN_TIME_COLUMNS_GUESS = 1024
 def _conv_of_run_time_image(
     g: GraphLowering,
     op: OnnxOp,
-    operands: list[tuple[SSAValue, SSAValue]],
+    groups: _Groups,
     out: SSAValue,
     accumulate: bool,
     clip: tuple[float, float],
     block: int,
     in_place: bool,
 ) -> None:
-    """One product per sample and group (`operands`: each group's weight panels and
-    bias) of an image whose batch, height or width is known at run time only (a
+    """One product per sample and group (one krnl.matmul each, of one plan) of an image whose batch, height or width is known at run time only (a
     detector's): N = OH*OW columns at run time, B read in place (1x1 convs) or packed
     by im2col from the run-time geometry; the offsets of the sample and group move
     at run time. The geometry attribute holds the sizes scheduled for."""
@@ -292,7 +313,7 @@ def _conv_of_run_time_image(
     x = g.buffers[op.input(0)]
     batch, channels, height, width = shape_of(x)
     out_channels, group_channels, kernel_h, kernel_w = constant_array(op.input(1)).shape
-    group_rows = out_channels // len(operands)
+    group_rows = out_channels // groups.count
     out_h, out_w = shape_of(out)[2:]
     window_y, window_x = sliding_windows(g, op, (height, width), (out_h, out_w), (kernel_h, kernel_w))
     columns, plane = b.index(b.mul(out_h, out_w)), b.mul(height, width)
@@ -311,12 +332,12 @@ def _conv_of_run_time_image(
             dilation=(window_y.dilation, window_x.dilation),
         )
     (sample,), body = b.for_nest([(0, batch)])
-    for index, (a, bias) in enumerate(operands):
+    for index in range(groups.count):
         x_offset = body.add(body.mul(sample, image_size), body.mul(index * group_channels, plane))
         out_offset = body.add(body.mul(sample, result_size), body.mul(index * group_rows, columns))
         body.insert(
             MatmulOp(
-                a,
+                groups.panels,
                 x,
                 out,
                 sizes=[group_rows, RUN_TIME_COLUMNS_GUESS, group_channels * kernel_h * kernel_w],
@@ -328,7 +349,9 @@ def _conv_of_run_time_image(
                 accumulate=accumulate,
                 clip=clip,
                 pack=not in_place,
-                bias=bias,
+                batch=[index * groups.panel_size, 0, 0],
+                bias=groups.bias,
+                bias_offsets=[index * group_rows] if groups.count > 1 else None,
                 columns=columns,
                 offsets=[body.index(x_offset), body.index(out_offset)],
                 image=image,
@@ -386,10 +409,11 @@ def emit_matrix_product(
     ldc: int | None = None,
     at: KernelBuilder | None = None,
     rows: SSAValue | None = None,
+    first_row: SSAValue | None = None,
 ) -> None:
     """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
     triple (ldb and ldc default to N), inserted by `at` (default: at the top level);
-    `rows`, if given, is M at run time (sizes[0] the M to schedule for).
+    `rows`, if given, is M at run time (sizes[0] the M to schedule for), from `first_row` on.
 
     A constant B (`b_constant` times `b_scale`, [K, N], shared by the batch) is packed at compile
     time into column panels: no packing at run time, and each tile's B is a
@@ -418,6 +442,7 @@ def emit_matrix_product(
             accumulate=accumulate,
             pack=b_constant is None and m > TILE_ROWS,
             rows=rows,
+            first_row=first_row,
         )
     )
 

@@ -91,10 +91,11 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // -----
 
-// group = 2 with 8 output channels per group: one krnl.matmul per group, each
-// with its own panels and bias, reading the group's input channels of the
-// padded image (B offset 2*8*8 = 128 floats) and writing the group's output
-// channels (C offset 8 rows of 5*8 + 6 = 46 columns = 368).
+// group = 2 with 8 output channels per group: one krnl.matmul of two products,
+// the groups' panels one after the other (A offset 18*12 = 216 floats) and their
+// biases too (bias offset 8), each reading its group's input channels of the
+// padded image (B offset 2*8*8 = 128 floats) and writing its output channels
+// (C offset 8 rows of 5*8 + 6 = 46 columns = 368).
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x4x6x6xf32>) -> tensor<1x16x6x6xf32> attributes {onnx.input_names = ["x"], onnx.output_names = ["y"]} {
     %w = "onnx.Constant"() {value = dense<1.0> : tensor<16x2x3x3xf32>} : () -> tensor<16x2x3x3xf32>
@@ -104,16 +105,13 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x4x6x6xf32>, %y: memref<1x16x6x6xf32>) {
-// CHECK:         %[[A0:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x18x12xf32>>}
-// CHECK-NEXT:    %[[B0:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<8xf32>>}
-// CHECK-NEXT:    %[[A1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels1", tensor<1x18x12xf32>>}
-// CHECK-NEXT:    %[[B1:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias1", tensor<8xf32>>}
-// CHECK:         krnl.matmul %[[A0]], %[[PADDED:.+]] into %[[WIDE:.+]] bias %[[B0]]
+// CHECK:         %[[A:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<2x18x12xf32>>}
+// CHECK-NEXT:    %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}bias", tensor<16xf32>>}
+// CHECK:         krnl.matmul %[[A]], %[[PADDED:.+]] into %[[WIDE:.+]] bias %[[B]]
 // CHECK-SAME:      sizes = [8 : i64, 46 : i64, 18 : i64]
 // CHECK-SAME:      conv = #krnl.conv<channels = 2, height = 8, width = 8, output = [6, 6], kernel = [3, 3], stride = [1, 1], dilation = [1, 1], padding = [0, 0]>
-// CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64]
-// CHECK-NEXT:    krnl.matmul %[[A1]], %[[PADDED]] into %[[WIDE]] bias %[[B1]]
-// CHECK-SAME:      batch = [0 : i64, 128 : i64, 368 : i64]
+// CHECK-SAME:      batch = [0 : i64, 0 : i64, 0 : i64, 216 : i64, 128 : i64, 368 : i64], bias_offsets = [0 : i64, 8 : i64]
+// CHECK-NOT:     krnl.matmul
 // CHECK:         func.return
 
 // -----
