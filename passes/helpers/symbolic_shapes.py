@@ -162,8 +162,12 @@ def _kernel_dims(op: OnnxOp, spatial: int) -> list[Dim | None] | None:
     kernel = op.attr("kernel_shape")
     if kernel:
         return [Dim.const(k) for k in kernel]
-    weight = dims_of(op.input(1)) if op.OP_TYPE in ("Conv", "ConvTranspose") else None
+    weight = dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE])) if op.OP_TYPE in WEIGHT_OPERANDS else None
     return None if weight is None or len(weight) != spatial + 2 else weight[2:]
+
+
+WEIGHT_OPERANDS = {"Conv": 1, "ConvTranspose": 1, "DeformConv": 1, "ConvInteger": 1, "QLinearConv": 3}
+"""Where the convolutions' weights [M, C/group, k...] are among their operands."""
 
 
 def _reshape_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
@@ -441,7 +445,11 @@ def _conv_transpose_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
 
 def _matmul_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     """numpy.matmul: broadcast batch dims, then (M, N); a 1-D operand drops its dim."""
-    a, b = dims_of(op.input(0)), dims_of(op.input(1))
+    return matrix_product_dims(dims_of(op.input(0)), dims_of(op.input(1)))
+
+
+def matrix_product_dims(a: list[Dim | None] | None, b: list[Dim | None] | None) -> list[Dim | None] | None:
+    """The dims of numpy.matmul(a, b) for operand dims a and b."""
     if a is None or b is None or not a or not b:
         return None
     rows = [a[-2]] if len(a) >= 2 else []
@@ -541,3 +549,138 @@ _REQUIREMENTS: dict[str, Callable] = {
     "TopK": _top_k_requirements,
     "NonMaxSuppression": _non_max_suppression_requirements,
 }
+
+
+# ----------------------------------------------------------------------------- more window and product ops
+
+
+def _weighted_window_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """DeformConv, ConvInteger, QLinearConv: Conv's windows, one channel per weight row."""
+    out, weight = _windowed_dims(op, memo), dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE]))
+    if out is None or weight is None or not weight:
+        return None
+    out[1] = weight[0]
+    return out
+
+
+def _weighted_window_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """The input's channels are the weights' times the groups; `kernel_shape` is the weights' size."""
+    x, weight = dims_of(op.input(0)), dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE]))
+    if x is None or weight is None or len(x) < 2 or len(weight) != len(x):
+        return []
+    checks = [(x[1], "==", None if weight[1] is None else weight[1] * op.attr("group"))]
+    kernel = op.attr("kernel_shape") or []
+    return checks + [(w, "==", Dim.const(k)) for w, k in zip(weight[2:], kernel)]
+
+
+def _pool_result_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
+    """MaxPool's values and their indices have the same dims."""
+    return _windowed_dims(op, memo)
+
+
+def _max_unpool_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """`output_shape`, else (in - 1) * stride + kernel - pads per spatial dim."""
+    operands = onnx_inputs(op)
+    if len(operands) > 2 and operands[2] is not None:
+        return _value_dims(2)(op, memo)
+    dims, kernel = dims_of(op.input(0)), op.attr("kernel_shape")
+    if dims is None or len(dims) != len(kernel) + 2:
+        return None
+    spatial = len(kernel)
+    strides = op.attr("strides") or [1] * spatial
+    pads = op.attr("pads") or [0] * (2 * spatial)
+    sizes = [
+        None if d is None else (d - 1) * strides[k] + kernel[k] - pads[k] - pads[k + spatial]
+        for k, d in enumerate(dims[2:])
+    ]
+    return [dims[0], dims[1], *sizes]
+
+
+def _col2im_blocks(op: OnnxOp, memo: dict) -> tuple[list[Dim], list[Dim]] | None:
+    """Col2Im's image shape and block shape (operand values), if known."""
+    image, block = symbolic_value(op.input(1), memo), symbolic_value(op.input(2), memo)
+    return None if image is None or block is None else (list(image.reshape(-1)), list(block.reshape(-1)))
+
+
+def _col2im_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """[N, C * prod(block), L] -> [N, C, *image_shape]."""
+    dims, shapes = dims_of(op.input(0)), _col2im_blocks(op, memo)
+    if dims is None or shapes is None or len(dims) != 3:
+        return None
+    image, block = shapes
+    return [dims[0], None if dims[1] is None else dims[1] // _product(block), *image]
+
+
+def _col2im_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """The channels divide into blocks; there is one column per block position."""
+    dims, shapes = dims_of(op.input(0)), _col2im_blocks(op, {})
+    if dims is None or shapes is None or len(dims) != 3 or None in dims:
+        return []
+    image, block = shapes
+    spatial = len(image)
+    strides = op.attr("strides") or [1] * spatial
+    dilations = op.attr("dilations") or [1] * spatial
+    pads = op.attr("pads") or [0] * (2 * spatial)
+    positions = [
+        (image[d] + pads[d] + pads[d + spatial] - (block[d] - 1) * dilations[d] - 1) // strides[d] + 1
+        for d in range(spatial)
+    ]
+    per_image = _product(block)
+    return [(dims[1], "==", dims[1] // per_image * per_image), (dims[2], "==", _product(positions))]
+
+
+def _qlinear_matmul_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """numpy.matmul of a (operand 0) and b (operand 3)."""
+    return matrix_product_dims(dims_of(op.input(0)), dims_of(op.input(3)))
+
+
+def _qlinear_matmul_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """a's columns are b's rows; batch dims broadcast."""
+    a, b = dims_of(op.input(0)), dims_of(op.input(3))
+    if a is None or b is None or not a or not b:
+        return []
+    batch = broadcast_dims([a[:-2], b[:-2]])[1] if len(a) > 2 or len(b) > 2 else []
+    return [(a[-1], "==", b[-2] if len(b) >= 2 else b[0]), *((x, "==", y) for x, y in batch)]
+
+
+def _stft_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """[batch, frames, bins, 2]: frames = (length - frame_length) // step + 1, bins
+    frame_length // 2 + 1 one-sided; frame_length the operand, else the window's length."""
+    dims, operands = dims_of(op.input(0)), onnx_inputs(op)
+    step = symbolic_value(operands[1], memo)
+    if dims is None or len(dims) != 3 or dims[1] is None or step is None:
+        return None
+    frame_length = symbolic_value(operands[3], memo) if len(operands) > 3 and operands[3] is not None else None
+    if frame_length is not None:
+        length = frame_length.reshape(-1)[0]
+    elif len(operands) > 2 and operands[2] is not None:
+        length = dims_of(operands[2])[0]
+    else:
+        length = dims[1]
+    if length is None:
+        return None
+    bins = length // 2 + 1 if op.attr("onesided") else length
+    return [dims[0], (dims[1] - length) // step.reshape(-1)[0] + 1, bins, Dim.const(2)]
+
+
+_SHAPE_RULES.update(
+    {
+        "DeformConv": _weighted_window_dims,
+        "ConvInteger": _weighted_window_dims,
+        "QLinearConv": _weighted_window_dims,
+        "MaxUnpool": _max_unpool_dims,
+        "Col2Im": _col2im_dims,
+        "QLinearMatMul": _qlinear_matmul_dims,
+        "STFT": _stft_dims,
+    }
+)
+_RESULT_RULES["MaxPool"] = _pool_result_dims
+_REQUIREMENTS.update(
+    {
+        "DeformConv": _weighted_window_requirements,
+        "ConvInteger": _weighted_window_requirements,
+        "QLinearConv": _weighted_window_requirements,
+        "Col2Im": _col2im_requirements,
+        "QLinearMatMul": _qlinear_matmul_requirements,
+    }
+)

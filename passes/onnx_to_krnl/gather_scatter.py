@@ -236,7 +236,7 @@ def lower_max_unpool(g: GraphLowering, op: OnnxOp) -> None:
     store.store(store.load(x, ivs), out, delinearize(store, offset, inferred))
 
 
-@lowers("Col2Im")
+@lowers("Col2Im", run_time_dims=True)
 def lower_col2im(g: GraphLowering, op: OnnxOp) -> None:
     """The inverse of im2col: input (N, C * prod(block), L) holds one column per
     block position; every element is added to the image pixel it came from
@@ -255,7 +255,7 @@ def lower_col2im(g: GraphLowering, op: OnnxOp) -> None:
         (size + pads[d] + pads[spatial + d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
         for d, size in enumerate(image)
     ]
-    if pymath.prod(blocks) != shape_of(columns)[2]:
+    if isinstance(shape_of(columns)[2], int) and pymath.prod(blocks) != shape_of(columns)[2]:
         raise g.shape_error(op, f"{shape_of(columns)[2]} columns for {blocks} block positions")
     g.element_type(op, op.results[0])
     fill(g.top, out, g.top.constant(0, out.type.get_element_type()))

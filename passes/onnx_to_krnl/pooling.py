@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import math
@@ -11,6 +10,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.run_time_dims import element_count
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, linearize, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
 
@@ -50,8 +50,6 @@ def lower_pool(
     # interleaved loads (stride 2 row by row: one strided load per loop, left scalar, 6x slower).
     strided_inside = windows[-1].stride > 1 and not any(w.clipped for w in windows)
     static = all(w.static for w in windows)
-    if with_indices and not static:
-        raise g.unsupported(op, "MaxPool indices over dims known at run time only")
     if (
         static and windows[-1].output_size > 1 and not with_indices and not strided_inside
     ):  # the row-wise kernel keeps no argmax
@@ -102,7 +100,7 @@ def _argmax_offset(
     storage_order 1 the (n, c) plane's offset plus a column-major offset in the plane."""
     batch, channels, *sizes = shape_of(x)
     n, c = ivs[:2]
-    plane = b.mul(b.add(b.mul(n, channels), c), pymath.prod(sizes))
+    plane = b.mul(b.add(b.mul(n, channels), c), element_count(b, sizes))
 
     def first_hit(inner: KernelBuilder, offsets: list[Bound], found: SSAValue) -> SSAValue:
         positions = [w.position(inner, s, k) for w, s, k in zip(windows, starts, offsets)]

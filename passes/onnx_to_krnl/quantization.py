@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import Float4E2M1FNType, IntegerType, MemRefType, f32, f64, i16, i32
+from xdsl.dialects.builtin import Float4E2M1FNType, IntegerType, f32, f64, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
@@ -370,7 +370,7 @@ def lower_matmul_integer(g: GraphLowering, op: OnnxOp) -> None:
     integer_matmul(g, op, (0, 2, 1, 3), int32_result(g, op))
 
 
-@lowers("ConvInteger")
+@lowers("ConvInteger", run_time_dims=True)
 def lower_conv_integer(g: GraphLowering, op: OnnxOp) -> None:
     """int32 Conv of (x - x_zero_point) and (w - w_zero_point); padding is the zero point."""
     x, w = conv_operands(g, op, (0, 2, 1, 3))
@@ -423,7 +423,7 @@ def lower_qlinear_matmul(g: GraphLowering, op: OnnxOp) -> None:
     requantize(g, op, sums, out, (a_scale, b_scale), y_scale, y_zero)
 
 
-@lowers("QLinearConv")
+@lowers("QLinearConv", run_time_dims=True)
 def lower_qlinear_conv(g: GraphLowering, op: OnnxOp) -> None:
     """ConvInteger of x and w plus the int32 bias, requantized with one x scale,
     w's scale per output channel, and one y scale and zero point."""
@@ -437,7 +437,7 @@ def lower_qlinear_conv(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"bias of element type {bias.type.get_element_type()} is not supported")
     out = g.result(op)
     out_shape = shape_of(out)
-    sums = g.top.alloc(MemRefType(i32, out_shape))
+    sums = alloc_shaped(g.top, i32, out_shape)
     direct_conv(g, op, x, w, bias, sums)
     x_scale = parameter(g, op, g.input(op, 1), out_shape, None)
     w_scale = parameter(g, op, g.input(op, 4), out_shape, 1)

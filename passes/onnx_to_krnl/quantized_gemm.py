@@ -28,7 +28,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.krnl_int8 import QMatmulOp, padded_columns
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import is_unsigned
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, has_static_shape, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
 ROW_TILE = 12
@@ -95,6 +95,8 @@ def lower_qlinear_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     weights = _int8_weights(op, 3, 5)
     if weights is None or weights.ndim != 4 or op.attr("group", 1) != 1 or not _is_unsigned(x_value):
         return False
+    if not has_static_shape(x_value) or not has_static_shape(op.results[0]):
+        return False  # the packed geometry is laid out at compile time
     bias = constant_array(op.input(8)) if op.input(8) is not None else np.zeros(weights.shape[0], np.int32)
     x_shape = shape_of(g.buffers[x_value])
     out_channels, channels, kernel_h, kernel_w = weights.shape

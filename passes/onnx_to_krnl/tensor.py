@@ -260,7 +260,7 @@ def lower_eye_like(g: GraphLowering, op: OnnxOp) -> None:
     b.store(b.select(on_diagonal, one, zero), out, ivs)
 
 
-@lowers("DepthToSpace", "SpaceToDepth")
+@lowers("DepthToSpace", "SpaceToDepth", run_time_dims=True)
 def lower_depth_space(g: GraphLowering, op: OnnxOp) -> None:
     """Move blocks of b x b pixels between the channel dim and the spatial dims of
     NCHW. The channel of a pixel in a block (bh, bw) of channel c (of C) is
