@@ -573,6 +573,24 @@ def _weighted_window_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
     return checks + [(w, "==", Dim.const(k)) for w, k in zip(weight[2:], kernel)]
 
 
+def _deform_conv_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """Conv's, and the offsets [N, offset_group * taps * rank, out...] and the mask
+    [N, offset_group * taps, out...] cover every output's taps; the groups divide the channels."""
+    checks = _weighted_window_requirements(op)
+    x, weight, out = dims_of(op.input(0)), dims_of(op.input(1)), _weighted_window_dims(op, {})
+    kernel = _kernel_dims(op, len(x) - 2) if x is not None else None
+    if out is None or kernel is None or None in kernel or None in x or weight is None or weight[0] is None:
+        return checks
+    group, offset_group = op.attr("group"), op.attr("offset_group")
+    checks += [(weight[0], "==", weight[0] // group * group), (x[1], "==", x[1] // offset_group * offset_group)]
+    taps = _product(kernel) * offset_group
+    for index, per_tap in ((2, len(kernel)), (4, 1)):
+        dims = dims_of(op.input(index)) if op.input(index) is not None else None
+        if dims is not None and len(dims) == len(out):
+            checks += [(d, "==", want) for d, want in zip(dims, [x[0], taps * per_tap, *out[2:]])]
+    return checks
+
+
 def _pool_result_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
     """MaxPool's values and their indices have the same dims."""
     return _windowed_dims(op, memo)
@@ -677,7 +695,7 @@ _SHAPE_RULES.update(
 _RESULT_RULES["MaxPool"] = _pool_result_dims
 _REQUIREMENTS.update(
     {
-        "DeformConv": _weighted_window_requirements,
+        "DeformConv": _deform_conv_requirements,
         "ConvInteger": _weighted_window_requirements,
         "QLinearConv": _weighted_window_requirements,
         "Col2Im": _col2im_requirements,

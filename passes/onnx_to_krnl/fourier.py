@@ -197,9 +197,11 @@ def _hermitian_weight(b: KernelBuilder, k: Bound, length: Bound, compute: Attrib
     return b.div(count, b.number(length, compute))
 
 
-@lowers("STFT")
+@lowers("STFT", run_time_dims=True)
 def lower_stft(g: GraphLowering, op: OnnxOp) -> None:
-    """Frames of the signal, each times the window, through a DFT of frame_length."""
+    """Frames of the signal, each times the window, through a DFT of frame_length.
+    A frame count of run-time dims is the result's (shape inference floors it;
+    the DFT's length may be the window's run-time length)."""
     x, out = g.input(op, 0), g.result(op)
     element = g.same_element_type(op, [op.input(0), op.results[0]], ints=False)
     compute = f64
@@ -211,12 +213,16 @@ def lower_stft(g: GraphLowering, op: OnnxOp) -> None:
     if frame_length is None:
         frame_length = window_length if window_length is not None else signal_length
     onesided = bool(op.attr("onesided"))
-    frames = 1 + (signal_length - frame_length) // step
-    bins = frame_length // 2 + 1 if onesided else frame_length
-    if tuple(out_shape) != (batch, frames, bins, 2) or components not in (1, 2):
-        raise g.shape_error(op, f"input {list(shape_of(x))}, frame_length {frame_length}: output {list(out_shape)}")
+    static = isinstance(signal_length, int) and isinstance(frame_length, int)
+    frames = 1 + (signal_length - frame_length) // step if static else out_shape[1]
+    bins = g.top.add(g.top.div(frame_length, 2), 1) if onesided else frame_length
+    if not dims_agree(out_shape, (batch, frames, bins, 2)) or (isinstance(components, int) and components not in (1, 2)):
+        raise g.shape_error(
+            op,
+            f"input {shape_text(shape_of(x))}, frame_length {shape_text([frame_length])}: output {shape_text(out_shape)}",
+        )
     twiddles = Twiddles.build(g, frame_length, compute)
-    count = frame_length if window_length is None else min(window_length, frame_length)
+    count = frame_length if window_length is None else g.top.min(window_length, frame_length)
 
     ivs, b = g.top.loop_nest(out_shape[:-1])
     sample_batch, frame, frequency = ivs
