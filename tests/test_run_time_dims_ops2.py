@@ -1,0 +1,224 @@
+"""Lowerings over run-time dims, continued (see test_run_time_dims_ops.py): block
+moves, Col2Im, DeformConv, MaxPool's indices, MaxUnpool, the integer
+contractions and STFT each compile once with symbolic input dims and run at a
+few shapes, against onnx.reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import ints, rand
+from test_run_time_dims_ops import F32, IMAGE, IMAGE_SHAPES, check_shapes, node_model
+
+U8, I8 = np.dtype(np.uint8), np.dtype(np.int8)
+
+
+# ------------------------------------------------------------------------------ block moves
+
+
+@pytest.mark.parametrize(
+    "op_type, attrs",
+    [
+        ("DepthToSpace", {"blocksize": 2, "mode": "DCR"}),
+        ("DepthToSpace", {"blocksize": 2, "mode": "CRD"}),
+        ("SpaceToDepth", {"blocksize": 2}),
+    ],
+)
+def test_block_moves_over_run_time_dims(op_type, attrs, tmp_path):
+    """The channel count (divided or multiplied by 4) is known at run time only."""
+    model = node_model(op_type, {"x": IMAGE}, attrs, opset=13)
+    to_space = op_type == "DepthToSpace"
+
+    def feeds(shape):
+        n, c, h, w = shape
+        return {"x": rand(n, 4 * c, h, w) if to_space else rand(n, c, 2 * h, 2 * w)}
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
+
+
+# ------------------------------------------------------------------------------ Col2Im
+
+
+def test_col2im_of_run_time_batch_and_channels(tmp_path):
+    """Constant image and block shapes, a strided dilated padded 2-D block."""
+    model = node_model(
+        "Col2Im",
+        {"x": (F32, ["n", "cb", "l"])},
+        {"strides": [2, 1], "dilations": [1, 2], "pads": [1, 0, 0, 1]},
+        {"image": np.array([5, 6], np.int64), "block": np.array([2, 3], np.int64)},
+        opset=18,
+    )
+    blocks = ((5 + 1 - 1 * (2 - 1) - 1) // 2 + 1) * ((6 + 1 - 2 * (3 - 1) - 1) // 1 + 1)
+    check_shapes(model, lambda s: {"x": rand(s[0], 6 * s[1], blocks)}, [(1, 1), (2, 3), (3, 2)], tmp_path)
+
+
+# ------------------------------------------------------------------------------ convolutions
+
+
+def test_deform_conv_of_run_time_dims_and_weights(tmp_path):
+    """Weights, offsets and mask as inputs; two groups and two offset groups."""
+    model = node_model(
+        "DeformConv",
+        {
+            "x": IMAGE,
+            "w": (F32, ["m", "cg", "kh", "kw"]),
+            "offset": (F32, ["n", "o", "oh", "ow"]),
+            "b": (F32, ["m"]),
+            "mask": (F32, ["n", "t", "oh", "ow"]),
+        },
+        {"group": 2, "offset_group": 2, "strides": [1, 2], "pads": [1, 0, 1, 1], "kernel_shape": [2, 2]},
+        opset=19,
+    )
+
+    def feeds(shape):
+        n, c, h, w = shape
+        c *= 2
+        oh, ow = h + 1, (w - 1) // 2 + 1
+        return {
+            "x": rand(n, c, h, w),
+            "w": rand(4, c // 2, 2, 2),
+            "offset": rand(n, 2 * 4 * 2, oh, ow, low=-1.5, high=1.5),
+            "b": rand(4),
+            "mask": rand(n, 2 * 4, oh, ow),
+        }
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
+
+
+def test_integer_convs_over_run_time_dims(tmp_path):
+    """ConvInteger and QLinearConv with uint8 weights given as inputs."""
+    scalar = []
+    conv_integer = node_model(
+        "ConvInteger",
+        {"x": (U8, ["n", "c", "h", "w"]), "w": (U8, ["m", "c", "kh", "kw"]), "xz": (U8, scalar), "wz": (U8, scalar)},
+        {"pads": [1, 1, 0, 0]},
+        opset=10,
+    )
+    qlinear_conv = node_model(
+        "QLinearConv",
+        {
+            "x": (U8, ["n", "c", "h", "w"]), "xs": (F32, scalar), "xz": (U8, scalar),
+            "w": (U8, ["m", "c", "kh", "kw"]), "ws": (F32, scalar), "wz": (U8, scalar),
+            "ys": (F32, scalar), "yz": (U8, scalar),
+        },
+        {"strides": [2, 1], "pads": [0, 1, 1, 0]},
+        opset=10,
+    )  # fmt: skip
+
+    def feeds(shape):
+        n, c, h, w = shape
+        x, weights = ints(n, c, h, w, dtype=np.uint8, low=0, high=255), ints(3, c, 2, 2, dtype=np.uint8, low=0, high=255)
+        zero = np.array(7, np.uint8)
+        return {"x": x, "w": weights, "xz": zero, "wz": np.array(120, np.uint8)} | {
+            "xs": np.array(0.02, np.float32), "ws": np.array(0.01, np.float32),
+            "ys": np.array(0.5, np.float32), "yz": np.array(100, np.uint8),
+        }  # fmt: skip
+
+    for model in (conv_integer, qlinear_conv):
+        names = {i.name for i in model.graph.input}
+        check_shapes(model, lambda s: {k: v for k, v in feeds(s).items() if k in names}, IMAGE_SHAPES, tmp_path)
+
+
+def test_qlinear_matmul_of_run_time_batch(tmp_path):
+    """3-D int8 operands, both inputs: the batch dims broadcast at run time."""
+    scalar = []
+    model = node_model(
+        "QLinearMatMul",
+        {
+            "a": (I8, ["b", "m", "k"]), "as": (F32, scalar), "az": (I8, scalar),
+            "b": (I8, ["b", "k", "n"]), "bs": (F32, scalar), "bz": (I8, scalar),
+            "ys": (F32, scalar), "yz": (I8, scalar),
+        },
+    )  # fmt: skip
+
+    def feeds(shape):
+        batch, m, k, n = shape
+        return {
+            "a": ints(batch, m, k, dtype=np.int8, low=-128, high=127), "as": np.array(0.05, np.float32),
+            "az": np.array(3, np.int8), "b": ints(batch, k, n, dtype=np.int8, low=-128, high=127),
+            "bs": np.array(0.02, np.float32), "bz": np.array(-2, np.int8),
+            "ys": np.array(0.7, np.float32), "yz": np.array(-5, np.int8),
+        }  # fmt: skip
+
+    check_shapes(model, feeds, [(2, 3, 4, 5), (1, 1, 7, 2), (3, 4, 1, 3)], tmp_path)
+
+
+# ------------------------------------------------------------------------------ pools
+
+
+def test_max_pool_indices_over_run_time_dims(tmp_path):
+    """Row-major and column-major (storage_order 1) offsets of the maxima."""
+    for order in (0, 1):
+        model = node_model(
+            "MaxPool",
+            {"x": IMAGE},
+            {"kernel_shape": [3, 2], "strides": [2, 1], "pads": [1, 0, 1, 1], "storage_order": order},
+            outputs=2,
+            opset=12,
+        )
+        check_shapes(model, lambda s: {"x": rand(*s)}, IMAGE_SHAPES, tmp_path)
+
+
+def test_max_unpool_without_output_shape(tmp_path):
+    """The result's spatial dims are (in - 1) * stride + kernel - pads, of run-time dims."""
+    model = node_model(
+        "MaxUnpool",
+        {"x": IMAGE, "i": (np.dtype(np.int64), ["n", "c", "h", "w"])},
+        {"kernel_shape": [2, 3], "strides": [2, 2], "pads": [0, 1, 1, 0]},
+        opset=11,
+    )
+
+    def feeds(shape):
+        n, c, h, w = shape
+        size = n * c * ((h - 1) * 2 + 2 - 1) * ((w - 1) * 2 + 3 - 1)
+        offsets = np.random.default_rng(h).permutation(size)[: n * c * h * w]  # distinct: the order is unspecified
+        return {"x": rand(n, c, h, w), "i": offsets.reshape(n, c, h, w)}
+
+    check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
+
+
+# ------------------------------------------------------------------------------ STFT
+
+
+def test_stft_of_run_time_signal_and_window(tmp_path):
+    """The frame length is the window's run-time length, or a constant operand."""
+    signal = (F32, ["b", "t", 1])
+    windowed = node_model("STFT", {"x": signal, "window": (F32, ["l"])}, {}, {"step": np.array(3, np.int64)}, opset=17)
+    model = windowed.graph
+    model.node[0].input[:] = ["x", "step", "window"]
+
+    def feeds(shape):
+        batch, length, window = shape
+        return {"x": rand(batch, length, 1), "window": rand(window)}
+
+    check_shapes(windowed, feeds, [(1, 16, 4), (2, 9, 5), (3, 7, 7)], tmp_path)
+    framed = node_model(
+        "STFT", {"x": (F32, ["b", "t", 2])}, {"onesided": 0},
+        {"step": np.array(2, np.int64), "length": np.array(4, np.int64)}, opset=17,
+    )  # fmt: skip
+    framed.graph.node[0].input[:] = ["x", "step", "", "length"]
+    check_shapes(framed, lambda s: {"x": rand(*s, 2)}, [(1, 8), (2, 5), (1, 4)], tmp_path)
+
+
+# ------------------------------------------------------------------------------ bad input
+
+
+def test_dims_that_do_not_fit_are_refused_before_native_code(tmp_path):
+    """DeformConv offsets for too few taps, and Col2Im columns that do not split
+    into blocks, raise InputError naming the node: never a read out of bounds."""
+    import onnxc
+    from onnxc.errors import InputError
+
+    deform = node_model(
+        "DeformConv", {"x": IMAGE, "w": (F32, ["m", "c", "kh", "kw"]), "offset": (F32, ["n", "o", "oh", "ow"])}, opset=19
+    )
+    session = onnxc.Session(onnxc.compile(deform, tmp_path / "deform.so"))
+    with pytest.raises(InputError, match="DeformConv"):
+        session.run(None, {"x": rand(1, 1, 4, 4), "w": rand(2, 1, 2, 2), "offset": rand(1, 6, 3, 3)})
+    col2im = node_model(
+        "Col2Im", {"x": (F32, ["n", "cb", 4])}, {},
+        {"image": np.array([3, 3], np.int64), "block": np.array([2, 2], np.int64)}, opset=18,
+    )  # fmt: skip
+    session = onnxc.Session(onnxc.compile(col2im, tmp_path / "col2im.so"))
+    with pytest.raises(InputError, match="Col2Im"):
+        session.run(None, {"x": rand(1, 6, 4)})
