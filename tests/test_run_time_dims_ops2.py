@@ -177,6 +177,24 @@ def test_max_unpool_without_output_shape(tmp_path):
     check_shapes(model, feeds, IMAGE_SHAPES, tmp_path)
 
 
+# ------------------------------------------------------------------------------ Resize
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_keeping_the_aspect_ratio_of_run_time_dims(policy, mode, tmp_path):
+    """One scale for both axes, the least or greatest of size / in: the result's
+    dims are rounded from it, at run time."""
+    model = node_model(
+        "Resize",
+        {"x": IMAGE},
+        {"mode": mode, "axes": [2, 3], "keep_aspect_ratio_policy": policy},
+        {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), "sizes": np.array([6, 5], np.int64)},
+        opset=18,
+    )
+    check_shapes(model, lambda s: {"x": rand(*s)}, [*IMAGE_SHAPES, (1, 1, 4, 7)], tmp_path)
+
+
 # ------------------------------------------------------------------------------ STFT
 
 
@@ -222,3 +240,31 @@ def test_dims_that_do_not_fit_are_refused_before_native_code(tmp_path):
     session = onnxc.Session(onnxc.compile(col2im, tmp_path / "col2im.so"))
     with pytest.raises(InputError, match="Col2Im"):
         session.run(None, {"x": rand(1, 6, 4)})
+
+
+def test_split_to_sequence_of_explicit_sizes_along_a_run_time_axis(tmp_path):
+    """Explicit sizes give the sequence's length; one chunk size would make it depend
+    on the run-time axis, which the unrolled sequence cannot: refused by name."""
+    import onnx
+    from onnx import helper
+
+    import onnxc
+    from onnxc.errors import InputError, UnsupportedOpError
+
+    def model(split: np.ndarray) -> onnx.ModelProto:
+        nodes = [
+            helper.make_node("SplitToSequence", ["x", "split"], ["seq"], axis=1),
+            helper.make_node("ConcatFromSequence", ["seq"], ["y0"], axis=1),
+        ]
+        graph = helper.make_graph(
+            nodes, "split_to_sequence", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["n", "t"])],
+            [helper.make_empty_tensor_value_info("y0")], [onnx.numpy_helper.from_array(split, "split")],
+        )  # fmt: skip
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+    check_shapes(model(np.array([2, 3], np.int64)), lambda s: {"x": rand(*s)}, [(1, 5), (3, 5)], tmp_path)
+    session = onnxc.Session(onnxc.compile(model(np.array([2, 3], np.int64)), tmp_path / "sizes.so"))
+    with pytest.raises(InputError, match="dim 1 is 4, expected 5"):
+        session.run(None, {"x": rand(2, 4)})  # the sizes do not cover the axis
+    with pytest.raises(UnsupportedOpError, match="SplitToSequence.*split axis must be known"):
+        onnxc.compile(model(np.array(2, np.int64)), tmp_path / "chunks.so")

@@ -192,13 +192,18 @@ def _split_to_sequence(importer, block, node):
     axis = _attribute(node, "axis", 0)
     keepdims = _attribute(node, "keepdims", 1)
     shape = data.type.get_shape() if isinstance(data.type, TensorType) else None
-    if shape is None or not -len(shape) <= axis < len(shape) or shape[axis] == DYNAMIC_INDEX:
-        raise _refuse(importer, node, "the input's size along the split axis must be known at compile time")
+    if shape is None or not -len(shape) <= axis < len(shape):
+        raise _refuse(importer, node, f"axis {axis} of an input of type {data.type}")
     axis %= len(shape)
     length = shape[axis]
     split = None if rest[0] is None else importer.known_value(rest[0])
     if rest[0] is not None and split is None:
         raise _refuse(importer, node, "the split sizes must be constants at compile time")
+    if length == DYNAMIC_INDEX and (split is None or split.ndim == 0):
+        # explicit sizes give the sequence's length whatever the axis's (Split checks they cover it)
+        raise _refuse(
+            importer, node, "the input's size along the split axis must be known at compile time (the sequence's length)"
+        )
     if split is None:
         sizes = [1] * length
     elif split.ndim == 0:

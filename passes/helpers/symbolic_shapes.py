@@ -322,17 +322,14 @@ def _resize_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     inputs = onnx_inputs(op)
     if dims is None:
         return None
-    if "keep_aspect_ratio_policy" in op.ATTR_TYPES and op.attr("keep_aspect_ratio_policy") not in (None, "stretch"):
-        return None
+    policy = op.attr("keep_aspect_ratio_policy") if "keep_aspect_ratio_policy" in op.ATTR_TYPES else None
     axes = [a % len(dims) for a in op.attr("axes")] if "axes" in op.ATTR_TYPES and op.attr("axes") else None
     sizes = symbolic_value(inputs[3], memo) if len(inputs) > 3 and inputs[3] is not None else None
     if sizes is not None:
-        if axes is None:
-            return list(sizes.reshape(-1))
         out = list(dims)
-        for axis, size in zip(axes, sizes.reshape(-1)):
+        for axis, size in zip(axes or range(len(dims)), sizes.reshape(-1)):
             out[axis] = size
-        return out
+        return out if policy in (None, "stretch") else _aspect_kept_dims(dims, out, axes, policy)
     scales_value = inputs[2] if len(inputs) > 2 else None
     owner = scales_value.owner if scales_value is not None else None
     if not (
@@ -349,6 +346,27 @@ def _resize_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     for axis, scale in zip(scaled, scales):
         ratio = fractions.Fraction(float(scale))  # floor(d * scale), exactly: the float's own ratio
         out[axis] = None if dims[axis] is None else dims[axis] * ratio.numerator // ratio.denominator
+    return out
+
+
+def _aspect_kept_dims(
+    dims: list[Dim | None], sizes: list[Dim | None], axes: list[int] | None, policy: str
+) -> list[Dim | None] | None:
+    """keep_aspect_ratio_policy: one scale, the least (not_larger) or greatest of
+    size / in over the axes, and out = round_half_up(scale * in). Rounding is
+    monotone, so out is the least (greatest) over the axes j of
+    round_half_up(size_j / in_j * in), each (2 * in * size_j + in_j) // (2 * in_j)."""
+    axes = list(range(len(dims))) if axes is None else axes
+    if any(dims[a] is None or sizes[a] is None for a in axes):
+        return None
+    out = list(dims)
+    for axis in axes:
+        candidates = [
+            sizes[j] if j == axis else (2 * dims[axis] * sizes[j] + dims[j]) // (2 * dims[j]) for j in axes
+        ]
+        out[axis] = candidates[0]
+        for candidate in candidates[1:]:
+            out[axis] = out[axis].minimum(candidate) if policy == "not_larger" else out[axis].maximum(candidate)
     return out
 
 
