@@ -170,6 +170,16 @@ WEIGHT_OPERANDS = {"Conv": 1, "ConvTranspose": 1, "DeformConv": 1, "ConvInteger"
 """Where the convolutions' weights [M, C/group, k...] are among their operands."""
 
 
+def _weighted_window_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """The convolutions' windows (`_windowed_dims`), one channel per weight row."""
+    out, weight = _windowed_dims(op, memo), dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE]))
+    if out is None or weight is None or not weight:
+        return None
+    out[1] = weight[0]
+    return out
+
+
+
 def _reshape_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     data, target = dims_of(op.input(0)), symbolic_value(op.input(1), memo)
     if data is None or target is None or any(d is None for d in data):
@@ -371,7 +381,7 @@ def _aspect_kept_dims(
 
 
 _SHAPE_RULES: dict[str, Callable] = {
-    "Conv": _windowed_dims,
+    "Conv": _weighted_window_dims,
     "MaxPool": _windowed_dims,
     "AveragePool": _windowed_dims,
     "LpPool": _windowed_dims,
@@ -572,15 +582,6 @@ _REQUIREMENTS: dict[str, Callable] = {
 # ----------------------------------------------------------------------------- more window and product ops
 
 
-def _weighted_window_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
-    """DeformConv, ConvInteger, QLinearConv: Conv's windows, one channel per weight row."""
-    out, weight = _windowed_dims(op, memo), dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE]))
-    if out is None or weight is None or not weight:
-        return None
-    out[1] = weight[0]
-    return out
-
-
 def _weighted_window_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
     """The input's channels are the weights' times the groups; `kernel_shape` is the weights' size."""
     x, weight = dims_of(op.input(0)), dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE]))
@@ -607,6 +608,14 @@ def _deform_conv_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
         if dims is not None and len(dims) == len(out):
             checks += [(d, "==", want) for d, want in zip(dims, [x[0], taps * per_tap, *out[2:]])]
     return checks
+
+
+def _causal_conv_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
+    """CausalConvWithState: the output has the input's dims; the state [N, C, k - 1]."""
+    dims, weight = dims_of(op.input(0)), dims_of(op.input(1))
+    if index == 0 or dims is None:
+        return dims
+    return None if weight is None or len(weight) != 3 or weight[2] is None else [dims[0], dims[1], weight[2] - 1]
 
 
 def _pool_result_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
@@ -710,7 +719,7 @@ _SHAPE_RULES.update(
         "STFT": _stft_dims,
     }
 )
-_RESULT_RULES["MaxPool"] = _pool_result_dims
+_RESULT_RULES.update({"MaxPool": _pool_result_dims, "CausalConvWithState": _causal_conv_dims})
 _REQUIREMENTS.update(
     {
         "DeformConv": _deform_conv_requirements,
