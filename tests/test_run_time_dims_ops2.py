@@ -107,7 +107,10 @@ def test_integer_convs_over_run_time_dims(tmp_path):
 
     def feeds(shape):
         n, c, h, w = shape
-        x, weights = ints(n, c, h, w, dtype=np.uint8, low=0, high=255), ints(3, c, 2, 2, dtype=np.uint8, low=0, high=255)
+        x, weights = (
+            ints(n, c, h, w, dtype=np.uint8, low=0, high=255),
+            ints(3, c, 2, 2, dtype=np.uint8, low=0, high=255),
+        )
         zero = np.array(7, np.uint8)
         return {"x": x, "w": weights, "xz": zero, "wz": np.array(120, np.uint8)} | {
             "xs": np.array(0.02, np.float32), "ws": np.array(0.01, np.float32),
@@ -116,7 +119,7 @@ def test_integer_convs_over_run_time_dims(tmp_path):
 
     for model in (conv_integer, qlinear_conv):
         names = {i.name for i in model.graph.input}
-        check_shapes(model, lambda s: {k: v for k, v in feeds(s).items() if k in names}, IMAGE_SHAPES, tmp_path)
+        check_shapes(model, lambda s, names=names: {k: feeds(s)[k] for k in names}, IMAGE_SHAPES, tmp_path)
 
 
 def test_qlinear_matmul_of_run_time_batch(tmp_path):
@@ -228,7 +231,9 @@ def test_dims_that_do_not_fit_are_refused_before_native_code(tmp_path):
     from onnxc.errors import InputError
 
     deform = node_model(
-        "DeformConv", {"x": IMAGE, "w": (F32, ["m", "c", "kh", "kw"]), "offset": (F32, ["n", "o", "oh", "ow"])}, opset=19
+        "DeformConv",
+        {"x": IMAGE, "w": (F32, ["m", "c", "kh", "kw"]), "offset": (F32, ["n", "o", "oh", "ow"])},
+        opset=19,
     )
     session = onnxc.Session(onnxc.compile(deform, tmp_path / "deform.so"))
     with pytest.raises(InputError, match="DeformConv"):

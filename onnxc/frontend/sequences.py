@@ -202,7 +202,9 @@ def _split_to_sequence(importer, block, node):
     if length == DYNAMIC_INDEX and (split is None or split.ndim == 0):
         # explicit sizes give the sequence's length whatever the axis's (Split checks they cover it)
         raise _refuse(
-            importer, node, "the input's size along the split axis must be known at compile time (the sequence's length)"
+            importer,
+            node,
+            "the input's size along the split axis must be known at compile time (the sequence's length)",
         )
     if split is None:
         sizes = [1] * length

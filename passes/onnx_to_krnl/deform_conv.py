@@ -31,7 +31,9 @@ def lower_deform_conv(g: GraphLowering, op: OnnxOp) -> None:
     out_channels, group_channels, *kernel = shape_of(weights)
     if op.attr("kernel_shape") is not None:
         if not dims_agree(op.attr("kernel_shape"), kernel):
-            raise g.shape_error(op, f"kernel_shape {op.attr('kernel_shape')} differs from the weights' {shape_text(kernel)}")
+            raise g.shape_error(
+                op, f"kernel_shape {op.attr('kernel_shape')} differs from the weights' {shape_text(kernel)}"
+            )
         kernel = op.attr("kernel_shape")
     rank, taps = len(kernel), element_count(g.top, kernel)
     group, offset_group = op.attr("group"), op.attr("offset_group")

@@ -216,7 +216,9 @@ def lower_stft(g: GraphLowering, op: OnnxOp) -> None:
     static = isinstance(signal_length, int) and isinstance(frame_length, int)
     frames = 1 + (signal_length - frame_length) // step if static else out_shape[1]
     bins = g.top.add(g.top.div(frame_length, 2), 1) if onesided else frame_length
-    if not dims_agree(out_shape, (batch, frames, bins, 2)) or (isinstance(components, int) and components not in (1, 2)):
+    if not dims_agree(out_shape, (batch, frames, bins, 2)) or (
+        isinstance(components, int) and components not in (1, 2)
+    ):
         raise g.shape_error(
             op,
             f"input {shape_text(shape_of(x))}, frame_length {shape_text([frame_length])}: output {shape_text(out_shape)}",
