@@ -146,6 +146,25 @@ def test_qlinear_matmul_of_run_time_batch(tmp_path):
     check_shapes(model, feeds, [(2, 3, 4, 5), (1, 1, 7, 2), (3, 4, 1, 3)], tmp_path)
 
 
+@pytest.mark.parametrize("activation", ["none", "silu"])
+def test_causal_conv_with_state_over_run_time_dims(activation, tmp_path):
+    """Channels, length and kernel size known at run time only; a length shorter
+    than the state keeps part of the old state."""
+    model = node_model(
+        "CausalConvWithState",
+        {"x": (F32, ["n", "c", "l"]), "w": (F32, ["c", 1, "k"]), "b": (F32, ["c"]), "past": (F32, ["n", "c", "h"])},
+        {"activation": activation},
+        outputs=2,
+        opset=27,
+    )
+
+    def feeds(shape):
+        n, c, length, k = shape
+        return {"x": rand(n, c, length), "w": rand(c, 1, k), "b": rand(c), "past": rand(n, c, k - 1)}
+
+    check_shapes(model, feeds, [(1, 3, 8, 4), (2, 2, 2, 4), (1, 1, 5, 1), (2, 4, 3, 2)], tmp_path)
+
+
 # ------------------------------------------------------------------------------ pools
 
 
@@ -225,8 +244,9 @@ def test_stft_of_run_time_signal_and_window(tmp_path):
 
 
 def test_dims_that_do_not_fit_are_refused_before_native_code(tmp_path):
-    """DeformConv offsets for too few taps, and Col2Im columns that do not split
-    into blocks, raise InputError naming the node: never a read out of bounds."""
+    """DeformConv offsets for too few taps and Col2Im columns that do not split into
+    blocks raise InputError naming the node, CausalConvWithState weights for too
+    few channels naming the input: never a read out of bounds."""
     import onnxc
     from onnxc.errors import InputError
 
@@ -245,6 +265,12 @@ def test_dims_that_do_not_fit_are_refused_before_native_code(tmp_path):
     session = onnxc.Session(onnxc.compile(col2im, tmp_path / "col2im.so"))
     with pytest.raises(InputError, match="Col2Im"):
         session.run(None, {"x": rand(1, 6, 4)})
+    causal = node_model(
+        "CausalConvWithState", {"x": (F32, ["n", "c", "l"]), "w": (F32, ["m", 1, "k"])}, outputs=2, opset=27
+    )
+    session = onnxc.Session(onnxc.compile(causal, tmp_path / "causal.so"))
+    with pytest.raises(InputError, match="input 'w': dim 0"):
+        session.run(None, {"x": rand(1, 3, 5), "w": rand(2, 1, 3)})  # weights for 2 of 3 channels
 
 
 def test_split_to_sequence_of_explicit_sizes_along_a_run_time_axis(tmp_path):

@@ -61,6 +61,19 @@ def _causal_conv_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | 
     return None if weight is None or len(weight) != 3 or weight[2] is None else [dims[0], dims[1], weight[2] - 1]
 
 
+def _causal_conv_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """Weights [C, 1, k], bias [C], state [N, C, k - 1] for an input [N, C, L]."""
+    x, weight = dims_of(op.input(0)), dims_of(op.input(1))
+    if x is None or weight is None or len(x) != 3 or len(weight) != 3:
+        return []
+    wanted = [(weight, [x[1], Dim.const(1), weight[2]])]
+    for index, dims in ((2, [x[1]]), (3, [x[0], x[1], None if weight[2] is None else weight[2] - 1])):
+        given = dims_of(op.input(index)) if op.input(index) is not None else None
+        if given is not None and len(given) == len(dims):
+            wanted.append((given, dims))
+    return [(d, "==", want) for given, dims in wanted for d, want in zip(given, dims)]
+
+
 def _pool_result_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
     """MaxPool's values and their indices have the same dims."""
     return _windowed_dims(op, memo)
@@ -200,6 +213,7 @@ _REQUIREMENTS.update(
         "ConvInteger": _weighted_window_requirements,
         "QLinearConv": _weighted_window_requirements,
         "Col2Im": _col2im_requirements,
+        "CausalConvWithState": _causal_conv_requirements,
         "QLinearMatMul": _qlinear_matmul_requirements,
     }
 )
