@@ -165,6 +165,39 @@ def test_causal_conv_with_state_over_run_time_dims(activation, tmp_path):
     check_shapes(model, feeds, [(1, 3, 8, 4), (2, 2, 2, 4), (1, 1, 5, 1), (2, 4, 3, 2)], tmp_path)
 
 
+@pytest.mark.parametrize("per_key", [True, False])
+def test_linear_attention_of_run_time_head_sizes(per_key, tmp_path):
+    """Gated delta rule, 4 query heads over 2 KV heads: d_k, d_v, the sequence and
+    the batch known at run time only, and whether decay is per key or per head,
+    beta per head or shared, chosen from their widths at run time."""
+    model = node_model(
+        "LinearAttention",
+        {
+            "q": (F32, ["b", "t", "qw"]),
+            "k": (F32, ["b", "t", "kw"]),
+            "v": (F32, ["b", "t", "vw"]),
+            "past": (F32, ["b", 2, "dk", "dv"]),
+            "decay": (F32, ["b", "t", "dw"]),
+            "beta": (F32, ["b", "t", "bw"]),
+        },
+        {"q_num_heads": 4, "kv_num_heads": 2, "update_rule": "gated_delta"},
+        outputs=2,
+        opset=27,
+    )
+
+    def feeds(shape):
+        b, t, d_k, d_v = shape
+        keys = rand(b, t, 2, d_k)
+        keys /= np.linalg.norm(keys, axis=-1, keepdims=True)  # L2-normalized, as the delta rule wants
+        return {
+            "q": rand(b, t, 4 * d_k), "k": keys.reshape(b, t, 2 * d_k), "v": rand(b, t, 2 * d_v),
+            "past": rand(b, 2, d_k, d_v), "decay": rand(b, t, 2 * d_k if per_key else 2, low=-1, high=0),
+            "beta": rand(b, t, 2 if per_key else 1, low=0, high=1),
+        }  # fmt: skip
+
+    check_shapes(model, feeds, [(1, 3, 4, 2), (2, 1, 3, 5), (1, 4, 1, 1)], tmp_path)
+
+
 # ------------------------------------------------------------------------------ pools
 
 
@@ -244,9 +277,10 @@ def test_stft_of_run_time_signal_and_window(tmp_path):
 
 
 def test_dims_that_do_not_fit_are_refused_before_native_code(tmp_path):
-    """DeformConv offsets for too few taps and Col2Im columns that do not split into
-    blocks raise InputError naming the node, CausalConvWithState weights for too
-    few channels naming the input: never a read out of bounds."""
+    """DeformConv offsets for too few taps, Col2Im columns that do not split into
+    blocks and a LinearAttention decay of neither width raise InputError naming
+    the node, CausalConvWithState weights for too few channels naming the input:
+    never a read out of bounds."""
     import onnxc
     from onnxc.errors import InputError
 
@@ -271,6 +305,16 @@ def test_dims_that_do_not_fit_are_refused_before_native_code(tmp_path):
     session = onnxc.Session(onnxc.compile(causal, tmp_path / "causal.so"))
     with pytest.raises(InputError, match="input 'w': dim 0"):
         session.run(None, {"x": rand(1, 3, 5), "w": rand(2, 1, 3)})  # weights for 2 of 3 channels
+    packed = (F32, ["b", "t", "w"])
+    gated = node_model(
+        "LinearAttention", {"q": packed, "k": packed, "v": packed, "decay": (F32, ["b", "t", "dw"])},
+        {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "gated"}, outputs=2, opset=27,
+    )  # fmt: skip
+    gated.graph.node[0].input[:] = ["q", "k", "v", "", "decay"]
+    session = onnxc.Session(onnxc.compile(gated, tmp_path / "gated.so"))
+    q = rand(1, 2, 8)
+    with pytest.raises(InputError, match="LinearAttention"):
+        session.run(None, {"q": q, "k": q, "v": q, "decay": rand(1, 2, 3)})  # neither 2 * d_k nor 2 wide
 
 
 def test_split_to_sequence_of_explicit_sizes_along_a_run_time_axis(tmp_path):

@@ -74,6 +74,57 @@ def _causal_conv_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
     return [(d, "==", want) for given, dims in wanted for d, want in zip(given, dims)]
 
 
+def _linear_attention_heads(op: OnnxOp) -> tuple[list, list, Dim, Dim] | None:
+    """LinearAttention's query and value dims and head sizes d_k, d_v (from the packed widths)."""
+    query, value = dims_of(op.input(0)), dims_of(op.input(2))
+    q_heads, kv_heads = op.attr("q_num_heads"), op.attr("kv_num_heads")
+    if query is None or value is None or len(query) != 3 or len(value) != 3 or not q_heads or not kv_heads:
+        return None
+    if query[2] is None or value[2] is None:
+        return None
+    return query, value, query[2] // q_heads, value[2] // kv_heads
+
+
+def _linear_attention_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
+    """The output [B, T, H_q * d_v]; the state [B, H_kv, d_k, d_v]."""
+    heads = _linear_attention_heads(op)
+    if heads is None:
+        return None
+    query, _, d_k, d_v = heads
+    if index == 0:
+        return [query[0], query[1], d_v * op.attr("q_num_heads")]
+    return [query[0], Dim.const(op.attr("kv_num_heads")), d_k, d_v]
+
+
+def _linear_attention_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:
+    """The widths split into heads; key [B, T, H_kv * d_k], value [B, T, .], the state
+    [B, H_kv, d_k, d_v]; decay's last dim H_kv * d_k or H_kv, beta's H_kv or 1 (one
+    of two: their differences' product is 0)."""
+    heads = _linear_attention_heads(op)
+    if heads is None:
+        return []
+    query, value, d_k, d_v = heads
+    q_heads, kv_heads = op.attr("q_num_heads"), op.attr("kv_num_heads")
+    batch, steps = query[0], query[1]
+    checks = [(query[2], "==", d_k * q_heads), (value[2], "==", d_v * kv_heads)]
+    wanted = {1: [batch, steps, d_k * kv_heads], 2: [batch, steps, None], 3: [batch, kv_heads, d_k, d_v]}
+    widths = {4: (d_k * kv_heads, Dim.const(kv_heads)), 5: (Dim.const(kv_heads), Dim.const(1))}
+    for index in range(1, 6):
+        dims = dims_of(op.input(index)) if op.input(index) is not None else None
+        if dims is None:
+            continue
+        if index in widths and len(dims) == 3:
+            wide, narrow = widths[index]
+            checks += [(dims[0], "==", batch), (dims[1], "==", steps)]
+            if dims[2] is not None:
+                checks.append(((dims[2] - wide) * (dims[2] - narrow), "==", Dim.const(0)))
+        elif index in wanted and len(dims) == len(wanted[index]):
+            checks += [
+                (d, "==", w if isinstance(w, Dim) or w is None else Dim.const(w)) for d, w in zip(dims, wanted[index])
+            ]
+    return checks
+
+
 def _pool_result_dims(op: OnnxOp, index: int, memo: dict) -> list[Dim | None] | None:
     """MaxPool's values and their indices have the same dims."""
     return _windowed_dims(op, memo)
@@ -206,7 +257,9 @@ _SHAPE_RULES.update(
         "STFT": _stft_dims,
     }
 )
-_RESULT_RULES.update({"MaxPool": _pool_result_dims, "CausalConvWithState": _causal_conv_dims})
+_RESULT_RULES.update(
+    {"MaxPool": _pool_result_dims, "CausalConvWithState": _causal_conv_dims, "LinearAttention": _linear_attention_dims}
+)
 _REQUIREMENTS.update(
     {
         "DeformConv": _deform_conv_requirements,
@@ -214,6 +267,7 @@ _REQUIREMENTS.update(
         "QLinearConv": _weighted_window_requirements,
         "Col2Im": _col2im_requirements,
         "CausalConvWithState": _causal_conv_requirements,
+        "LinearAttention": _linear_attention_requirements,
         "QLinearMatMul": _qlinear_matmul_requirements,
     }
 )
