@@ -17,12 +17,20 @@ from onnxc.passes.helpers.symbolic_shapes import (
     _kernel_dims,
     _product,
     _value_dims,
-    _weighted_window_dims,
     _windowed_dims,
     broadcast_dims,
     matrix_product_dims,
 )
 from onnxc.passes.helpers.symbolic_values import dims_of, symbolic_value
+
+
+def _weighted_window_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
+    """The convolutions' windows (`_windowed_dims`), one channel per weight row."""
+    out, weight = _windowed_dims(op, memo), dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE]))
+    if out is None or weight is None or not weight:
+        return None
+    out[1] = weight[0]
+    return out
 
 
 def _weighted_window_requirements(op: OnnxOp) -> list[tuple[Dim, str, Dim]]:

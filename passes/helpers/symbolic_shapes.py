@@ -170,15 +170,6 @@ WEIGHT_OPERANDS = {"Conv": 1, "ConvTranspose": 1, "DeformConv": 1, "ConvInteger"
 """Where the convolutions' weights [M, C/group, k...] are among their operands."""
 
 
-def _weighted_window_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
-    """The convolutions' windows (`_windowed_dims`), one channel per weight row."""
-    out, weight = _windowed_dims(op, memo), dims_of(op.input(WEIGHT_OPERANDS[op.OP_TYPE]))
-    if out is None or weight is None or not weight:
-        return None
-    out[1] = weight[0]
-    return out
-
-
 def _reshape_dims(op: OnnxOp, memo: dict) -> list[Dim | None] | None:
     data, target = dims_of(op.input(0)), symbolic_value(op.input(1), memo)
     if data is None or target is None or any(d is None for d in data):
@@ -378,7 +369,7 @@ def _aspect_kept_dims(
 
 
 _SHAPE_RULES: dict[str, Callable] = {
-    "Conv": _weighted_window_dims,
+    "Conv": _windowed_dims,
     "MaxPool": _windowed_dims,
     "AveragePool": _windowed_dims,
     "LpPool": _windowed_dims,
