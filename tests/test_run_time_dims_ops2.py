@@ -250,6 +250,30 @@ def test_resize_keeping_the_aspect_ratio_of_run_time_dims(policy, mode, tmp_path
     check_shapes(model, lambda s: {"x": rand(*s)}, [*IMAGE_SHAPES, (1, 1, 4, 7)], tmp_path)
 
 
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"mode": "linear"},
+        {"mode": "cubic", "exclude_outside": 1},
+        {"mode": "linear", "keep_aspect_ratio_policy": "not_larger"},
+        {"mode": "cubic", "keep_aspect_ratio_policy": "not_smaller"},
+    ],
+)
+def test_resize_antialias_of_sizes_over_run_time_dims(attrs, tmp_path):
+    """Downsampling and upsampling with antialias: the filter's width, so the number
+    of taps, follows the run-time scale."""
+    model = node_model(
+        "Resize",
+        {"x": IMAGE},
+        {"antialias": 1, "axes": [2, 3]} | attrs,
+        {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), "sizes": np.array([3, 4], np.int64)},
+        opset=18,
+    )
+    check_shapes(
+        model, lambda s: {"x": rand(*s)}, [(1, 2, 7, 9), (2, 1, 10, 4), (1, 1, 2, 3), (1, 1, 13, 17)], tmp_path
+    )
+
+
 # ------------------------------------------------------------------------------ STFT
 
 

@@ -13,7 +13,7 @@ taps of each output position.
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import dim_params, is_float
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import alloc_shaped
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -238,8 +239,6 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
             )
             tables = _constant_tables(g, axis_taps_, nearest, element)
         else:
-            if op.attr("antialias") and not isinstance(scale, float):
-                raise g.unsupported(op, "antialias with a scale known at run time only (sizes over a run-time dim)")
             how = Interpolation(
                 op.attr("mode"),
                 op.attr("nearest_mode"),
@@ -249,11 +248,37 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
                 coordinate_mode,
                 axis_roi,
             )
-            tables = run_time_taps(g.top, in_size, out_size, scale, how, element)
+            taps = (
+                _antialias_taps(g, op, in_shape, axes, axis) if how.antialias and not isinstance(scale, float) else None
+            )
+            tables = run_time_taps(g.top, in_size, out_size, scale, how, element, taps)
         _resize_axis(g, op, current, target, axis, tables)
         current = target
     if current is not out:
         copy_reshaped(g.top, current, out)
+
+
+def _antialias_taps(g: GraphLowering, op: OnnxOp, in_shape: Sequence[Bound], axes: list[int], axis: int) -> Bound:
+    """Antialias taps along `axis` for a scale of `sizes` over run-time dims: the
+    filter of reach r (1 linear, 2 cubic) widened by 1 / min(scale, 1) spans
+    2 * max(r, ceil(r * in / size)) taps, in index arithmetic (the memory plan sizes
+    buffers from index values only). One scale for all axes (keep_aspect_ratio_policy)
+    is the least (not_larger) or greatest ratio: the taps the greatest (least) of
+    the axes' counts. A count above the exact one adds taps of weight 0."""
+    top = g.top
+    reach = {"linear": 1, "cubic": 2}[op.attr("mode")]
+    sizes = constant_array(op.input(3)).reshape(-1).tolist()
+
+    def widened(j: int) -> Bound:
+        size = max(int(sizes[axes.index(j)]), 1)
+        return top.div(top.add(top.mul(in_shape[j], reach), size - 1), size)
+
+    policy = op.attr("keep_aspect_ratio_policy")
+    counts = [widened(j) for j in (axes if policy != "stretch" else [axis])]
+    count = counts[0]
+    for other in counts[1:]:
+        count = top.max(count, other) if policy == "not_larger" else top.min(count, other)
+    return top.mul(top.max(count, reach), 2)
 
 
 def _constant_tables(g: GraphLowering, taps: AxisTaps, nearest: bool, element: Attribute) -> TapTables:
@@ -278,14 +303,24 @@ def _resize_axis(g: GraphLowering, op: OnnxOp, src: SSAValue, out: SSAValue, axi
     if tables.extrapolated is not None:
         fill_value = g.top.constant(op.attr("extrapolation_value"), element)
     ivs, b = g.top.loop_nest(shape_of(out))
-    total = None
-    for tap in range(tables.indices.type.get_shape()[1]):
+
+    def tap_value(inner: KernelBuilder, tap: Bound) -> SSAValue:
         source = list(ivs)
-        source[axis] = b.to_index(b.load(tables.indices, [ivs[axis], tap]))
-        value = b.load(src, source)
+        source[axis] = inner.to_index(inner.load(tables.indices, [ivs[axis], tap]))
+        value = inner.load(src, source)
         if tables.weights is not None:
-            value = b.mul(b.load(tables.weights, [ivs[axis], tap]), value)
-        total = value if total is None else b.add(total, value)
+            value = inner.mul(inner.load(tables.weights, [ivs[axis], tap]), value)
+        return value
+
+    taps = shape_of(tables.indices)[1]
+    if isinstance(taps, int):
+        total = None
+        for tap in range(taps):
+            value = tap_value(b, tap)
+            total = value if total is None else b.add(total, value)
+    else:  # antialias over a run-time scale: a run-time count of taps
+        zero = b.constant(0.0, element)
+        total = b.reduce([(0, taps)], zero, lambda inner, taps_ivs, acc: inner.add(acc, tap_value(inner, taps_ivs[0])))
     if tables.extrapolated is not None:
         outside = b.compare_index("ne", b.load(tables.extrapolated, [ivs[axis]]), b.constant(0, i64))
         total = b.select(outside, fill_value, total)

@@ -59,10 +59,19 @@ class Interpolation:
 
 
 def run_time_taps(
-    top: KernelBuilder, in_size: Bound, out_size: Bound, scale: Scale, how: Interpolation, element: Attribute
+    top: KernelBuilder,
+    in_size: Bound,
+    out_size: Bound,
+    scale: Scale,
+    how: Interpolation,
+    element: Attribute,
+    taps: Bound | None = None,
 ) -> TapTables:
     """The tap tables of one axis computed by a loop over its output positions
-    (`resize.axis_taps` at run time). `scale` must be static with antialias."""
+    (`resize.axis_taps` at run time); antialias over a run-time scale takes a
+    run-time number of `taps` (`_run_time_count_taps`)."""
+    if how.antialias and not isinstance(scale, float):
+        return _run_time_count_taps(top, in_size, out_size, scale, how, element, taps)
     taps = how.tap_count(scale if isinstance(scale, float) else 1.0)
     nearest = how.mode == "nearest"
     indices = alloc_shaped(top, i64, [out_size, 1 if nearest else taps])
@@ -70,20 +79,14 @@ def run_time_taps(
     cropped = how.coordinate_mode == "tf_crop_and_resize"
     extrapolated = alloc_shaped(top, i64, [out_size]) if cropped else None
 
-    in_f, scale_f = top.number(in_size, f64), _Float64(top).value(scale)
-    out_f = top.number(out_size, f64) if how.coordinate_mode == "half_pixel_symmetric" else None
+    sizes = _axis_floats(top, how, in_size, out_size, scale)
+    in_f = sizes[0]
     (position,), b = top.loop_nest([out_size])
     f = _Float64(b)
-    x = _source_coordinate(f, how, b.index_to_float(position, f64), in_f, out_f, scale_f)
-    left = b.math(math.FloorOp, x)
-    exact = b.compare("eq", x, left)
-    ratio = b.select(exact, f.value(1.0), b.sub(x, left))
-    # An even number of taps (every mode's): half of them left of x, the pixel at x on the right.
-    first = b.add(b.sub(left, f.value(float(taps // 2))), b.select(exact, f.value(0.0), f.value(1.0)))
-    last = b.sub(in_f, f.value(1.0))
+    x, exact, ratio, first = _source_position(b, how, position, sizes, taps // 2)
 
     def clamped_index(offset: SSAValue) -> SSAValue:
-        return b.convert(b.min(b.max(offset, f.value(0.0)), last), i64)
+        return _clamped_index(b, offset, in_f)
 
     if nearest:
         right = b.or_(exact, _rounds_right(f, how.nearest_mode, ratio))
@@ -106,8 +109,112 @@ def run_time_taps(
             b.store(clamped_index(offset), indices, [position, k])
             b.store(b.convert(weight, element), weights, [position, k])
     if extrapolated is not None:
-        outside = b.or_(b.compare("lt", x, f.value(0.0)), b.compare("gt", x, last))
-        b.store(b.convert(outside, i64), extrapolated, [position])
+        _store_extrapolated(b, x, in_f, extrapolated, position)
+    return TapTables(indices, weights, extrapolated)
+
+
+def _axis_floats(
+    top: KernelBuilder, how: Interpolation, in_size: Bound, out_size: Bound, scale: Scale
+) -> tuple[SSAValue, SSAValue | None, SSAValue]:
+    """The input size, the output size (half_pixel_symmetric only) and the scale as
+    f64, made before the loop over the output positions."""
+    in_f, scale_f = top.number(in_size, f64), _Float64(top).value(scale)
+    out_f = top.number(out_size, f64) if how.coordinate_mode == "half_pixel_symmetric" else None
+    return in_f, out_f, scale_f
+
+
+def _source_position(
+    b: KernelBuilder,
+    how: Interpolation,
+    position: SSAValue,
+    sizes: tuple[SSAValue, SSAValue | None, SSAValue],
+    half: Bound,
+) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+    """Output `position`'s source coordinate x, whether it is a pixel's, its ratio
+    in (0, 1] past the pixel on its left, and the first of an even number (2 * `half`)
+    of taps: half of them left of x, the pixel at x on the right."""
+    f = _Float64(b)
+    in_f, out_f, scale_f = sizes
+    x = _source_coordinate(f, how, b.index_to_float(position, f64), in_f, out_f, scale_f)
+    left = b.math(math.FloorOp, x)
+    exact = b.compare("eq", x, left)
+    ratio = b.select(exact, f.value(1.0), b.sub(x, left))
+    half_f = f.value(float(half)) if isinstance(half, int) else b.index_to_float(half, f64)
+    first = b.add(b.sub(left, half_f), b.select(exact, f.value(0.0), f.value(1.0)))
+    return x, exact, ratio, first
+
+
+def _clamped_index(b: KernelBuilder, offset: SSAValue, in_f: SSAValue) -> SSAValue:
+    """A tap's input position clamped into [0, in - 1], as i64."""
+    f = _Float64(b)
+    return b.convert(b.min(b.max(offset, f.value(0.0)), b.sub(in_f, f.value(1.0))), i64)
+
+
+def _store_extrapolated(b: KernelBuilder, x: SSAValue, in_f: SSAValue, flags: SSAValue, position: SSAValue) -> None:
+    """tf_crop_and_resize: whether the source coordinate lies outside the input."""
+    f = _Float64(b)
+    outside = b.or_(b.compare("lt", x, f.value(0.0)), b.compare("gt", x, b.sub(in_f, f.value(1.0))))
+    b.store(b.convert(outside, i64), flags, [position])
+
+
+def _run_time_count_taps(
+    top: KernelBuilder,
+    in_size: Bound,
+    out_size: Bound,
+    scale: SSAValue,
+    how: Interpolation,
+    element: Attribute,
+    taps: Bound,
+) -> TapTables:
+    """Antialias with a scale known at run time only: the filter, widened by
+    1 / min(scale, 1), spans a run-time count of (an even number of) `taps`; each
+    output position's weights are summed, then stored normalized (and renormalized
+    without the taps outside the input, with exclude_outside), as `_weights` does
+    for a count known at compile time."""
+    stretch = top.min(scale, _Float64(top).value(1.0))
+    half = top.div(taps, 2)
+    indices, weights = alloc_shaped(top, i64, [out_size, taps]), alloc_shaped(top, element, [out_size, taps])
+    cropped = how.coordinate_mode == "tf_crop_and_resize"
+    extrapolated = alloc_shaped(top, i64, [out_size]) if cropped else None
+    sizes = _axis_floats(top, how, in_size, out_size, scale)
+    in_f = sizes[0]
+    (position,), b = top.loop_nest([out_size])
+    f = _Float64(b)
+    x, _, ratio, first = _source_position(b, how, position, sizes, half)
+
+    def offset(inner: KernelBuilder, k: Bound) -> SSAValue:
+        return inner.add(first, inner.index_to_float(inner.index(k), f64))
+
+    def weight(inner: KernelBuilder, k: Bound) -> SSAValue:
+        """The filter at tap k, before normalization."""
+        position_k = inner.index_to_float(inner.sub(inner.add(k, 1), half), f64)
+        distance = inner.mul(inner.sub(position_k, ratio), stretch)
+        if how.mode == "linear":  # a triangle: clip(1 - |d|, 0, 1)
+            return inner.max(inner.sub(_Float64(inner).value(1.0), inner.abs(distance)), _Float64(inner).value(0.0))
+        return _cubic_kernel(_Float64(inner), how.cubic_a, distance)
+
+    def kept(inner: KernelBuilder, k: Bound, value: SSAValue) -> SSAValue:
+        """exclude_outside: 0 for a tap outside the input."""
+        zero, at = _Float64(inner).value(0.0), offset(inner, k)
+        inside = inner.and_(inner.compare("ge", at, zero), inner.compare("lt", at, in_f))
+        return inner.select(inside, value, zero)
+
+    def summed(value_of) -> SSAValue:
+        return b.reduce([(0, taps)], f.value(0.0), lambda inner, ivs, acc: inner.add(acc, value_of(inner, ivs[0])))
+
+    total = summed(weight)
+    kept_total = None
+    if how.exclude_outside:
+        kept_total = summed(lambda inner, k: kept(inner, k, inner.div(weight(inner, k), total)))
+        kept_total = b.select(b.compare("eq", kept_total, f.value(0.0)), f.value(1.0), kept_total)
+    (k,), tap = b.for_nest([(0, taps)])
+    value = tap.div(weight(tap, k), total)
+    if kept_total is not None:
+        value = tap.div(kept(tap, k, value), kept_total)
+    tap.store(_clamped_index(tap, offset(tap, k), in_f), indices, [position, k])
+    tap.store(tap.convert(value, element), weights, [position, k])
+    if extrapolated is not None:
+        _store_extrapolated(b, x, in_f, extrapolated, position)
     return TapTables(indices, weights, extrapolated)
 
 
