@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math as pymath
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from xdsl.dialects import math
 from xdsl.dialects.builtin import f64, i1, i64
@@ -74,16 +75,10 @@ def run_time_taps(
         return _run_time_count_taps(top, in_size, out_size, scale, how, element, taps)
     taps = how.tap_count(scale if isinstance(scale, float) else 1.0)
     nearest = how.mode == "nearest"
-    indices = alloc_shaped(top, i64, [out_size, 1 if nearest else taps])
-    weights = None if nearest else alloc_shaped(top, element, [out_size, taps])
-    cropped = how.coordinate_mode == "tf_crop_and_resize"
-    extrapolated = alloc_shaped(top, i64, [out_size]) if cropped else None
-
-    sizes = _axis_floats(top, how, in_size, out_size, scale)
-    in_f = sizes[0]
-    (position,), b = top.loop_nest([out_size])
+    tables, loop = _tables_and_loop(top, in_size, out_size, scale, how, element, taps, taps // 2)
+    indices, weights, extrapolated = tables.indices, tables.weights, tables.extrapolated
+    b, position, x, exact, ratio, first, in_f = loop
     f = _Float64(b)
-    x, exact, ratio, first = _source_position(b, how, position, sizes, taps // 2)
 
     def clamped_index(offset: SSAValue) -> SSAValue:
         return _clamped_index(b, offset, in_f)
@@ -111,6 +106,43 @@ def run_time_taps(
     if extrapolated is not None:
         _store_extrapolated(b, x, in_f, extrapolated, position)
     return TapTables(indices, weights, extrapolated)
+
+
+class _PositionLoop(NamedTuple):
+    """The loop over an axis's output positions: its body's builder, the position,
+    its source coordinate x, whether x is a pixel's, x's ratio past the pixel on its
+    left, the first tap's input position (all f64), and the input size as f64."""
+
+    b: KernelBuilder
+    position: SSAValue
+    x: SSAValue
+    exact: SSAValue
+    ratio: SSAValue
+    first: SSAValue
+    in_f: SSAValue
+
+
+def _tables_and_loop(
+    top: KernelBuilder,
+    in_size: Bound,
+    out_size: Bound,
+    scale: Scale,
+    how: Interpolation,
+    element: Attribute,
+    taps: Bound,
+    half: Bound,
+) -> tuple[TapTables, _PositionLoop]:
+    """The tables to fill (one index column for nearest, no weights), and the loop
+    over the output positions that fills them, with each position's source."""
+    nearest = how.mode == "nearest"
+    indices = alloc_shaped(top, i64, [out_size, 1 if nearest else taps])
+    weights = None if nearest else alloc_shaped(top, element, [out_size, taps])
+    cropped = how.coordinate_mode == "tf_crop_and_resize"
+    extrapolated = alloc_shaped(top, i64, [out_size]) if cropped else None
+    sizes = _axis_floats(top, how, in_size, out_size, scale)
+    (position,), b = top.loop_nest([out_size])
+    x, exact, ratio, first = _source_position(b, how, position, sizes, half)
+    return TapTables(indices, weights, extrapolated), _PositionLoop(b, position, x, exact, ratio, first, sizes[0])
 
 
 def _axis_floats(
@@ -173,14 +205,10 @@ def _run_time_count_taps(
     for a count known at compile time."""
     stretch = top.min(scale, _Float64(top).value(1.0))
     half = top.div(taps, 2)
-    indices, weights = alloc_shaped(top, i64, [out_size, taps]), alloc_shaped(top, element, [out_size, taps])
-    cropped = how.coordinate_mode == "tf_crop_and_resize"
-    extrapolated = alloc_shaped(top, i64, [out_size]) if cropped else None
-    sizes = _axis_floats(top, how, in_size, out_size, scale)
-    in_f = sizes[0]
-    (position,), b = top.loop_nest([out_size])
+    tables, loop = _tables_and_loop(top, in_size, out_size, scale, how, element, taps, half)
+    indices, weights, extrapolated = tables.indices, tables.weights, tables.extrapolated
+    b, position, x, _, ratio, first, in_f = loop
     f = _Float64(b)
-    x, _, ratio, first = _source_position(b, how, position, sizes, half)
 
     def offset(inner: KernelBuilder, k: Bound) -> SSAValue:
         return inner.add(first, inner.index_to_float(inner.index(k), f64))
