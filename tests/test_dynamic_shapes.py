@@ -233,14 +233,15 @@ def test_a_model_mixing_samples_takes_the_batch_at_run_time(tmp_path):
 
 
 def test_a_model_mixing_samples_names_the_node(tmp_path):
-    """Where an op does not take run-time dims (DepthToSpace, for now), the refusal
+    """Where an op does not take run-time dims (ai.onnx.ml's Scaler, for now), the refusal
     says why a batch loop does not apply either, naming the node that mixes samples."""
     nodes = [
-        h.make_node("DepthToSpace", ["x"], ["d"], blocksize=2, name="to_space"),
+        h.make_node("Scaler", ["x"], ["d"], domain="ai.onnx.ml", scale=[2.0] * 8, offset=[1.0] * 8, name="scale"),
         h.make_node("ReduceSum", ["d"], ["total"], keepdims=0, name="sum_over_batch"),
     ]
-    x = h.make_tensor_value_info("x", T.FLOAT, ["N", 8, 4, 4])
+    x = h.make_tensor_value_info("x", T.FLOAT, ["N", 8])
     total = h.make_tensor_value_info("total", T.FLOAT, None)
-    model = h.make_model(h.make_graph(nodes, "mixing", [x], [total]), opset_imports=[h.make_opsetid("", 17)])
+    opsets = [h.make_opsetid("", 17), h.make_opsetid("ai.onnx.ml", 3)]
+    model = h.make_model(h.make_graph(nodes, "mixing", [x], [total]), opset_imports=opsets)
     with pytest.raises(UnsupportedOpError, match=r"batch loop .* does not apply.*node 'sum_over_batch' \(ReduceSum\)"):
         _compile(model, tmp_path, "mixing")
