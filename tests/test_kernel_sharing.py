@@ -149,3 +149,17 @@ def test_conv_layers_of_one_shape_share_kernels(tmp_path):
     (got,) = onnxc.Session(onnxc.compile(path, tmp_path / "chain.so")).run(None, {"x": x})
     (want,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_one_shape_class_on_and_off_the_thread_pool(tmp_path):
+    """Nests of one shape class over run-time dims, one estimated big enough for the thread
+    pool and one not (their trip counts come from different dims): each gets its own kernel
+    (sharing one called both ways crashed the compiler)."""
+    from onnxc.tools.conformance import all_cases, with_symbolic_inputs
+
+    case = all_cases()["test_layer_normalization_4d_axis1_expanded"]
+    session = onnxc.Session(onnxc.compile(with_symbolic_inputs(case.model), tmp_path / "model.so"))
+    ((inputs, expected),) = case.data_sets
+    names = [i.name for i in session.get_inputs()]
+    feeds = dict(zip(names, inputs)) if isinstance(inputs, list) else inputs
+    np.testing.assert_allclose(session.run(None, feeds)[0], np.asarray(expected[0]), rtol=1e-4, atol=1e-5)

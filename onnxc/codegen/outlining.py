@@ -134,6 +134,9 @@ class GraphFunctionTranslator(FunctionTranslator):
         rematerialized = [v for v in outside if isinstance(v.owner, arith.ConstantOp) or (is_weight(v) and not shared)]
         passed = [v for v in outside if v not in rematerialized]
         parallel = parallel_loop(nest)
+        # Nests of one shape class may still differ in whether they go to the thread pool
+        # (run-time trip counts estimated from different dims): each way has its own kernel.
+        key = (key, parallel is not None)
         if shared and key in self.shared_kernels:
             kernel, trampoline = self.shared_kernels[key]
         else:
