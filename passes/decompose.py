@@ -41,8 +41,8 @@ from onnxc.passes.helpers.graph import (
     replace_results,
     update_function_types,
 )
-from onnxc.passes.shape_inference import type_proto
 from onnxc.passes.helpers.written_bodies import needs_written_body, written_body
+from onnxc.passes.shape_inference import type_proto
 
 # Inlined bodies may contain ops without a kernel again; this bounds the nesting.
 MAX_DEPTH = 8

@@ -568,4 +568,4 @@ _REQUIREMENTS: dict[str, Callable] = {
 
 
 # The windowed, signal and quantized ops' rules (their own module: this one's size).
-import onnxc.passes.helpers.symbolic_op_shapes  # noqa: F401  (registers them in the tables above)
+import onnxc.passes.helpers.symbolic_op_shapes  # noqa: E402, F401  (registers them in the tables above)

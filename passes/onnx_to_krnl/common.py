@@ -47,9 +47,11 @@ from onnxc.passes.helpers.run_time_dims import (
     IndexDimOps,
     alloc_shaped,
     buffer_shape,
-    element_count,
+    delinearize,
     flat_view,
+    linearize,
     read_argument_dims,
+    reshape_groups,
 )
 from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS
 from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
@@ -599,46 +601,6 @@ def elementwise(builder: KernelBuilder, out: SSAValue, operands: Sequence[Operan
 def fill(builder: KernelBuilder, out: SSAValue, value: SSAValue) -> None:
     """Every element of `out` := value (a scalar defined outside the loops)."""
     elementwise(builder, out, [], lambda body, _: value)
-
-
-def linearize(builder: KernelBuilder, ivs: Sequence[Bound], sizes: Sequence[int]) -> Bound:
-    """Row-major offset of ivs within dims of `sizes`."""
-    offset: Bound = 0
-    for iv, size in zip(ivs, sizes):
-        offset = builder.add(builder.mul(offset, size), iv)
-    return offset
-
-
-def delinearize(builder: KernelBuilder, offset: Bound, sizes: Sequence[Bound]) -> list[Bound]:
-    """Indices of a row-major offset (less than prod(sizes)) within dims of `sizes`."""
-    indices = []
-    for k, size in enumerate(sizes):
-        index = builder.div(offset, element_count(builder, sizes[k + 1 :]))
-        indices.append(index if k == 0 else builder.rem(index, size))
-    return indices
-
-
-def reshape_groups(src: Sequence[int], dst: Sequence[int]) -> list[tuple[list[int], list[int]]]:
-    """Split two shapes of the same element count into consecutive groups of dims
-    with equal element counts, as small as possible: [2,3,4] -> [6,4] gives
-    ([0,1],[0]), ([2],[1]). Within a group a reshape is a (de)linearization."""
-    src_counts = [pymath.prod(src[:k]) for k in range(len(src) + 1)]
-    dst_counts = [pymath.prod(dst[:k]) for k in range(len(dst) + 1)]
-    groups: list[tuple[list[int], list[int]]] = []
-    src_dims: list[int] = []
-    dst_dims: list[int] = []
-    i = j = 0
-    while i < len(src) or j < len(dst):
-        if j == len(dst) or (i < len(src) and src_counts[i] <= dst_counts[j]):
-            src_dims.append(i)
-            i += 1
-        else:
-            dst_dims.append(j)
-            j += 1
-        if src_counts[i] == dst_counts[j]:
-            groups.append((src_dims, dst_dims))
-            src_dims, dst_dims = [], []
-    return groups
 
 
 def copy_reshaped(builder: KernelBuilder, src: SSAValue, dst: SSAValue) -> None:

@@ -11,8 +11,8 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.helpers.run_time_dims import element_count
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, linearize, lowers, shape_of, shape_text
+from onnxc.passes.helpers.run_time_dims import element_count, linearize
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of, shape_text
 from onnxc.passes.onnx_to_krnl.grid_sample import SamplingAxis, compute_type
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 

@@ -17,12 +17,11 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.helpers.run_time_dims import element_count
+from onnxc.passes.helpers.run_time_dims import delinearize, element_count
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
     constant_array,
     copy_reshaped,
-    delinearize,
     fill,
     load_index,
     lowers,

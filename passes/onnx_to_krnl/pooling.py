@@ -10,8 +10,8 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.helpers.run_time_dims import element_count
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, linearize, lowers, shape_of
+from onnxc.passes.helpers.run_time_dims import element_count, linearize
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
 
 

@@ -14,8 +14,8 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.helpers.run_time_dims import element_count
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, delinearize, lowers, normalized_axis, shape_of
+from onnxc.passes.helpers.run_time_dims import delinearize, element_count
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, normalized_axis, shape_of
 
 
 def _is_nonzero(b: KernelBuilder, value: SSAValue) -> SSAValue:
