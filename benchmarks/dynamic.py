@@ -16,7 +16,10 @@ the run-time length), ResNet-50, SqueezeNet and a MobileNetV2-style net
 (benchmarks/families.py) with a symbolic batch (compiled as a batch loop), an
 EfficientNet-style net with free batch, height and width (a detector backbone:
 every dim read at run time), and the wav2vec2-style audio encoder with a
-symbolic number of samples.
+symbolic number of samples. When `benchmarks/models/torch/` holds the full-size torch exports
+(`python tests/models/export_torch_dynamic.py --full benchmarks/models/torch`, needs torch),
+their rows come first: torchvision ResNet-50, MobileNetV2 and EfficientNet-B0 (dynamic batch)
+and transformers BERT-base, GPT-2 and T5-small encoders (batch x sequence, all-ones mask).
 """
 
 from __future__ import annotations
@@ -68,9 +71,26 @@ def _free_image(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
+TORCH_EXPORTS = Path(__file__).parent / "models" / "torch"
+TORCH_SHAPES = {
+    "resnet50": {"batch": 1},
+    "mobilenet_v2": {"batch": 1},
+    "efficientnet_b0": {"batch": 1},
+    "bert": {"batch": 1, "sequence": 128},
+    "gpt2": {"batch": 1, "sequence": 64},
+    "t5_encoder": {"batch": 1, "sequence": 128},
+}
+
+
 def _cases() -> dict:
     """name -> (model, symbol bindings of the measured shape)."""
+    exported = {
+        f"torch {name} ({', '.join(bindings)})": (onnx.load(TORCH_EXPORTS / f"{name}.onnx"), bindings)
+        for name, bindings in TORCH_SHAPES.items()
+        if (TORCH_EXPORTS / f"{name}.onnx").exists()
+    }
     return {
+        **exported,
         "bert (batch x seq)": (models.bert_encoder(dynamic=True), {"batch": 1, "seq": 128}),
         "gpt2-style (batch x seq)": (
             gpt2_style(vocab=1000, hidden=256, heads=4, max_positions=128),
@@ -96,8 +116,12 @@ def _inputs(session, bindings: dict) -> dict:
     feed = {}
     for arg in session.get_inputs():
         shape = [bindings[d] if isinstance(d, str) else d for d in arg.shape]
-        integer = "int64" in arg.type
-        feed[arg.name] = rng.integers(0, 1000, shape) if integer else rng.standard_normal(shape).astype(np.float32)
+        if arg.name == "attention_mask":
+            feed[arg.name] = np.ones(shape, np.int64)
+        elif "int64" in arg.type:
+            feed[arg.name] = rng.integers(0, 1000, shape)
+        else:
+            feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
     return feed
 
 
@@ -116,7 +140,9 @@ def main() -> int:
             path = Path(directory) / "model.onnx"
             onnx.save(model, path)
             dynamic = onnxc.compile(str(path), Path(directory) / "dynamic.so")
-            pinned = onnxc.compile(str(path), Path(directory) / "pinned.so", shapes={k: [v] for k, v in bindings.items()})
+            pinned = onnxc.compile(
+                str(path), Path(directory) / "pinned.so", shapes={k: [v] for k, v in bindings.items()}
+            )
             engines = {
                 "dynamic": onnxc.Session(dynamic, threads=args.threads),
                 "pinned": onnxc.Session(pinned, threads=args.threads),

@@ -185,8 +185,10 @@ class MatmulOp(IRDLOperation):
     - `b_access = rows`: B[k, n] = b[k*ldb + n] (`ldb`), read in place;
       `im2col`: B is the im2col matrix of the NCHW image `conv` (k = (c, ky,
       kx), n = (oy, ox), padding reads zero); `panels`: B was packed at compile
-      time into column panels [ceil(N/P), K, P] (P = MATMUL_B_PANEL, zero
-      columns pad the last one), each read as one sequential stream; `window`:
+      time into column panels of P columns (P = MATMUL_B_PANEL, zero columns
+      pad the last one), reduction block by reduction block (kc rows, the last
+      one shorter), each block as [ceil(N/P), kc, P]: the tiles of a block are
+      read as one sequential stream. Its shape is [ceil(N/P), K, P]; `window`:
       B is read in place from the image `conv` of a stride-1 conv, padded
       already (stride 1, padding 0): B[k, n] = b[c*H*W + ky*DH*W + kx*DW + n]
       for k = (c, ky, kx): the output columns n = oy*W + ox span the image's

@@ -91,6 +91,7 @@ def test_matmul(tmp_path, a_shape, b_shape):
         ((3, 50), 70, None),  # a column tail inside a half-used panel
         ((1, 300), 600, None),  # a matrix-vector product: one reduction block of K = 300, N > nc
         ((2, 30, 140), 41, None),  # a batch sharing B; rows past one tile, K > kc
+        ((50, 300), 70, None),  # reduction blocks of 128, 128 and 44 rows, each its own run of panels
         ((1, 300), 37, "x86-64-v3"),  # AVX2: 8-column tiles, two in a panel
     ],
 )
@@ -100,6 +101,15 @@ def test_matmul_constant_rhs(tmp_path, a_shape, n, target):
     model = model_of([helper.make_node("MatMul", ["a", "w"], ["y"])], {"a": a}, {"w": w}, "y", (*a_shape[:-1], n))
     assert "b_access = #krnl<b_access panels>" in krnl_text(model)
     check(model, {"a": a}, tmp_path, target=resolve_target("x86_64", cpu=target) if target else None)
+
+
+def test_products_of_different_k_in_one_module(tmp_path):
+    """Two products whose A rows are K apart (300 and 140) take micro-kernels of their own A
+    strides (constants) while sharing the B/C-stride arguments; both must be right."""
+    a = rand(30, 300)
+    nodes = [helper.make_node("MatMul", ["a", "w1"], ["t"]), helper.make_node("MatMul", ["t", "w2"], ["y"])]
+    model = model_of(nodes, {"a": a}, {"w1": rand(300, 140), "w2": rand(140, 45)}, "y", (30, 45))
+    check(model, {"a": a}, tmp_path)
 
 
 # --------------------------------------------------------------------------------- Gemm

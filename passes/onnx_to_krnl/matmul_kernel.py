@@ -423,9 +423,9 @@ def emit_matrix_product(
     m, n, k = sizes
     block = min(REDUCTION_BLOCK, k)
     if b_constant is not None:
-        panels = _column_panels(b_constant, b_scale)
-        b = weight_global(g, op, panels, f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
         block = k if m <= TILE_ROWS else block
+        panels = _column_panels(b_constant, block, b_scale)
+        b = weight_global(g, op, panels, f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
     (at or g.top).insert(
         MatmulOp(
             a,
@@ -478,16 +478,24 @@ read in place, since its panel copy would double a huge weight's memory while co
 (a Gemm's transposed or scaled B is copied anyway: into panels, whatever its size)."""
 
 
-def _column_panels(matrix: np.ndarray, scale: float = 1.0) -> np.ndarray:
-    """B [K, N] (any view, e.g. W.T) times `scale` as column panels [ceil(N/P), K, P], zero
-    columns padding the last (see krnl.MatmulOp): one new array, no temporary of B's size."""
+def _column_panels(matrix: np.ndarray, block: int, scale: float = 1.0) -> np.ndarray:
+    """B [K, N] (any view, e.g. W.T) times `scale` as column panels of P columns (zero columns
+    padding the last), reduction block by reduction block of `block` rows: the tiles of one
+    block follow each other, so the kernel streams B in order (see krnl.MatmulOp)."""
     reduction, columns = matrix.shape
-    full, rest = divmod(columns, MATMUL_B_PANEL)
-    panels = np.zeros((full + (rest > 0), reduction, MATMUL_B_PANEL), np.float32)
-    panels[:full] = matrix[:, : full * MATMUL_B_PANEL].reshape(reduction, full, MATMUL_B_PANEL).transpose(1, 0, 2)
-    panels[full:, :, :rest] = matrix[:, full * MATMUL_B_PANEL :]
+    panel_count = -(-columns // MATMUL_B_PANEL)
+    padded = np.zeros((reduction, panel_count * MATMUL_B_PANEL), np.float32)
+    padded[:, :columns] = matrix
     if scale != 1.0:
-        panels *= np.float32(scale)
+        padded *= np.float32(scale)
+    panels = np.empty((panel_count, reduction, MATMUL_B_PANEL), np.float32)
+    flat = panels.reshape(-1)
+    for start in range(0, reduction, block):
+        rows = padded[start : start + block]
+        chunk = rows.reshape(len(rows), panel_count, MATMUL_B_PANEL).transpose(1, 0, 2)
+        flat[start * panel_count * MATMUL_B_PANEL : (start + len(rows)) * panel_count * MATMUL_B_PANEL] = chunk.reshape(
+            -1
+        )
     return panels
 
 
