@@ -165,6 +165,11 @@ CASES: dict[str, Case] = {
     "clip_opset6": Case("Clip", {"x": rand(3, 4)}, {"min": -0.3, "max": 0.4}, opset=6),
     "pow": Case("Pow", {"a": rand(3, 4, low=0.1, high=3.0), "b": rand(4, low=-2.0, high=2.0)}),
     "pow_int_exponent": Case("Pow", {"a": rand(3, 4)}, initializers={"b": np.array([2, 3, 0, -1], np.int64)}),
+    # one constant small integer: multiplied out (GELU's cube, RMSNorm's square)
+    "pow_cube": Case("Pow", {"a": rand(3, 4)}, initializers={"b": np.array(3.0, np.float32)}),
+    "pow_minus_two_broadcast": Case("Pow", {"a": rand(3, 4)}, initializers={"b": np.array([[[-2]]], np.int64)}),
+    "pow_square_float16": Case("Pow", {"a": rand(3, 4).astype(np.float16)}, initializers={"b": np.array(2.0, np.float16)}),
+    "pow_square_int32": Case("Pow", {"a": ints(3, 4, dtype=np.int32)}, initializers={"b": np.array(2, np.int32)}),
     # ------------------------------------------------------- MatMul and Gemm
     "matmul_2d": Case("MatMul", {"a": rand(5, 7), "b": rand(7, 9)}),
     "matmul_wide": Case("MatMul", {"a": rand(3, 20), "b": rand(20, 150)}),
