@@ -109,6 +109,24 @@ CASES: dict[str, Case] = {
     "conv_depthwise_shifted_rows_unpadded": Case(
         "Conv", {"x": rand(2, 3, 5, 6)}, {"group": 3}, initializers={"w": rand(3, 1, 3, 2)}
     ),
+    # Strided depthwise convs over phase planes: short rows (wide rows, compacted), an uneven
+    # stride and asymmetric pads, rows longer than SHORT_ROW (row by row), no padding at all.
+    "conv_depthwise_stride2_short_rows": Case(
+        "Conv",
+        {"x": rand(1, 4, 15, 13), "w": rand(4, 1, 3, 3), "b": rand(4)},
+        {"group": 4, "pads": [1, 1, 1, 1], "strides": [2, 2]},
+    ),
+    "conv_depthwise_stride3_asymmetric": Case(
+        "Conv", {"x": rand(1, 3, 10, 11), "w": rand(6, 1, 3, 3)}, {"group": 3, "pads": [1, 0, 2, 1], "strides": [3, 2]}
+    ),
+    "conv_depthwise_stride2_long_rows": Case(
+        "Conv",
+        {"x": rand(1, 2, 9, 80), "w": rand(2, 1, 5, 5), "b": rand(2)},
+        {"group": 2, "pads": [2, 2, 2, 2], "strides": [2, 2]},
+    ),
+    "conv_depthwise_stride2_unpadded": Case(
+        "Conv", {"x": rand(2, 3, 9, 9), "w": rand(3, 1, 3, 3)}, {"group": 3, "strides": [2, 2]}
+    ),
     # Strided pools whose windows stay inside the input (one window per output, vectorized along
     # the row), and one whose last ceil_mode window reaches past it (row by row).
     "max_pool_strided_inside_ceil": Case(

@@ -1,7 +1,7 @@
 """Conv: a GEMM kernel (krnl.matmul) for 2-D convolutions with constant weights,
 with a following BatchNormalization folded into the weights and a following
-Relu/Clip applied in the kernel's store; a depthwise stride-1 conv along the
-shifted rows of its zero-padded planes; otherwise a direct convolution,
+Relu/Clip applied in the kernel's store; a depthwise conv along the shifted rows
+of its zero-padded (phase) planes; otherwise a direct convolution,
 row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in float32."""
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 SHORT_ROW = 32
-"""Output rows up to this long take the shifted-rows depthwise conv: row by row, their scalar
+"""Output rows up to this long take the depthwise conv along wide rows: row by row, their scalar
 tails are much of the work (a 14-wide row: 0.048 -> 0.028 ms for 64 channels); longer rows
-vectorize well as they are, and the padding and compaction copies would cost more (112-wide:
-0.33 -> 0.48 ms)."""
+vectorize well as they are, and the compaction copy would cost more (112-wide: 0.33 -> 0.48 ms)."""
 
 
 @lowers("Conv", run_time_dims=True)
@@ -51,39 +50,47 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
         and len(kernel) == 2
         and (bias is None or shape_of(bias) == (out_channels,))
     )
-    shifted = ShiftedRows.of(sliding_windows(g, op, input_sizes, shape_of(out)[2:], kernel), g.top) if depthwise else None
+    windows = sliding_windows(g, op, input_sizes, shape_of(out)[2:], kernel)
+    shifted = ShiftedRows.of(windows, g.top, strided=True) if depthwise else None
     if shifted is None:
         direct_conv(g, op, x, weights, bias, out)
         return
+    planes = shifted.planes(g, x)
     row = shifted.window_x.output_size
     if isinstance(row, int):
-        if row <= SHORT_ROW:
-            shifted_depthwise_conv(g, x, weights, bias, out, shifted)
-        else:
-            direct_conv(g, op, x, weights, bias, out)
+        shifted_depthwise_conv(g, planes, weights, bias, out, shifted, by_rows=row > SHORT_ROW)
         return
     short = g.top.compare_index("sle", row, SHORT_ROW)
-    with g.lowering_at(g.top.if_then(short)):
-        shifted_depthwise_conv(g, x, weights, bias, out, shifted)
-    with g.lowering_at(g.top.if_then(g.top.not_(short))):
-        direct_conv(g, op, x, weights, bias, out)
+    for by_rows, condition in ((False, short), (True, g.top.not_(short))):
+        with g.lowering_at(g.top.if_then(condition)):
+            shifted_depthwise_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows)
 
 
 def shifted_depthwise_conv(
-    g: GraphLowering, x: SSAValue, weights: SSAValue, bias: SSAValue | None, out: SSAValue, shifted: ShiftedRows
+    g: GraphLowering,
+    planes: SSAValue,
+    weights: SSAValue,
+    bias: SSAValue | None,
+    out: SSAValue,
+    shifted: ShiftedRows,
+    *,
+    by_rows: bool,
 ) -> None:
-    """A depthwise (one input channel per output channel) stride-1 conv: per (n, m) one loop
-    along the wide rows of m's zero-padded input plane (see ShiftedRows) sums its KH*KW
-    shifted copies, each times its weight. Unit stride and no padding branches, so it
-    vectorizes whatever the row width (row by row, the 7- to 28-wide rows of mobile nets
-    left much of the work to scalar tails). Same sums, in the same order, as `direct_conv`."""
-    batch, channels = shape_of(x)[:2]
+    """A depthwise (one input channel per output channel) conv over the zero-padded planes
+    of its input (see ShiftedRows; phase planes for a stride): each output sums its KH*KW
+    shifted reads, each times its weight, in registers, with unit stride and no padding
+    branches. Short rows go along the wide rows of a plane (row by row, the 7- to 28-wide
+    rows of mobile nets left much of the work to scalar tails), long ones row by row,
+    straight into `out`. Same sums, in the same order, as `direct_conv`."""
+    batch, channels = shape_of(planes)[:2]
     out_channels, _, kernel_h, kernel_w = shape_of(weights)
-    planes = shifted.planes(g, x)
-    wide_shape = [batch, out_channels, shifted.columns]
-    # Without columns to drop, the wide rows are out itself.
-    wide = alloc_shaped(g.top, f32, wide_shape) if shifted.drops_columns else reshaped_view(g.top, out, wide_shape)
+    out_h, out_w = shape_of(out)[2:]
     offsets = [shifted.offset(g.top, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)]
+    wide = None
+    if not by_rows:  # without columns to drop, the wide rows are out itself
+        wide_shape = [batch, out_channels, shifted.columns]
+        compact = shifted.drops_columns
+        wide = alloc_shaped(g.top, f32, wide_shape) if compact else reshaped_view(g.top, out, wide_shape)
     (n, m), body = g.top.loop_nest([batch, out_channels])
     multiplier = out_channels // channels
     channel = m if multiplier == 1 else body.div(m, multiplier)
@@ -91,12 +98,17 @@ def shifted_depthwise_conv(
         [body.load(weights, [m, 0, ky, kx]) for ky in range(kernel_h) for kx in range(kernel_w)], offsets
     )
     init = body.load(bias, [m]) if bias is not None else body.constant(0.0, f32)
-    (column,), point = body.for_nest([(0, shifted.columns)])
+    if by_rows:
+        (oy, ox), point = body.for_nest([(0, out_h), (0, out_w)])
+        column, target, at = point.add(point.mul(oy, shifted.width), ox), out, [n, m, oy, ox]
+    else:
+        (column,), point = body.for_nest([(0, shifted.columns)])
+        target, at = wide, [n, m, column]
     total = init
     for weight, offset in weights_and_offsets:
         total = point.add(total, point.mul(point.load(planes, [n, channel, point.add(column, offset)]), weight))
-    point.store(total, wide, [n, m, column])
-    if shifted.drops_columns:
+    point.store(total, target, at)
+    if not by_rows and shifted.drops_columns:
         shifted.compact(g, wide, out)
 
 

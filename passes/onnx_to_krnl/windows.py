@@ -183,12 +183,16 @@ def sliding_windows(
 
 @dataclass(frozen=True)
 class ShiftedRows:
-    """A stride-1 2-D window over an image read as shifted rows: the image is zero-padded
-    into planes of `height` x `width` (row-major, flat), and output position q = oy*width + ox
-    reads the plane at q + offset(ky, kx) for kernel offset (ky, kx). Outputs are computed
-    for every q in [0, columns): whole padded rows (the columns ox >= OW are discarded by
-    `compact`), so that the loop over q has unit stride and no padding branches. Sizes
-    known at run time only are index values, computed where `of` was called."""
+    """A 2-D window over an image read as shifted rows: the image is zero-padded into
+    planes of `height` x `width` (row-major, flat), and output position q = oy*width + ox
+    reads the planes at q + offset(ky, kx) for kernel offset (ky, kx). With a stride s > 1
+    the padded image is split into s_y*s_x phase planes (phase (py, px) holds padded rows
+    py, py + s_y, ... and columns px, px + s_x, ...), so that every read still has unit
+    stride: kernel offset (ky, kx) reads phase (ky % s_y, kx % s_x) shifted by
+    (ky // s_y, kx // s_x). Outputs are computed for every q in [0, columns): whole padded
+    rows (the columns ox >= OW are discarded by `compact`), so that the loop over q has
+    unit stride and no padding branches; or row by row, for ox in [0, OW). Sizes known at run time
+    only are index values, computed where `of` was called."""
 
     window_y: SlidingWindow
     window_x: SlidingWindow
@@ -197,36 +201,59 @@ class ShiftedRows:
     columns: Bound
 
     @staticmethod
-    def of(windows: Sequence[SlidingWindow], b: KernelBuilder) -> ShiftedRows | None:
-        """The shifted rows of two stride-1 windows of constant kernels, else None."""
-        if len(windows) != 2 or any(w.stride != 1 or not isinstance(w.kernel, int) for w in windows):
+    def of(windows: Sequence[SlidingWindow], b: KernelBuilder, *, strided: bool = False) -> ShiftedRows | None:
+        """The shifted rows of two windows of constant kernels, else None: stride-1 windows,
+        or with `strided` also strided undilated ones (as phase planes)."""
+        if len(windows) != 2 or any(not isinstance(w.kernel, int) for w in windows):
+            return None
+        if any(w.stride != 1 and (not strided or w.dilation != 1) for w in windows):
             return None
         window_y, window_x = windows
-        height, width = (b.add(w.output_size, (w.kernel - 1) * w.dilation) for w in windows)
+        height, width = (b.add(w.output_size, (w.kernel - 1) * w.dilation // w.stride) for w in windows)
         columns = b.add(b.mul(b.sub(window_y.output_size, 1), width), window_x.output_size)
         return ShiftedRows(window_y, window_x, height, width, columns)
 
     @property
     def drops_columns(self) -> bool:
-        """Whether the padded rows are wider than the output's (a kernel wider than 1)."""
-        return (self.window_x.kernel - 1) * self.window_x.dilation != 0
+        """Whether the padded rows are wider than the output's (a kernel wider than the stride)."""
+        return (self.window_x.kernel - 1) * self.window_x.dilation // self.window_x.stride != 0
+
+    @property
+    def phases(self) -> int:
+        return self.window_y.stride * self.window_x.stride
 
     def offset(self, b: KernelBuilder, ky: int, kx: int) -> Bound:
-        return b.add(b.mul(self.width, ky * self.window_y.dilation), kx * self.window_x.dilation)
+        (sy, dy), (sx, dx) = ((w.stride, w.dilation) for w in (self.window_y, self.window_x))
+        phase = (ky % sy) * sx + kx % sx
+        shift = b.add(b.mul(self.width, ky * dy // sy), kx * dx // sx)
+        return b.add(b.mul(b.mul(self.height, self.width), phase), shift) if phase else shift
 
     def planes(self, g: GraphLowering, x: SSAValue) -> SSAValue:
-        """x [N, C, H, W] zero-padded into planes [N, C, height*width] (a view of x if unpadded)."""
+        """x [N, C, H, W] zero-padded into planes [N, C, phases*height*width] (a view of x if
+        unpadded and of stride 1)."""
         batch, channels, height, width = shape_of(x)
         b = g.top
-        shape = [batch, channels, b.mul(self.height, self.width)]
+        plane = b.mul(self.height, self.width)
+        shape = [batch, channels, b.mul(plane, self.phases)]
         pads = (self.window_y.pad_begin, self.window_y.pad_end, self.window_x.pad_begin, self.window_x.pad_end)
-        if all(isinstance(pad, int) and pad == 0 for pad in pads):
+        if self.phases == 1 and all(isinstance(pad, int) and pad == 0 for pad in pads):
             return reshaped_view(b, x, shape)
         planes = alloc_shaped(b, x.type.get_element_type(), shape)
         fill(b, planes, b.constant(0.0, x.type.get_element_type()))
-        (n, c, y, x_), body = b.loop_nest([batch, channels, height, width])
-        row = body.mul(body.add(y, self.window_y.pad_begin), self.width)
-        body.store(body.load(x, [n, c, y, x_]), planes, [n, c, body.add(row, body.add(x_, self.window_x.pad_begin))])
+        (sy, sx), (top, left) = (
+            (w.stride for w in (self.window_y, self.window_x)),
+            (self.window_y.pad_begin, self.window_x.pad_begin),
+        )
+        for py in range(sy):
+            for px in range(sx):
+                rows = _phase_range(b, py, sy, top, height, self.height)
+                columns = _phase_range(b, px, sx, left, width, self.width)
+                (n, c), outer = b.loop_nest([batch, channels])
+                (r, q), body = outer.for_nest([rows, columns])
+                y = body.sub(body.add(body.mul(r, sy), py), top)
+                x_ = body.sub(body.add(body.mul(q, sx), px), left)
+                at = body.add(body.mul(plane, py * sx + px), body.add(body.mul(r, self.width), q))
+                body.store(body.load(x, [n, c, y, x_]), planes, [n, c, at])
         return planes
 
     def compact(self, g: GraphLowering, wide: SSAValue, out: SSAValue) -> None:
@@ -234,3 +261,13 @@ class ShiftedRows:
         ivs, body = g.top.loop_nest(shape_of(out))
         n, c, y, x = ivs
         body.store(body.load(wide, [n, c, body.add(body.mul(y, self.width), x)]), out, ivs)
+
+
+def _phase_range(
+    b: KernelBuilder, phase: int, stride: int, pad: Bound, size: Bound, plane: Bound
+) -> tuple[Bound, Bound]:
+    """Rows r of a phase plane, r < plane, whose padded position r*stride + phase lies in the
+    image: pad <= r*stride + phase < pad + size."""
+    low = b.ceil_div(b.max(b.sub(pad, phase), 0), stride)
+    high = b.min(b.ceil_div(b.max(b.sub(b.add(pad, size), phase), 0), stride), plane)
+    return low, high

@@ -175,6 +175,32 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // -----
 
+// Depthwise 3x3 at stride 2, pads 1: the 8x8 padded image is split into four 4x4 phase
+// planes (even/odd rows x even/odd columns; one copy nest each), so that every tap reads
+// at unit stride: tap (ky, kx) reads phase (ky % 2, kx % 2) at q + (ky / 2)*4 + kx / 2,
+// the last one (2, 2) phase 0 at q + 5. Wide rows of 4, 3*4 - 1 = 11 columns.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x6x6xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x2x3x3xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 2, pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x2x6x6xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x3x3xf32>
+    func.return %y : tensor<1x2x3x3xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[C5:.+]] = arith.constant 5 : index
+// CHECK-DAG:     %[[C11:.+]] = arith.constant 11 : index
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x64xf32>
+// CHECK-COUNT-4: memref.load %x
+// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x2x11xf32>
+// CHECK:         scf.for %[[q:.+]] = %{{.+}} to %[[C11]] step %{{.+}} {
+// CHECK:             %[[LAST:.+]] = arith.addi %[[q]], %[[C5]] : index
+// CHECK-NEXT:        memref.load %[[PLANES]][%{{.+}}, %{{.+}}, %[[LAST]]] : memref<1x2x64xf32>
+// CHECK:             memref.store %{{.+}}, %[[WIDE]][%{{.+}}, %{{.+}}, %[[q]]] : memref<1x2x11xf32>
+// CHECK:         memref.load %[[WIDE]]
+// CHECK-NEXT:    memref.store %{{.+}}, %y
+
+// -----
+
 // float16: the sums accumulate in a float32 buffer (inputs extended as loaded), which one
 // elementwise nest rounds into the output at the end.
 builtin.module attributes {onnx.opset = 17 : i64} {
