@@ -156,10 +156,10 @@ def test_loop_over_the_function_is_vectorized(compiled):
     assert "@expf" not in compiled["_ir"]
 
 
-def _optimized_ir(op_type: str, directory) -> str:
-    """-O3 LLVM IR of a one-node model over float32[8, 256], for znver4 (AVX-512)."""
-    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [8, 256])
-    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [8, 256])
+def _optimized_ir(op_type: str, directory, row: int = 256) -> str:
+    """-O3 LLVM IR of a one-node model over float32[8, row], for znver4 (AVX-512)."""
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [8, row])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [8, row])
     graph = onnx.helper.make_graph([onnx.helper.make_node(op_type, ["x"], ["y"])], "g", [x], [y])
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
     output = compile(model, directory / "model.ll", target=resolve_target("x86_64", cpu="znver4"), emit="llvm")
@@ -174,9 +174,19 @@ def test_elementwise_loop_is_vectorized_at_O3(op_type, tmp_path):
     assert "@expf" not in text and "@tanhf" not in text
 
 
+@pytest.mark.parametrize("row", [32, 64])
+def test_softmax_over_short_rows_is_vectorized(row, tmp_path):
+    """Rows of 32 or 64: LLVM's full unrolling (before the vectorizer) made the max and the sum
+    64 dependent scalar steps; the reduction loops carry llvm.loop.unroll.disable."""
+    text = _optimized_ir("Softmax", tmp_path, row)
+    assert "@llvm.maxnum.v16f32(<16 x float>" in text and "llvm.loop.unroll.disable" in text
+
+
 def test_softmax_exp_is_inlined_and_vectorized(tmp_path):
-    """Softmax's exp is inlined, in a loop of its own (the in-order float sum, which LLVM does not
-    vectorize without reassociation, is a separate loop), so it runs on 16 floats at a time."""
+    """Softmax's exp is inlined in the loop that also sums the exponentials (a reassociable
+    sum), its maximum is a vector maxnum reduction, and the last loop scales by 1/sum: all
+    on 16 floats at a time."""
     text = _optimized_ir("Softmax", tmp_path)
     assert "@llvm.fma.v16f32(<16 x float>" in text and "@expf" not in text
-    assert "fdiv <16 x float>" in text
+    assert "@llvm.maxnum.v16f32(<16 x float>" in text
+    assert "fmul <16 x float>" in text and "fdiv <16 x float>" not in text

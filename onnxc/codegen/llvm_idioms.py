@@ -121,3 +121,14 @@ def unflatten(b: ir.IRBuilder, value_type: ir.Type, args: Iterator[ir.Value]) ->
     for k in range(len(value_type.elements)):
         value = b.insert_value(value, next(args), k)
     return value
+
+
+def not_unrolled(branch: ir.Instruction) -> None:
+    """Mark the back edge `branch` as a loop LLVM must not unroll (`llvm.loop.unroll.disable`;
+    the loop vectorizer still vectorizes and interleaves it). A loop ID is a node of its own
+    that names itself first."""
+    module = branch.parent.parent.module
+    option = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    loop_id = ir.values.MDValue(module, [option], name=str(len(module.metadata)))
+    loop_id.operands = (loop_id, option)
+    branch.set_metadata("llvm.loop", loop_id)

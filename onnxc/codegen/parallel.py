@@ -45,7 +45,7 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def _trip_count(loop: scf.ForOp) -> int | None:
+def trip_count(loop: scf.ForOp) -> int | None:
     lower, upper, step = (_constant(v) for v in (loop.lb, loop.ub, loop.step))
     if lower is None or upper is None or step is None or step <= 0:
         return None
@@ -65,7 +65,7 @@ def _run_time_bounds(loop: scf.ForOp) -> bool:
 def _estimated_trip_count(loop: scf.ForOp) -> int:
     """The trip count, or for bounds computed at run time a guess from a constant clamp
     (min(x, C)), or for run-time dims RUN_TIME_TRIP_COUNT_GUESS (per factor of a product)."""
-    exact = _trip_count(loop)
+    exact = trip_count(loop)
     if exact is not None:
         return exact
     if _run_time_bounds(loop):
@@ -123,13 +123,13 @@ def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
 def parallel_loop(nest: Operation) -> ParallelLoop | None:
     """The loop of `nest` to split over threads, or None to run the nest on one thread."""
     loop = nest if isinstance(nest, scf.ForOp) else None
-    while loop is not None and not loop.iter_args and _trip_count(loop) == 1:
+    while loop is not None and not loop.iter_args and trip_count(loop) == 1:
         loop = _only_loop_in(loop)
     if loop is None or loop.iter_args:
         return None
-    trip_count = _trip_count(loop)
-    if trip_count is None and not _run_time_bounds(loop):
+    steps = trip_count(loop)
+    if steps is None and not _run_time_bounds(loop):
         return None
-    if (trip_count is not None and trip_count < 2) or _work(nest) < MIN_PARALLEL_WORK or not _slices_by(loop, nest):
+    if (steps is not None and steps < 2) or _work(nest) < MIN_PARALLEL_WORK or not _slices_by(loop, nest):
         return None
-    return ParallelLoop(loop, trip_count)
+    return ParallelLoop(loop, steps)

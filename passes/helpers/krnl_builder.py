@@ -300,6 +300,10 @@ class KernelBuilder:
     def min(self, lhs: Bound, rhs: Bound) -> Bound:
         return self.binary("min", lhs, rhs)
 
+    def maxnum(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """Float maximum that ignores a NaN operand (IEEE maxNum), which vectorizes as a reduction."""
+        return self.insert(arith.MaxnumfOp(lhs, rhs)).result
+
     def rem(self, lhs: Bound, rhs: Bound) -> Bound:
         """Integer remainder with the sign of the dividend (integers and index only)."""
         return self.binary("rem", lhs, rhs)

@@ -229,8 +229,14 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
     ranges = [(0, shape[d]) for d in reduced]
     nest = reduction_nest(g.top, shape, reduced)
     body = nest.body
+    # A NaN in the row makes the sum of exponentials NaN anyway: the maximum need not carry
+    # it, and maxnum vectorizes into plain vector maxima (maximumf did not, with its NaN tests).
     maximum = fold_reduced(
-        nest, shape, body.lowest(element), lambda b, acc, v: b.max(acc, v), lambda b, index: b.load(x, index)
+        nest,
+        shape,
+        body.lowest(element),
+        lambda b, acc, v: b.max(acc, v) if op.OP_TYPE == "Hardmax" else b.maxnum(acc, v),
+        lambda b, index: b.load(x, index),
     )
 
     if op.OP_TYPE == "Hardmax":
@@ -246,29 +252,26 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
 
     log = op.OP_TYPE == "LogSoftmax"
     # Stored exponentials are rounded to the element type; their sum accumulates in
-    # accumulation_type and is rounded once.
+    # accumulation_type and is rounded once. One loop stores and sums them (it vectorizes:
+    # a float sum may be reassociated), a last one scales: float32 by 1/sum, as onnxruntime
+    # does; 16-bit floats divide, since a rounded 1/sum would put them an ulp off the reference.
     wide = accumulation_type(element)
-    zero = body.constant(0.0, wide)
-    if log:
 
-        def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
-            shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
-            b.store(shifted, out, nest.index(ivs))
-            return b.running_sum(acc, b.convert(b.math(math.ExpOp, shifted), wide))
+    def exponentiate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
+        shifted = b.sub(b.load(x, nest.index(ivs)), maximum)
+        exponential = b.math(math.ExpOp, shifted)
+        b.store(shifted if log else exponential, out, nest.index(ivs))
+        return b.running_sum(acc, b.convert(exponential, wide))
 
-        total = body.math(math.LogOp, body.convert(body.reduce(ranges, zero, exponentiate), element))
-    else:  # the exponentials in a loop of their own, then their sum: both vectorize
-        exp_ivs, exp_loop = body.for_nest(ranges)
-        index = nest.index(exp_ivs)
-        exp_loop.store(exp_loop.math(math.ExpOp, exp_loop.sub(exp_loop.load(x, index), maximum)), out, index)
-        wide_total = body.reduce(
-            ranges, zero, lambda b, ivs, acc: b.running_sum(acc, b.convert(b.load(out, nest.index(ivs)), wide))
-        )
-        total = body.convert(wide_total, element)
+    total = body.convert(body.reduce(ranges, body.constant(0.0, wide), exponentiate), element)
+    reciprocal = not log and wide == element
+    scale = (
+        body.math(math.LogOp, total) if log else body.div(body.constant(1.0, element), total) if reciprocal else total
+    )
     inner_ivs, inner = body.for_nest(ranges)
     stored = inner.load(out, nest.index(inner_ivs))
-    normalized = inner.sub(stored, total) if log else inner.div(stored, total)
-    inner.store(normalized, out, nest.index(inner_ivs))
+    scaled = inner.sub(stored, scale) if log else inner.mul(stored, scale) if reciprocal else inner.div(stored, scale)
+    inner.store(scaled, out, nest.index(inner_ivs))
 
 
 # ------------------------------------------------------------------- CumSum, CumProd

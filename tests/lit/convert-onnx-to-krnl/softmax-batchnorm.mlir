@@ -1,10 +1,9 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
 // Softmax (opset 13) over axis 1 of [2,3,4]: a krnl nest over the other dims
-// (0, 2); inside, an scf.for reduction for the max, a loop storing exp(x - max)
-// (no loop-carried value: it vectorizes), the sum of what it stored (its adds
-// may be reassociated, fastmath<reassoc>: it vectorizes too),
-// then a loop dividing by the sum.
+// (0, 2); inside, an scf.for reduction for the max (maxnumf: a NaN makes the sum NaN
+// anyway, and maxnum vectorizes), a loop storing exp(x - max) and summing it (its adds
+// may be reassociated, fastmath<reassoc>: it vectorizes), then a loop scaling by 1/sum.
 builtin.module attributes {onnx.opset = 13 : i64} {
   func.func @main_graph(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
     %y = "onnx.Softmax"(%x) {axis = 1 : i64} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
@@ -18,27 +17,26 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 // CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
 // CHECK-DAG:     %[[NEG_INF:.+]] = arith.constant 0xff800000 : f32
 // CHECK-DAG:     %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG:     %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [2, 4] {
 // CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[k:.+]]: index):
 // CHECK-NEXT:      %[[MAX:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[M:.+]] = %[[NEG_INF]]) -> (f32) {
 // CHECK-NEXT:        %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
-// CHECK-NEXT:        %[[M1:.+]] = arith.maximumf %[[M]], %[[V]] : f32
+// CHECK-NEXT:        %[[M1:.+]] = arith.maxnumf %[[M]], %[[V]] : f32
 // CHECK-NEXT:        scf.yield %[[M1]] : f32
 // CHECK-NEXT:      }
-// CHECK-NEXT:      scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
+// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[S:.+]] = %[[ZERO]]) -> (f32) {
 // CHECK-NEXT:        %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
 // CHECK-NEXT:        %[[D:.+]] = arith.subf %[[V]], %[[MAX]] : f32
 // CHECK-NEXT:        %[[E:.+]] = math.exp %[[D]] : f32
 // CHECK-NEXT:        memref.store %[[E]], %y[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
-// CHECK-NEXT:      }
-// CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[S:.+]] = %[[ZERO]]) -> (f32) {
-// CHECK-NEXT:        %[[E:.+]] = memref.load %y[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
 // CHECK-NEXT:        %[[S1:.+]] = arith.addf %[[S]], %[[E]] fastmath<reassoc> : f32
 // CHECK-NEXT:        scf.yield %[[S1]] : f32
 // CHECK-NEXT:      }
+// CHECK-NEXT:      %[[R:.+]] = arith.divf %[[ONE]], %[[SUM]] : f32
 // CHECK-NEXT:      scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] {
 // CHECK-NEXT:        %[[E:.+]] = memref.load %y[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
-// CHECK-NEXT:        %[[Q:.+]] = arith.divf %[[E]], %[[SUM]] : f32
+// CHECK-NEXT:        %[[Q:.+]] = arith.mulf %[[E]], %[[R]] : f32
 // CHECK-NEXT:        memref.store %[[Q]], %y[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
 // CHECK-NEXT:      }
 // CHECK-NEXT:      krnl.yield
@@ -108,11 +106,10 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<2x5xf16>, %y: memref<2x5xf16>) {
+// CHECK:         %[[SUM:.+]] = scf.for {{.*}} iter_args(%[[ACC:.+]] = %{{.*}}) -> (f32) {
 // CHECK:           %[[E:.+]] = math.exp %{{.*}} : f16
 // CHECK-NEXT:      memref.store %[[E]], %y[{{.*}}] : memref<2x5xf16>
-// CHECK:         %[[SUM:.+]] = scf.for {{.*}} iter_args(%[[ACC:.+]] = %{{.*}}) -> (f32) {
-// CHECK-NEXT:      %[[S:.+]] = memref.load %y[{{.*}}] : memref<2x5xf16>
-// CHECK-NEXT:      %[[W:.+]] = arith.extf %[[S]] : f16 to f32
+// CHECK-NEXT:      %[[W:.+]] = arith.extf %[[E]] : f16 to f32
 // CHECK-NEXT:      %[[NEXT:.+]] = arith.addf %[[ACC]], %[[W]] fastmath<reassoc> : f32
 // CHECK-NEXT:      scf.yield %[[NEXT]] : f32
 // CHECK:         %[[TOTAL:.+]] = arith.truncf %[[SUM]] : f32 to f16
