@@ -16,10 +16,8 @@ the run-time length), ResNet-50, SqueezeNet and a MobileNetV2-style net
 (benchmarks/families.py) with a symbolic batch (compiled as a batch loop), an
 EfficientNet-style net with free batch, height and width (a detector backbone:
 every dim read at run time), and the wav2vec2-style audio encoder with a
-symbolic number of samples. When `benchmarks/models/torch/` holds the full-size torch exports
-(`python tests/models/export_torch_dynamic.py --full benchmarks/models/torch`, needs torch),
-their rows come first: torchvision ResNet-50, MobileNetV2 and EfficientNet-B0 (dynamic batch)
-and transformers BERT-base, GPT-2 and T5-small encoders (batch x sequence, all-ones mask).
+symbolic number of samples. When benchmarks/torch_exports holds the full-size torch exports
+(models.TORCH), their rows come first.
 """
 
 from __future__ import annotations
@@ -71,23 +69,12 @@ def _free_image(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-TORCH_EXPORTS = Path(__file__).parent / "models" / "torch"
-TORCH_SHAPES = {
-    "resnet50": {"batch": 1},
-    "mobilenet_v2": {"batch": 1},
-    "efficientnet_b0": {"batch": 1},
-    "bert": {"batch": 1, "sequence": 128},
-    "gpt2": {"batch": 1, "sequence": 64},
-    "t5_encoder": {"batch": 1, "sequence": 128},
-}
-
-
 def _cases() -> dict:
     """name -> (model, symbol bindings of the measured shape)."""
     exported = {
-        f"torch {name} ({', '.join(bindings)})": (onnx.load(TORCH_EXPORTS / f"{name}.onnx"), bindings)
-        for name, bindings in TORCH_SHAPES.items()
-        if (TORCH_EXPORTS / f"{name}.onnx").exists()
+        f"{name} ({', '.join(bindings)})": (models.load(name), bindings)
+        for name in models.TORCH
+        for bindings in [models.TORCH_SHAPES[name.removeprefix("torch_")]]
     }
     return {
         **exported,
@@ -108,21 +95,6 @@ def _cases() -> dict:
         ),
         "wav2vec2-style (samples)": (families.wav2vec2_style(samples="samples"), {"samples": 16000}),
     }
-
-
-def _inputs(session, bindings: dict) -> dict:
-    """Random inputs of the measured shape: token ids for int64 inputs, else normal floats."""
-    rng = np.random.default_rng(0)
-    feed = {}
-    for arg in session.get_inputs():
-        shape = [bindings[d] if isinstance(d, str) else d for d in arg.shape]
-        if arg.name == "attention_mask":
-            feed[arg.name] = np.ones(shape, np.int64)
-        elif "int64" in arg.type:
-            feed[arg.name] = rng.integers(0, 1000, shape)
-        else:
-            feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
-    return feed
 
 
 def main() -> int:
@@ -148,7 +120,7 @@ def main() -> int:
                 "pinned": onnxc.Session(pinned, threads=args.threads),
                 "ort": _ort_session(str(path), args.threads),
             }
-            feed = _inputs(engines["ort"], bindings)
+            feed = models.feed(engines["ort"].get_inputs(), np.random.default_rng(0), bindings)
             want = engines["ort"].run(None, feed)[0]
             for engine in ("dynamic", "pinned"):
                 got = engines[engine].run(None, feed)[0]

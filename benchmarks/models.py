@@ -6,27 +6,45 @@
 - a BERT-style encoder layer (seq 128, hidden 256, 4 heads, FFN 1024) built here from
   ops onnxc lowers: LayerNorm as MatMul-by-1/n means, GELU in its tanh form;
 - FAMILIES: the model families of families.py (MobileNetV3, EfficientNet, ResNeXt, DeepLabV3,
-  ConvNeXt, ViT, LLaMA and wav2vec2 style), built in code.
+  ConvNeXt, ViT, LLaMA and wav2vec2 style), built in code;
+- TORCH: full-size torch exports, as exported (symbolic dims), when benchmarks/torch_exports
+  holds them (`python tests/models/export_torch_dynamic.py --full benchmarks/torch_exports`,
+  needs torch): torchvision ResNet-50, MobileNetV2, EfficientNet-B0 and transformers BERT-base,
+  GPT-2 small and T5-small encoders, measured at the shapes of TORCH_SHAPES.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
-
 from families import FAMILIES
+from onnx import TensorProto, helper, numpy_helper
 
 from onnxc.examples.light import LIGHT_MODELS, load_light_model
 from onnxc.examples.mnist import build_mnist_cnn
 
 MODELS = ("mnist", "bert", *(name for name in LIGHT_MODELS))
-"""The default set of benchmarks/run.py; `--models families` runs FAMILIES."""
+"""The default set of benchmarks/run.py; `--models families` runs FAMILIES, `--models torch` TORCH."""
+TORCH_EXPORTS = Path(__file__).parent / "torch_exports"
+TORCH_SHAPES = {
+    "resnet50": {"batch": 1},
+    "mobilenet_v2": {"batch": 1},
+    "efficientnet_b0": {"batch": 1},
+    "bert": {"batch": 1, "sequence": 128},
+    "gpt2": {"batch": 1, "sequence": 64},
+    "t5_encoder": {"batch": 1, "sequence": 128},
+}
+"""Each torch export's symbolic dims at the measured shape."""
+TORCH = tuple(f"torch_{name}" for name in TORCH_SHAPES if (TORCH_EXPORTS / f"{name}.onnx").exists())
 OPSET = 17
 IR_VERSION = 8  # what onnxruntime 1.x reads
 
 
 def load(name: str) -> onnx.ModelProto:
+    if name in TORCH:
+        return onnx.load(TORCH_EXPORTS / f"{name.removeprefix('torch_')}.onnx")
     if name == "mnist":
         model = build_mnist_cnn(seed=0)
     elif name == "bert":
@@ -39,6 +57,27 @@ def load(name: str) -> onnx.ModelProto:
     return model
 
 
+def bindings(name: str) -> dict[str, int]:
+    """The symbolic dims of model `name` at its measured shape (TORCH_SHAPES; else none)."""
+    return TORCH_SHAPES.get(name.removeprefix("torch_"), {}) if name in TORCH else {}
+
+
+def feed(arguments, rng: np.random.Generator, dims: dict[str, int]) -> dict[str, np.ndarray]:
+    """Random inputs for a session's `arguments` (name, shape, type), symbolic dims at `dims`
+    (else 1): token ids in [0, 1000) for int64 inputs, an all-ones attention mask, normal
+    floats otherwise."""
+    inputs = {}
+    for arg in arguments:
+        shape = [d if isinstance(d, int) else dims.get(d, 1) for d in arg.shape]
+        if arg.name == "attention_mask":
+            inputs[arg.name] = np.ones(shape, np.int64)
+        elif "int64" in arg.type:
+            inputs[arg.name] = rng.integers(0, 1000, shape)
+        else:
+            inputs[arg.name] = rng.standard_normal(shape).astype(np.float32)
+    return inputs
+
+
 def _with_logits(model: onnx.ModelProto) -> onnx.ModelProto:
     """Also output the Softmax input, so that outputs are compared before saturation."""
     softmax = next((n for n in model.graph.node if n.op_type == "Softmax"), None)
@@ -47,7 +86,9 @@ def _with_logits(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1024, seed: int = 0, dynamic: bool = False):
+def bert_encoder(
+    seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1024, seed: int = 0, dynamic: bool = False
+):
     """One post-LayerNorm transformer encoder layer, batch 1; with `dynamic`, of
     input [batch, seq, hidden] with the reshapes' shapes computed from it as
     torch's exporter writes them (Shape -> Gather -> Unsqueeze -> Concat)."""
@@ -127,16 +168,34 @@ def bert_encoder(seq: int = 128, hidden: int = 256, heads: int = 4, ffn: int = 1
     graph = helper.make_graph(
         nodes,
         "bert_encoder",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", hidden] if dynamic else [1, seq, hidden])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "seq", hidden] if dynamic else [1, seq, hidden])],
+        [
+            helper.make_tensor_value_info(
+                "x", TensorProto.FLOAT, ["batch", "seq", hidden] if dynamic else [1, seq, hidden]
+            )
+        ],
+        [
+            helper.make_tensor_value_info(
+                "y", TensorProto.FLOAT, ["batch", "seq", hidden] if dynamic else [1, seq, hidden]
+            )
+        ],
         initializers,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=IR_VERSION)
 
 
-def gflop(model: onnx.ModelProto) -> float:
-    """Multiply-adds ×2 of Conv, Gemm and MatMul (what the usual GFLOP figures count), in GFLOP."""
-    inferred = onnx.shape_inference.infer_shapes(model)
+def gflop(model: onnx.ModelProto, dims: dict[str, int] | None = None) -> float:
+    """Multiply-adds ×2 of Conv, Gemm and MatMul (what the usual GFLOP figures count), in GFLOP;
+    symbolic dims at `dims` wherever the model's shapes name them (torch's exporter writes
+    every intermediate shape)."""
+    if dims:
+        pinned = onnx.ModelProto()
+        pinned.CopyFrom(model)
+        for value in [*pinned.graph.input, *pinned.graph.output, *pinned.graph.value_info]:
+            for dim in value.type.tensor_type.shape.dim:
+                if dim.dim_param in dims:
+                    dim.dim_value = dims[dim.dim_param]
+        model = pinned
+    inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     shapes = {}
     for info in [*inferred.graph.value_info, *inferred.graph.input, *inferred.graph.output]:
         dims = info.type.tensor_type.shape.dim

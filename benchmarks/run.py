@@ -75,6 +75,7 @@ def _model_path(library: str) -> str:
 def _memory_child(engine: str, path: str, threads: int) -> dict:
     """Peak RSS in MB of loading `engine` from its file (a .onnx for "ort", a library for
     "onnxc") and running it twice on random inputs, in this fresh process."""
+    import models
     import numpy as np
 
     if engine == "ort":
@@ -84,11 +85,8 @@ def _memory_child(engine: str, path: str, threads: int) -> dict:
     before = _status_mb("VmRSS")
     _reset_peak_rss()
     session = _ort_session(path, threads) if engine == "ort" else Session(path, threads=threads)
-    rng = np.random.default_rng(1)
-    feed = {}
-    for arg in session.get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
-        feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
+    name = Path(path).stem
+    feed = models.feed(session.get_inputs(), np.random.default_rng(1), models.bindings(name))
     for _ in range(2):
         session.run(None, feed)
     return {f"{engine}_rss_mb": _status_mb("VmHWM") - before}
@@ -150,12 +148,8 @@ def _benchmark_child(name: str, library: str, threads: list[int], repeat: int) -
 
     model = models.load(name)
     serialized = model.SerializeToString()
-    rng = np.random.default_rng(1)
-    feed = {}
-    for arg in _ort_session(serialized, 1).get_inputs():
-        shape = [d if isinstance(d, int) else 1 for d in arg.shape]
-        feed[arg.name] = rng.standard_normal(shape).astype(np.float32)
-    result = {"gflop": models.gflop(model), "threads": {}}
+    feed = models.feed(_ort_session(serialized, 1).get_inputs(), np.random.default_rng(1), models.bindings(name))
+    result = {"gflop": models.gflop(model, models.bindings(name)), "threads": {}}
     reference = _ort_session(serialized, 1).run(None, feed)
 
     errors = []
@@ -244,7 +238,8 @@ def main() -> int:
     parser.add_argument(
         "--models",
         default=",".join(models.MODELS),
-        help=f"comma-separated, from {models.MODELS} and {tuple(models.FAMILIES)}; 'families' names the latter",
+        help=f"comma-separated, from {models.MODELS}, {tuple(models.FAMILIES)} and {models.TORCH}; "
+        "'families' and 'torch' name the latter two",
     )
     parser.add_argument("--threads", default="1,2", help="comma-separated thread counts (default 1,2)")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per engine and thread count (default 5)")
@@ -267,10 +262,13 @@ def main() -> int:
         print(json.dumps(_memory_child(*args.memory_child, max(threads))))
         return 0
 
-    names = [m for n in args.models.split(",") if n for m in (models.FAMILIES if n == "families" else [n])]
-    unknown = [n for n in names if n not in models.MODELS and n not in models.FAMILIES]
+    groups = {"families": tuple(models.FAMILIES), "torch": models.TORCH}
+    names = [m for n in args.models.split(",") if n for m in groups.get(n, [n])]
+    unknown = [n for n in names if n not in (*models.MODELS, *models.FAMILIES, *models.TORCH)]
     if unknown:
-        parser.error(f"unknown models {unknown}; choose from {models.MODELS} and {tuple(models.FAMILIES)}")
+        parser.error(
+            f"unknown models {unknown}; choose from {models.MODELS}, {tuple(models.FAMILIES)} and {models.TORCH}"
+        )
     records = []
     with tempfile.TemporaryDirectory(prefix="onnxc-bench-") as work:
         for name in names:

@@ -3,7 +3,7 @@ dynamic dims, as users export them. Needs torch, torchvision and transformers; t
 need the .onnx files.
 
     python tests/models/export_torch_dynamic.py                       # small fixtures -> tests/models/torch/
-    python tests/models/export_torch_dynamic.py --full benchmarks/models/torch   # full size, for benchmarks/
+    python tests/models/export_torch_dynamic.py --full benchmarks/torch_exports   # full size, for benchmarks/
 
 Small fixtures keep the architectures' code (torchvision's ResNet blocks, MobileNetV2,
 EfficientNet; transformers' BertModel, GPT2Model, T5EncoderModel) at narrow widths so each
