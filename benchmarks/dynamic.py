@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -102,6 +103,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("-k", "--filter", default="", help="only models whose name contains this")
+    parser.add_argument(
+        "--min", action="store_true", help="minimums instead of medians (steadier on a machine other jobs load)"
+    )
     args = parser.parse_args()
     print("| model | dynamic ms | pinned ms | onnxruntime ms | dynamic/pinned | pinned/onnxruntime |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
@@ -126,7 +130,8 @@ def main() -> int:
                 got = engines[engine].run(None, feed)[0]
                 error = float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
                 assert error <= 1e-4, f"{name}: {engine} differs from onnxruntime by {error:.2e} of max|ref|"
-            ms = _interleaved({k: functools.partial(e.run, None, feed) for k, e in engines.items()}, args.repeat)
+            runs = {k: functools.partial(e.run, None, feed) for k, e in engines.items()}
+            ms = _interleaved(runs, args.repeat, min if args.min else statistics.median)
             print(
                 f"| {name} | {ms['dynamic']:.2f} | {ms['pinned']:.2f} | {ms['ort']:.2f} "
                 f"| {ms['dynamic'] / ms['pinned']:.2f} | {ms['pinned'] / ms['ort']:.2f} |",

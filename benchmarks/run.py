@@ -114,9 +114,9 @@ def _runs_per_sample(run) -> int:
     return max(1, round(MIN_SAMPLE_SECONDS * runs / (time.perf_counter() - start)))
 
 
-def _interleaved(runs: dict, repeat: int) -> dict:
-    """Median milliseconds per run of each engine: `repeat` samples each, taken in turn
-    (A B A B ...), so that both see the same state of the machine."""
+def _interleaved(runs: dict, repeat: int, statistic=statistics.median) -> dict:
+    """Median (or another `statistic`) milliseconds per run of each engine: `repeat` samples
+    each, taken in turn (A B A B ...), so that both see the same state of the machine."""
     per_sample = {name: _runs_per_sample(run) for name, run in runs.items()}
     times = {name: [] for name in runs}
     for _ in range(repeat):
@@ -126,7 +126,7 @@ def _interleaved(runs: dict, repeat: int) -> dict:
             for _ in range(per_sample[name]):
                 run()
             times[name].append((time.perf_counter() - start) * 1000 / per_sample[name])
-    return {name: statistics.median(samples) for name, samples in times.items()}
+    return {name: statistic(samples) for name, samples in times.items()}
 
 
 def _ort_session(model: bytes | str, threads: int):
