@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 import torchvision
 import transformers
+from export_torch import randomize_batchnorm  # run from this folder: python tests/models/...
 from torch import nn
 from torch.export import Dim
 from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
@@ -80,7 +81,9 @@ def transformer_models(full: bool) -> dict[str, nn.Module]:
     if full:
         bert = transformers.BertConfig()
         gpt2 = transformers.GPT2Config(use_cache=False)
-        t5 = transformers.T5Config.from_dict({"d_model": 512, "d_kv": 64, "num_heads": 8, "d_ff": 2048, "num_layers": 6})
+        t5 = transformers.T5Config.from_dict(
+            {"d_model": 512, "d_kv": 64, "num_heads": 8, "d_ff": 2048, "num_layers": 6}
+        )
     else:
         bert = transformers.BertConfig(
             hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=100
@@ -94,24 +97,19 @@ def transformer_models(full: bool) -> dict[str, nn.Module]:
     }
 
 
-def randomize_batchnorm(model: nn.Module) -> None:
-    generator = torch.Generator().manual_seed(1)
-    for module in model.modules():
-        if isinstance(module, nn.BatchNorm2d):
-            n = module.num_features
-            module.running_mean.copy_(torch.randn(n, generator=generator) * 0.1)
-            module.running_var.copy_(torch.rand(n, generator=generator) + 0.5)
-            module.weight.data.copy_(torch.rand(n, generator=generator) + 0.5)
-            module.bias.data.copy_(torch.randn(n, generator=generator) * 0.1)
-
-
 def export(model: nn.Module, example: tuple, path: Path, dims: dict[str, dict], dynamo: bool = True) -> None:
     model.eval()
     with torch.no_grad():
         if dynamo:
             torch.onnx.export(
-                model, example, path, dynamo=True, dynamic_shapes=dims, input_names=list(dims),
-                optimize=True, external_data=False,
+                model,
+                example,
+                path,
+                dynamo=True,
+                dynamic_shapes=dims,
+                input_names=list(dims),
+                optimize=True,
+                external_data=False,
             )
         else:
             axes = {name: {axis: dim.__name__ for axis, dim in spec.items()} for name, spec in dims.items()}
