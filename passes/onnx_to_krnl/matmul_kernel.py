@@ -62,6 +62,11 @@ REDUCTION_BLOCK = 128
 """kc: reduction steps per pass over a tile; a kc x nr B tile (16 KB with AVX-512) stays in L1."""
 COLUMN_BLOCK = 512
 """nc: columns per block; the kc x nc B block (512 KB) fits a 1 MB L2. A multiple of every nr."""
+WASTED_WINDOW_COLUMNS = 1.5
+"""A stride-1 conv reads its padded image in place (window access) unless the wide rows it then
+computes exceed the output's columns this many times: a dilated conv's padding (DeepLabV3's
+rate-12 and rate-18 3x3 convs at 28x28 compute 2.2x their outputs), where im2col packs only
+the output's columns."""
 MIN_GROUP_ROWS = 8
 """A grouped Conv becomes one product per group when each has this many output channels
 (depthwise convs, one row per product, stay direct loop nests)."""
@@ -210,6 +215,8 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x], g.top)
     if shifted is not None and group_channels * shifted.height * shifted.width > MAX_WINDOW_OFFSET:
         shifted = None  # its row offsets would not fit the kernel's i32 table
+    if shifted is not None and shifted.columns > WASTED_WINDOW_COLUMNS * columns:
+        shifted = None  # mostly padding: im2col packs only the output's columns
     output, kernel = (window_y.output_size, window_x.output_size), (kernel_h, kernel_w)
     dilation = (window_y.dilation, window_x.dilation)
     if in_place:
