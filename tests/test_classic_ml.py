@@ -24,18 +24,19 @@ from onnxc.runtime import Session
 sklearn = pytest.importorskip("sklearn")
 skl2onnx = pytest.importorskip("skl2onnx")
 
-from sklearn.compose import ColumnTransformer  # noqa: E402
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
-from sklearn.ensemble import (  # noqa: E402
+from sklearn.base import is_classifier
+from sklearn.compose import ColumnTransformer
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+from sklearn.ensemble import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler  # noqa: E402
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 ML = "ai.onnx.ml"
 TOLERANCE = 1e-4
@@ -49,8 +50,9 @@ def _data(loader) -> tuple[np.ndarray, np.ndarray]:
 IRIS, CANCER, DIABETES = _data(load_iris), _data(load_breast_cancer), _data(load_diabetes)
 
 
-def _convert(model, x: np.ndarray) -> onnx.ModelProto:
-    options = {id(model): {"zipmap": False}} if hasattr(model, "predict_proba") else None
+def convert(model, x: np.ndarray) -> onnx.ModelProto:
+    """`model` (fitted) as ONNX; a classifier's probabilities as a tensor (no ZipMap)."""
+    options = {id(model): {"zipmap": False}} if is_classifier(model) else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return skl2onnx.to_onnx(model, x[:1], options=options, target_opset={"": 17, ML: 3})
@@ -95,7 +97,7 @@ SKLEARN_MODELS = {
 @pytest.mark.parametrize("name", SKLEARN_MODELS)
 def test_sklearn_model_matches_onnxruntime(tmp_path, name):
     make, (x, y) = SKLEARN_MODELS[name]
-    proto = _convert(make().fit(x, y), x)
+    proto = convert(make().fit(x, y), x)
     assert any(node.domain == ML for node in proto.graph.node)
     compile_and_compare(tmp_path, proto, {"X": x})
 
@@ -118,7 +120,8 @@ def test_column_transformer_with_one_hot(tmp_path):
 # ---------------------------------------------------------------------- hand-built ensembles
 
 
-def _regressor(x_columns: int, attrs: dict, output_type=TensorProto.FLOAT, op="TreeEnsembleRegressor", opset=3):
+def regressor_model(x_columns: int, attrs: dict, output_type=TensorProto.FLOAT, op="TreeEnsembleRegressor", opset=3):
+    """One ai.onnx.ml node `op` from X [N, x_columns] to Y [N, n_targets]."""
     node = helper.make_node(op, ["X"], ["Y"], domain=ML, **attrs)
     targets = attrs.get("n_targets", 1)
     graph = helper.make_graph(
@@ -160,7 +163,7 @@ STUMP_INPUT = np.array([[0.5, 0.2], [0.7, 0.5], [np.nan, 0.9], [0.1, np.nan], [-
 @pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
 def test_every_node_mode_and_missing_track(tmp_path, aggregate):
     attrs = _stump_forest(MODES, [1, 0, 1, 0, 1, 0], targets=2, aggregate=aggregate)
-    compile_and_compare(tmp_path, _regressor(2, attrs), {"X": STUMP_INPUT})
+    compile_and_compare(tmp_path, regressor_model(2, attrs), {"X": STUMP_INPUT})
 
 
 @pytest.mark.parametrize("transform", ["LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"])
@@ -168,7 +171,7 @@ def test_post_transforms_are_fused(tmp_path, transform):
     attrs = _stump_forest(MODES[:3], [0, 0, 0], targets=3, transform=transform)
     if transform == "PROBIT":  # probit takes probabilities: weights in (0, 1)
         attrs["target_weights"] = [0.05 + 0.1 * (k % 9) for k in range(len(attrs["target_weights"]))]
-    compile_and_compare(tmp_path, _regressor(2, attrs), {"X": STUMP_INPUT})
+    compile_and_compare(tmp_path, regressor_model(2, attrs), {"X": STUMP_INPUT})
 
 
 def test_large_trees_are_walked_small_ones_nested(tmp_path):
@@ -179,7 +182,7 @@ def test_large_trees_are_walked_small_ones_nested(tmp_path):
     x, y = DIABETES
     deep = DecisionTreeRegressor(random_state=0).fit(x, y)
     assert deep.tree_.node_count > NESTED_MAX_NODES
-    proto = _convert(deep, x)
+    proto = convert(deep, x)
     node = proto.graph.node[0]
     modes = next(a for a in node.attribute if a.name == "nodes_modes")
     modes.strings[0] = b"BRANCH_LT"  # a second mode in the walked tree

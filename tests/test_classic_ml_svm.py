@@ -1,0 +1,123 @@
+"""SVMClassifier and SVMRegressor: scikit-learn SVMs converted by skl2onnx, and
+hand-built nodes for what skl2onnx does not write (a linear SVM without support
+vectors, one_class, post transforms), compared with onnxruntime: labels equal,
+probabilities and values within 1e-4."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from test_classic_ml import CANCER, DIABETES, IRIS, ML, compile_and_compare, convert, regressor_model
+
+import onnxc
+from onnxc.errors import UnsupportedOpError
+
+sklearn = pytest.importorskip("sklearn")
+pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # SVC(probability=True), deprecated in 1.9
+
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, SVR, NuSVC, NuSVR
+
+
+def _scaled(model):
+    return lambda: make_pipeline(StandardScaler(), model)
+
+
+SVM_MODELS = {
+    "svc_rbf_probabilities": (lambda: SVC(probability=True, random_state=0), IRIS),
+    "svc_linear_probabilities": (lambda: SVC(kernel="linear", probability=True, random_state=0), IRIS),
+    "svc_poly_probabilities": (lambda: SVC(kernel="poly", probability=True, random_state=0), IRIS),
+    "svc_sigmoid_binary": (_scaled(SVC(kernel="sigmoid", probability=True, random_state=0)), CANCER),
+    "svc_rbf_binary_probabilities": (_scaled(SVC(probability=True, random_state=0)), CANCER),
+    "svc_votes_multiclass": (lambda: SVC(), IRIS),
+    "svc_votes_binary": (_scaled(SVC()), CANCER),
+    "nu_svc_probabilities": (lambda: NuSVC(probability=True, random_state=0), IRIS),
+    "svr_rbf": (_scaled(SVR()), DIABETES),
+    "svr_poly_degree4": (_scaled(SVR(kernel="poly", degree=4)), DIABETES),
+    "nu_svr": (_scaled(NuSVR()), DIABETES),
+}
+
+
+@pytest.mark.parametrize("name", SVM_MODELS)
+def test_sklearn_svm_matches_onnxruntime(tmp_path, name):
+    make, (x, y) = SVM_MODELS[name]
+    proto = convert(make().fit(x, y), x)
+    assert {"SVMClassifier", "SVMRegressor"} & {node.op_type for node in proto.graph.node}
+    compile_and_compare(tmp_path, proto, {"X": x})
+
+
+def _svm_classifier(attrs: dict, classes: int, columns: int, features: int = 3) -> onnx.ModelProto:
+    node = helper.make_node("SVMClassifier", ["X"], ["Y", "Z"], name="svm", domain=ML, **attrs)
+    graph = helper.make_graph(
+        [node],
+        "svm",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, features])],
+        [
+            helper.make_tensor_value_info("Y", TensorProto.INT64, [None]),
+            helper.make_tensor_value_info("Z", TensorProto.FLOAT, [None, columns]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 1)])
+
+
+SAMPLES = np.random.default_rng(0).standard_normal((16, 3)).astype(np.float32)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("signs", ["positive", "mixed"])
+def test_linear_svm_without_support_vectors(tmp_path, classes, signs):
+    """No vectors_per_class: one linear score per class (x . coefficients + rho[0]);
+    for two classes onnxruntime's label rule depends on the coefficients' signs."""
+    coefficients = np.abs(SAMPLES[:classes].reshape(-1)) * 0.3
+    if signs == "mixed":
+        coefficients[::2] *= -1
+    attrs = {"coefficients": coefficients.tolist(), "rho": [0.25], "classlabels_ints": [5, 7, 9][:classes]}
+    attrs["kernel_params"] = [0.0, 0.0, 0.0]  # onnxruntime requires them
+    proto = _svm_classifier(attrs | {"post_transform": "SOFTMAX" if classes == 3 else "NONE"}, classes, classes)
+    compile_and_compare(tmp_path, proto, {"X": SAMPLES})
+
+
+@pytest.mark.parametrize("transform", ["LOGISTIC", "SOFTMAX_ZERO"])
+def test_vote_scores_post_transform(tmp_path, transform):
+    """Three classes voting, no probabilities: the three decisions get the transform."""
+    attrs = {
+        "vectors_per_class": [1, 2, 1],
+        "support_vectors": SAMPLES[:4].reshape(-1).tolist(),
+        "coefficients": SAMPLES[4:7].reshape(-1)[:8].tolist(),
+        "rho": [0.1, -0.2, 0.3],
+        "kernel_type": "RBF",
+        "kernel_params": [0.5, 0.0, 3.0],
+        "classlabels_ints": [0, 1, 2],
+        "post_transform": transform,
+    }
+    compile_and_compare(tmp_path, _svm_classifier(attrs, 3, 3), {"X": SAMPLES})
+
+
+def test_one_class_regressor(tmp_path):
+    attrs = {
+        "n_supports": 2,
+        "one_class": 1,
+        "kernel_type": "SIGMOID",
+        "kernel_params": [0.3, 0.1, 0.0],
+        "support_vectors": SAMPLES[:2].reshape(-1).tolist(),
+        "coefficients": [0.7, -0.4],
+        "rho": [0.05],
+    }
+    compile_and_compare(tmp_path, regressor_model(3, attrs, op="SVMRegressor", opset=1), {"X": SAMPLES})
+
+
+def test_binary_probit_without_probabilities_is_refused(tmp_path):
+    attrs = {
+        "vectors_per_class": [1, 1],
+        "support_vectors": SAMPLES[:2].reshape(-1).tolist(),
+        "coefficients": [1.0, -1.0],
+        "rho": [0.0],
+        "classlabels_ints": [0, 1],
+        "post_transform": "PROBIT",
+    }
+    with pytest.raises(UnsupportedOpError, match="PROBIT") as info:
+        onnxc.compile(_svm_classifier(attrs, 2, 2), tmp_path / "m.so")
+    assert info.value.node == "svm" and info.value.op_type == "SVMClassifier"
