@@ -82,10 +82,15 @@ ML_OPS = frozenset(
     {"LinearClassifier", "LinearRegressor", "Scaler", "Normalizer", "Binarizer", "Imputer"}
     | {"ArrayFeatureExtractor", "OneHotEncoder", "FeatureVectorizer"}
     | {"TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble", "SVMClassifier", "SVMRegressor"}
+    | {"ZipMap"}
 )
-"""The ai.onnx.ml ops onnxc compiles (numeric tensors only); the importer refuses the
-others of that domain by name (the string, map and sequence ops among them)."""
+"""The ai.onnx.ml ops onnxc compiles (numeric tensors only; ZipMap only as a graph
+output, see frontend/sequences.py); the importer refuses the others of that domain by
+name (the string, map and sequence ops among them)."""
 WEIGHTS_ATTR = "onnx.weights"
+# On @main_graph: per graph output, the keys of a sequence-of-maps output (ZipMap's
+# class labels, integers or strings), an empty array for a tensor; absent if none is one.
+OUTPUT_MAP_KEYS_ATTR = "onnx.output_map_keys"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
 SINCE_VERSION_ATTR = "onnx.since_version"

@@ -62,6 +62,8 @@ class NodeArg:
     known only once the model has run (a dynamic output)."""
     element_type: str  # as in the signature: "float32", "int64", "bfloat16", "float8_e4m3fn", ...
     dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16, ml_dtypes' for float8...)
+    map_keys: tuple[int | str, ...] = ()
+    """For an output that is a sequence of maps (ZipMap): the key of each column."""
 
     @property
     def dynamic(self) -> bool:
@@ -70,8 +72,16 @@ class NodeArg:
 
     @property
     def type(self) -> str:
-        """onnxruntime's type string, e.g. `tensor(float)`."""
-        return f"tensor({_ORT_TYPE_NAMES.get(self.element_type, self.element_type)})"
+        """onnxruntime's type string, e.g. `tensor(float)`, `seq(map(int64,tensor(float)))`."""
+        tensor = f"tensor({_ORT_TYPE_NAMES.get(self.element_type, self.element_type)})"
+        if self.map_keys:
+            return f"seq(map({'string' if isinstance(self.map_keys[0], str) else 'int64'},{tensor}))"
+        return tensor
+
+    def maps(self, values: np.ndarray) -> list[dict]:
+        """A sequence-of-maps output as onnxruntime returns it: one dict per row of `values`."""
+        rows = values.reshape(-1, len(self.map_keys)).tolist()
+        return [dict(zip(self.map_keys, row)) for row in rows]
 
     @property
     def onnx_type(self) -> int:
@@ -110,7 +120,14 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
         if dynamic != any(dim == -1 and not name for dim, name in zip(shape, symbols)):
             raise ValueError(f"{entry['name']!r}: 'dynamic' disagrees with shape {list(shape)}")
         shape = tuple(name or None if dim == -1 else dim for dim, name in zip(shape, symbols))
-        args.append(NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code)))
+        keys = entry.get("map_keys", [])
+        if not isinstance(keys, list) or not (
+            all(isinstance(k, int) for k in keys) or all(isinstance(k, str) for k in keys)
+        ):
+            raise ValueError(f"{entry['name']!r} has map_keys {keys!r}, not a list of integers or of strings")
+        if keys and (element_type != "float32" or len(shape) not in (1, 2) or shape[-1] != len(keys)):
+            raise ValueError(f"{entry['name']!r}: {len(keys)} map_keys for a {element_type} tensor of shape {shape}")
+        args.append(NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code), tuple(keys)))
     return tuple(args)
 
 
@@ -245,8 +262,9 @@ class Session:
     def get_outputs(self) -> list[NodeArg]:
         return list(self._outputs)
 
-    def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, object]) -> list[np.ndarray]:
-        """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`."""
+    def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, object]) -> list[np.ndarray | list]:
+        """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`:
+        arrays, and for a sequence-of-maps output (ZipMap) a list of dicts, as onnxruntime."""
         selected = self._output_positions(output_names)
         inputs, symbols = self._conform_inputs(input_feed)
         try:
@@ -265,7 +283,8 @@ class Session:
             [(array, arg.onnx_type) for array, arg in zip(inputs, self._inputs)],
             [(array, arg.onnx_type) for array, arg in zip(outputs, self._outputs)],
         )
-        return [_array_of(outputs[position]) for position in selected]
+        arrays = [_array_of(outputs[position]) for position in selected]
+        return [self._outputs[p].maps(a) if self._outputs[p].map_keys else a for p, a in zip(selected, arrays)]
 
     def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:

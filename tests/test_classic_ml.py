@@ -58,16 +58,21 @@ def convert(model, x: np.ndarray) -> onnx.ModelProto:
         return skl2onnx.to_onnx(model, x[:1], options=options, target_opset={"": 17, ML: 3})
 
 
-def compile_and_compare(tmp_path, proto: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Compile `proto`, run it and onnxruntime on `feeds`; assert labels (integer outputs)
-    equal and floats within TOLERANCE. Returns onnxc's outputs."""
+def compile_and_compare(tmp_path, proto: onnx.ModelProto, feeds: dict[str, np.ndarray], shapes=None) -> list:
+    """Compile `proto` (with input `shapes` pinned, if given), run it and onnxruntime on
+    `feeds`; assert labels (integer outputs) equal, floats within TOLERANCE, and
+    sequences of maps (ZipMap) the same keys with values within TOLERANCE. Returns
+    onnxc's outputs."""
     path = tmp_path / "model.onnx"
     onnx.save(proto, path)
-    onnxc.compile(path, tmp_path / "model.so")
+    onnxc.compile(path, tmp_path / "model.so", shapes=shapes)
     got = Session(str(tmp_path / "model.so")).run(None, feeds)
     want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     assert len(got) == len(want)
     for ours, theirs in zip(got, want):
+        if isinstance(theirs, list):  # ZipMap: one dict per sample
+            assert isinstance(ours, list) and [list(m) for m in ours] == [list(m) for m in theirs]
+            ours, theirs = (np.array([list(m.values()) for m in maps], dtype=np.float32) for maps in (ours, theirs))
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
         if np.issubdtype(theirs.dtype, np.integer):
             np.testing.assert_array_equal(ours, theirs)
