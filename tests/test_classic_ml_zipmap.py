@@ -96,3 +96,13 @@ def test_nearest_neighbours(tmp_path, make, data):
     proto = _default_conversion(make().fit(x, y), x)
     assert {"Scan", "TopK", "ArrayFeatureExtractor"} <= {node.op_type for node in proto.graph.node}
     compile_and_compare(tmp_path, proto, {"X": x[:40]}, shapes={"X": [40, x.shape[1]]})
+
+
+def test_verify_compares_maps():
+    """`onnxc verify` compares a sequence of maps by its values, key by key."""
+    from onnxc.tools.verification import verify
+
+    x, y = IRIS
+    proto = _default_conversion(RandomForestClassifier(n_estimators=2, max_depth=3, random_state=0).fit(x, y), x)
+    report = verify(proto, {"X": x[:8]}, locate=False)
+    assert report.passed and [c.shape for c in report.outputs] == [(8,), (8, 3)]
