@@ -194,6 +194,19 @@ def test_large_trees_are_walked_small_ones_nested(tmp_path):
     compile_and_compare(tmp_path, proto, {"X": x[:50]})
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_walked_trees_step_side_by_side(tmp_path, dtype):
+    """A forest of deep trees, all walked: WALKED_TOGETHER at a time and the rest
+    after; a double input compares in double (records of 64-bit fields)."""
+    from onnxc.passes.onnx_to_krnl.ml_tree_code import WALKED_TOGETHER
+
+    x, y = DIABETES
+    forest = RandomForestRegressor(n_estimators=WALKED_TOGETHER + 3, random_state=0).fit(x, y)
+    proto = convert(forest, x)
+    proto.graph.input[0].type.tensor_type.elem_type = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    compile_and_compare(tmp_path, proto, {"X": x[:64].astype(dtype)})
+
+
 def test_tree_ensemble_opset5(tmp_path):
     """TreeEnsemble (ai.onnx.ml 5): a split node and leaves by array position, double input."""
     attrs = {
