@@ -331,9 +331,17 @@ class Session:
             self._plans[tuple(array.shape for array in inputs)] = _CallPlan(typed_inputs, typed_outputs)
         return self._selected(selected, [_array_of(output) for output in outputs])
 
-    def _selected(self, positions: Sequence[int], outputs: Sequence[np.ndarray]) -> list[np.ndarray | list]:
-        """The outputs at `positions`, a sequence of maps as a list of dicts."""
+    @functools.cached_property
+    def _returns_maps(self) -> bool:
+        return any(arg.map_keys for arg in self._outputs)
+
+    def _selected(self, positions: Sequence[int] | None, outputs: list[np.ndarray]) -> list[np.ndarray | list]:
+        """The outputs at `positions` (None: all), a sequence of maps as a list of dicts."""
         args = self._outputs
+        if positions is None:
+            if not self._returns_maps:
+                return outputs
+            positions = range(len(args))
         return [args[p].maps(outputs[p]) if args[p].map_keys else outputs[p] for p in positions]
 
     def _planned_call(self, input_feed: object) -> tuple[_CallPlan, list[np.ndarray]] | None:
@@ -362,9 +370,10 @@ class Session:
         self._call(*plan.describe(inputs, outputs), len(inputs), len(outputs), [])
         return outputs
 
-    def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
+    def _output_positions(self, output_names: Sequence[str] | None) -> list[int] | None:
+        """The positions of the outputs named, None for all of them."""
         if output_names is None:
-            return list(range(len(self._outputs)))
+            return None
         if isinstance(output_names, str):
             raise InputError(f"output_names must be a list of names, not {output_names!r}", model=self.path)
         for name in output_names:
