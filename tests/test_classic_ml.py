@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxc
-from onnxc.errors import UnsupportedOpError
+from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.runtime import Session
 
 sklearn = pytest.importorskip("sklearn")
@@ -234,6 +234,53 @@ def test_tree_ensemble_opset5(tmp_path):
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML, 5)])
     x = np.array([[0.1, 0.0], [0.3, 2.0], [0.3, 1.0], [0.2, 9.0]])
     compile_and_compare(tmp_path, proto, {"X": x})
+
+
+def _set_membership_model(members: list[float]) -> onnx.ModelProto:
+    """A TreeEnsemble (ai.onnx.ml 5) of X [8, 2]: root x0 <= 11, then BRANCH_MEMBER
+    nodes on x0, x0 (tracking NaN true) and x1 with the NaN-ended sets `members`."""
+    attrs = {
+        "n_targets": 4,
+        "aggregate_function": 1,
+        "post_transform": 0,
+        "tree_roots": [0],
+        "nodes_featureids": [0, 0, 0, 1],
+        "nodes_modes": helper.make_tensor("modes", TensorProto.UINT8, [4], [0, 6, 6, 6]),
+        "nodes_splits": helper.make_tensor("splits", TensorProto.FLOAT, [4], [11.0, 0.0, 0.0, 0.0]),
+        "membership_values": helper.make_tensor("members", TensorProto.FLOAT, [len(members)], members),
+        "nodes_missing_value_tracks_true": [1, 0, 1, 0],
+        "nodes_truenodeids": [1, 0, 1, 2],
+        "nodes_trueleafs": [0, 1, 1, 1],
+        "nodes_falsenodeids": [3, 2, 3, 3],
+        "nodes_falseleafs": [0, 0, 1, 1],
+        "leaf_targetids": [0, 1, 2, 3],
+        "leaf_weights": helper.make_tensor("weights", TensorProto.FLOAT, [4], [1.0, 10.0, 100.0, 1000.0]),
+    }
+    node = helper.make_node("TreeEnsemble", ["X"], ["Y"], name="trees", domain=ML, **attrs)
+    graph = helper.make_graph(
+        [node],
+        "trees",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [8, 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [8, 4])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML, 5)])
+
+
+@pytest.mark.parametrize("walked", [False, True], ids=["nested", "walked"])
+def test_tree_ensemble_set_membership(tmp_path, monkeypatch, walked):
+    """BRANCH_MEMBER nodes: nested, one equality per member; walked, chains of
+    BRANCH_EQ records. NaN follows the missing-value track."""
+    if walked:
+        monkeypatch.setattr("onnxc.passes.onnx_to_krnl.ml_tree_code.NESTED_MAX_NODES", 0)
+    proto = _set_membership_model([1.2, 3.7, 8.0, 9.0, np.nan, 12.0, 7.0, np.nan, 5.0, np.nan])
+    x = np.array([[1.2, 0], [3.4, 0], [np.nan, 0], [12, 0], [7, 0], [8, 5], [20, np.nan], [20, 5]], dtype=np.float32)
+    compile_and_compare(tmp_path, proto, {"X": x})
+
+
+def test_empty_membership_set_is_refused(tmp_path):
+    with pytest.raises(ShapeError, match="empty sets") as info:
+        onnxc.compile(_set_membership_model([1.0, np.nan, 2.0, np.nan, np.nan]), tmp_path / "m.so")
+    assert info.value.node == "trees" and info.value.op_type == "TreeEnsemble"
 
 
 def test_unimplemented_ml_op_is_refused_by_name(tmp_path):

@@ -23,11 +23,11 @@ in registers through both forms.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerType, i8, i32
+from xdsl.dialects.builtin import IndexType, IntegerType, i1, i8, i32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from onnxc.dialects.types import numpy_dtype_of
@@ -46,6 +46,8 @@ RECORD = ("feature", "threshold", "true_child", "false_child")
 """The fields of a walked node's record, in order (the threshold as its bits)."""
 MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
 _COMPARISONS = dict(zip(MODES, ("le", "lt", "ge", "gt", "eq", "ne")))
+MEMBER = "BRANCH_MEMBER"
+"""TreeEnsemble's set membership: nested, one equality per member; walked, a chain of BRANCH_EQ nodes."""
 
 
 @dataclass
@@ -60,6 +62,8 @@ class Tree:
     true_children: list[int] = field(default_factory=list)
     false_children: list[int] = field(default_factory=list)
     weights: dict[int, dict[int, float]] = field(default_factory=dict)
+    members: dict[int, tuple[float, ...]] = field(default_factory=dict)
+    """The set of a BRANCH_MEMBER node (true where the feature is one of them)."""
 
     def __len__(self) -> int:
         return len(self.modes)
@@ -67,9 +71,32 @@ class Tree:
     def is_leaf(self, node: int) -> bool:
         return self.modes[node] == "LEAF"
 
+    def with_member_chains(self) -> Tree:
+        """This tree with each BRANCH_MEMBER node a chain of BRANCH_EQ nodes, one per
+        member, the chain's extra nodes appended (what the walk steps through: its
+        records compare with one threshold)."""
+        if not self.members:
+            return self
+        tree = replace(self, **{name: list(getattr(self, name)) for name in _NODE_FIELDS}, members={})
+        for node, values in self.members.items():
+            false_child = self.false_children[node]
+            chain = [node] + [tree.append_like(node) for _ in values[1:]]
+            for position, (link, value) in enumerate(zip(chain, values)):
+                tree.modes[link], tree.thresholds[link] = "BRANCH_EQ", value
+                tree.false_children[link] = chain[position + 1] if position + 1 < len(chain) else false_child
+        return tree
+
+    def append_like(self, node: int) -> int:
+        """A copy of branch node `node` at the end; its index."""
+        for name in _NODE_FIELDS:
+            getattr(self, name).append(getattr(self, name)[node])
+        return len(self) - 1
+
     def targets(self) -> list[int]:
         return sorted({t for values in self.weights.values() for t in values})
 
+
+_NODE_FIELDS = ("features", "thresholds", "modes", "missing_true", "true_children", "false_children")
 
 Combine = Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]
 """(builder, accumulator, a leaf's value) -> accumulator (sum, min or max)."""
@@ -101,9 +128,17 @@ def split_by_size(trees: Sequence[Tree]) -> tuple[list[Tree], list[Tree]]:
     return nested, walked
 
 
-def _condition(b: KernelBuilder, mode: str, value: SSAValue, threshold: SSAValue, missing_true: SSAValue | bool):
-    """Whether a sample goes to the true child; NaN goes there where missing values track true."""
-    condition = b.compare(_COMPARISONS[mode], value, threshold)
+def _condition(
+    b: KernelBuilder, mode: str, value: SSAValue, threshold: SSAValue | list[SSAValue], missing_true: SSAValue | bool
+):
+    """Whether a sample goes to the true child (for BRANCH_MEMBER `threshold` lists the
+    members); NaN goes there where missing values track true."""
+    if mode == MEMBER:
+        condition = b.constant(False, i1)
+        for member in threshold:
+            condition = b.or_(condition, b.compare("eq", value, member))
+    else:
+        condition = b.compare(_COMPARISONS[mode], value, threshold)
     if missing_true is False:
         return condition
     nan = b.is_nan(value)
@@ -119,7 +154,10 @@ def add_nested(b: KernelBuilder, code: TreeCode, tree: Tree, accumulators: list[
             values = tree.weights.get(node, {})
             return [builder.constant(values.get(t, code.missing_value), code.element) for t in targets]
         value = code.feature(builder, tree.features[node])
-        threshold = builder.constant(tree.thresholds[node], code.element)
+        if tree.modes[node] == MEMBER:
+            threshold = [builder.constant(v, code.element) for v in tree.members[node]]
+        else:
+            threshold = builder.constant(tree.thresholds[node], code.element)
         condition = _condition(builder, tree.modes[node], value, threshold, tree.missing_true[node])
         regions = []
         for child in (tree.true_children[node], tree.false_children[node]):
@@ -181,6 +219,7 @@ class NodeWalk:
 
     @staticmethod
     def build(g: GraphLowering, op, element: Attribute, trees: Sequence[Tree], targets: int, missing: float):
+        trees = [tree.with_member_chains() for tree in trees]
         arrays = _NodeArrays.of(trees, targets, missing)
         float_dtype = numpy_dtype_of(element)
         bits = np.dtype(f"i{float_dtype.itemsize}")
