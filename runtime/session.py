@@ -475,7 +475,7 @@ class Session:
                 status = run(input_structs, inputs, output_structs, outputs)
             else:
                 status = self.profile.timed(run, input_structs, inputs, output_structs, outputs)
-            if status == 0:
+            if status == 0 and dynamic:
                 self._take_dynamic_outputs(dynamic, output_structs)
         finally:
             with self._lock:
