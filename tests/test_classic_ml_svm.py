@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 from test_classic_ml import CANCER, DIABETES, IRIS, ML, compile_and_compare, convert, regressor_model
 
 import onnxc
 from onnxc.errors import UnsupportedOpError
+from onnxc.runtime import Session
 
 sklearn = pytest.importorskip("sklearn")
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")  # SVC(probability=True), deprecated in 1.9
 
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC, SVR, NuSVC, NuSVR
+from sklearn.svm import SVC, SVR, NuSVC, NuSVR, OneClassSVM
 
 
 def _scaled(model):
@@ -121,3 +123,21 @@ def test_binary_probit_without_probabilities_is_refused(tmp_path):
     with pytest.raises(UnsupportedOpError, match="PROBIT") as info:
         onnxc.compile(_svm_classifier(attrs, 2, 2), tmp_path / "m.so")
     assert info.value.node == "svm" and info.value.op_type == "SVMClassifier"
+
+
+def test_one_class_svm(tmp_path):
+    """skl2onnx's OneClassSVM: an SVMRegressor's decision value and its Sign. Labels
+    are compared where the value is clear of 0: iris has two samples within 1e-7 of
+    the boundary, where float32 sums (onnxruntime) and f64 ones (onnxc) may disagree."""
+    x, _ = IRIS
+    proto = convert(OneClassSVM(gamma="scale").fit(x), x)
+    onnx.save(proto, tmp_path / "model.onnx")
+    onnxc.compile(tmp_path / "model.onnx", tmp_path / "model.so")
+    labels, scores = Session(str(tmp_path / "model.so")).run(None, {"X": x})
+    want_labels, want_scores = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, {"X": x}
+    )
+    np.testing.assert_allclose(scores, want_scores, rtol=1e-4, atol=1e-4)
+    clear = np.abs(want_scores) > 1e-4
+    assert clear.sum() > 140
+    np.testing.assert_array_equal(labels[clear], want_labels[clear])
