@@ -13,7 +13,7 @@ from onnx import TensorProto, helper
 from test_classic_ml import CANCER, DIABETES, IRIS, ML, compile_and_compare, convert, regressor_model
 
 import onnxc
-from onnxc.errors import UnsupportedOpError
+from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.runtime import Session
 
 sklearn = pytest.importorskip("sklearn")
@@ -111,17 +111,31 @@ def test_one_class_regressor(tmp_path):
     compile_and_compare(tmp_path, regressor_model(3, attrs, op="SVMRegressor", opset=1), {"X": SAMPLES})
 
 
-def test_binary_probit_without_probabilities_is_refused(tmp_path):
-    attrs = {
-        "vectors_per_class": [1, 1],
-        "support_vectors": SAMPLES[:2].reshape(-1).tolist(),
-        "coefficients": [1.0, -1.0],
-        "rho": [0.0],
-        "classlabels_ints": [0, 1],
-        "post_transform": "PROBIT",
-    }
-    with pytest.raises(UnsupportedOpError, match="PROBIT") as info:
-        onnxc.compile(_svm_classifier(attrs, 2, 2), tmp_path / "m.so")
+TWO_VECTORS = {
+    "vectors_per_class": [1, 1],
+    "support_vectors": SAMPLES[:2].reshape(-1).tolist(),
+    "coefficients": [1.0, -1.0],
+    "rho": [0.0],
+    "classlabels_ints": [0, 1],
+}
+
+
+@pytest.mark.parametrize(
+    "change, error, message",
+    [
+        ({"post_transform": "PROBIT"}, UnsupportedOpError, "PROBIT"),
+        ({"kernel_type": "CUBIC"}, UnsupportedOpError, "kernel_type 'CUBIC'"),
+        ({"vectors_per_class": [1, 1, 0]}, ShapeError, "vectors_per_class has 3 entries for 2 class labels"),
+        ({"support_vectors": [0.5] * 5}, ShapeError, "5 support_vectors values for 2 vectors of 3 features"),
+        ({"coefficients": [1.0]}, ShapeError, "1 coefficients for 1 rows of 2 support vectors"),
+        ({"prob_a": [1.0, 2.0], "prob_b": [0.5]}, ShapeError, "2 prob_a and 1 prob_b"),
+        ({"classlabels_ints": [3]}, UnsupportedOpError, "1 class labels"),
+    ],
+    ids=["binary_probit", "kernel", "vectors_per_class", "support_vectors", "coefficients", "prob_b", "one_class"],
+)
+def test_malformed_svm_is_refused(tmp_path, change, error, message):
+    with pytest.raises(error, match=message) as info:
+        onnxc.compile(_svm_classifier(TWO_VECTORS | change, 2, 2), tmp_path / "m.so")
     assert info.value.node == "svm" and info.value.op_type == "SVMClassifier"
 
 
