@@ -1,6 +1,6 @@
-"""Tree ensembles under onnxc and onnxruntime: `python benchmarks/classic_ml.py [--repeat N]`.
+"""Tree ensembles and SVMs under onnxc and onnxruntime: `python benchmarks/classic_ml.py [--repeat N]`.
 
-scikit-learn forests and gradient boosting trained on data it ships, converted by
+scikit-learn forests, gradient boosting and SVMs trained on data it ships, converted by
 skl2onnx (probabilities as a tensor, no ZipMap), compiled once with a symbolic
 batch, then timed at batch 1 and 64 with one thread each (onnxruntime's
 intra-op threads = 1, ONNXC_NUM_THREADS=1): warm-up runs, then `--repeat`
@@ -29,13 +29,16 @@ os.environ.setdefault("ONNXC_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 import onnxruntime as ort  # noqa: E402
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
 )
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from sklearn.svm import SVC  # noqa: E402
 from skl2onnx import to_onnx  # noqa: E402
 
 import onnxc  # noqa: E402
@@ -53,6 +56,7 @@ def _data(loader):
 
 def models() -> dict:
     cancer, iris, diabetes = _data(load_breast_cancer), _data(load_iris), _data(load_diabetes)
+    digits = _data(load_digits)
     return {
         "random_forest_100 (breast cancer)": (RandomForestClassifier(n_estimators=100, random_state=0), cancer),
         "random_forest_100 (iris, 3 classes)": (RandomForestClassifier(n_estimators=100, random_state=0), iris),
@@ -63,6 +67,11 @@ def models() -> dict:
             GradientBoostingRegressor(n_estimators=100, random_state=0),
             diabetes,
         ),
+        "svc_rbf_probabilities (breast cancer, scaled)": (
+            make_pipeline(StandardScaler(), SVC(probability=True, random_state=0)),
+            cancer,
+        ),
+        "svc_rbf_probabilities (digits, 10 classes)": (SVC(probability=True, random_state=0), digits),
     }
 
 
@@ -99,10 +108,10 @@ def _library_call(session: Session, feeds: dict):
 
 def bench(name: str, estimator, data, folder: Path, repeat: int) -> list[str]:
     x, y = data
-    estimator.fit(x, y)
     options = {id(estimator): {"zipmap": False}} if hasattr(estimator, "predict_proba") else None
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("ignore")  # SVC(probability=True) is deprecated in scikit-learn 1.9
+        estimator.fit(x, y)
         proto = to_onnx(estimator, x[:1], options=options, target_opset={"": 17, "ai.onnx.ml": 3})
     path = folder / "model.onnx"
     onnx.save(proto, path)

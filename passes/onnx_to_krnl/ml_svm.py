@@ -1,13 +1,15 @@
 """SVMClassifier and SVMRegressor (ai.onnx.ml), as onnxruntime computes them
 (svmclassifier.cc, svmregressor.cc).
 
-One loop over the samples. Per sample, the support vectors of each class are
-one scf.for that computes each vector's kernel value K(x, sv) (LINEAR, POLY,
-RBF or SIGMOID; an inner scf.for over the features) and carries, in f64 as
-onnxruntime sums them, that class's share of every one-vs-one decision it takes
-part in: coefficient row r times K for r < classes - 1. Decision (i, j) is
-then class i's share at row j - 1 plus class j's at row i plus rho, so no
-kernel matrix is stored and each kernel value is computed once.
+One loop over the samples. Per sample, a scratch row holds the kernel value
+K(x, sv) of every support vector (LINEAR, POLY, RBF or SIGMOID): the sums run
+feature by feature along all vectors at once (support vectors stored transposed,
+so that loop is contiguous and vectorizes: one vector at a time was 2.5-5x
+slower), then the kernel function maps the row. Per class an scf.for over its
+vectors carries, in f64 as onnxruntime sums them, that class's share of every
+one-vs-one decision it takes part in: coefficient row r times K for
+r < classes - 1. Decision (i, j) is then class i's share at row j - 1 plus
+class j's at row i plus rho.
 
 Labels are the one-vs-one vote (first class with most votes). With prob_a and
 prob_b the decisions become pairwise probabilities (Platt's sigmoid) coupled
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import f32, f64, i64
+from xdsl.dialects.builtin import MemRefType, f32, f64, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
@@ -43,10 +45,11 @@ KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
 
 
 class SupportVectors:
-    """The support vectors [vectors, features] as a weight, the coefficients
-    [rows, vectors] as another, and the kernel with its parameters."""
+    """The support vectors, transposed to [features, vectors], as a weight; the
+    coefficients [rows, vectors] as another; the kernel with its parameters; and a
+    scratch row of kernel values per sample [samples, vectors]."""
 
-    def __init__(self, g: GraphLowering, op: OnnxOp, vectors: int, features: int, rows: int):
+    def __init__(self, g: GraphLowering, op: OnnxOp, samples: int, vectors: int, features: int, rows: int):
         kernel = op.attr("kernel_type") or "LINEAR"
         if kernel not in KERNELS:
             raise g.unsupported(op, f"kernel_type {kernel!r} is not one of {', '.join(KERNELS)}")
@@ -63,29 +66,36 @@ class SupportVectors:
         coefficients = np.asarray(op.attr("coefficients") or [], dtype=np.float32)
         if coefficients.size < rows * vectors:
             raise g.shape_error(op, f"{coefficients.size} coefficients for {rows} rows of {vectors} support vectors")
-        self.vectors = weight_buffer(g, op, support.reshape(vectors, features), f32, "support_vectors")
+        transposed = np.ascontiguousarray(support.reshape(vectors, features).T)
+        self.transposed = weight_buffer(g, op, transposed, f32, "support_vectors")
         self.coefficients = weight_buffer(
             g, op, coefficients[: rows * vectors].reshape(rows, vectors), f32, "coefficients"
         )
-        self.rows = rows
+        self.kernels = g.top.alloc(MemRefType(f32, [samples, vectors]))
+        self.count, self.features, self.rows = vectors, features, rows
 
-    def kernel_value(
-        self, b: KernelBuilder, x: SSAValue, sample: SSAValue, vector: SSAValue, features: int
-    ) -> SSAValue:
-        """K(x[sample], support_vectors[vector]) in f32."""
+    def fill_kernels(self, b: KernelBuilder, x: SSAValue, sample: SSAValue) -> None:
+        """kernels[sample, v] = K(x[sample], v) for every vector v: the sums run feature
+        by feature over all vectors at once (contiguous, so the vector loop vectorizes),
+        then the kernel function maps the row."""
         rbf = self.kernel == "RBF"
+        (vector,), body = b.for_nest([(0, self.count)])
+        body.store(body.constant(0.0, f32), self.kernels, [sample, vector])
+        (feature, vector), body = b.for_nest([(0, self.features), (0, self.count)])
+        value = load_as(body, x, feature_index(x, sample, feature), f32)
+        support = body.load(self.transposed, [feature, vector])
+        term = body.square(body.sub(value, support)) if rbf else body.mul(value, support)
+        body.store(body.add(body.load(self.kernels, [sample, vector]), term), self.kernels, [sample, vector])
+        if self.kernel != "LINEAR":
+            (vector,), body = b.for_nest([(0, self.count)])
+            total = body.load(self.kernels, [sample, vector])
+            body.store(self._kernel_of(body, total), self.kernels, [sample, vector])
 
-        def step(inner: KernelBuilder, feature: SSAValue, totals: list) -> list:
-            value = load_as(inner, x, feature_index(x, sample, feature), f32)
-            support = inner.load(self.vectors, [vector, feature])
-            term = inner.square(inner.sub(value, support)) if rbf else inner.mul(value, support)
-            return [inner.running_sum(totals[0], term)]
-
-        (total,) = accumulate(b, features, [b.constant(0.0, f32)], step)
-        if rbf:
+    def _kernel_of(self, b: KernelBuilder, total: SSAValue) -> SSAValue:
+        """The kernel from the sum: exp(-gamma * |x - v|^2), or of gamma * x.v + coef0 its
+        power (POLY) or tanh (SIGMOID)."""
+        if self.kernel == "RBF":
             return b.math(math.ExpOp, b.mul(b.constant(-self.gamma, f32), total))
-        if self.kernel == "LINEAR":
-            return total
         scaled = b.add(b.mul(b.constant(self.gamma, f32), total), b.constant(self.coef0, f32))
         if self.kernel == "SIGMOID":
             return b.math(math.TanhOp, scaled)
@@ -95,18 +105,16 @@ class SupportVectors:
             return b.mul(b.square(scaled), scaled)
         return b.math(math.PowFOp, scaled, b.constant(self.degree, f32))
 
-    def weighted_sums(
-        self, b: KernelBuilder, x: SSAValue, sample: SSAValue, features: int, start: int, count: int
-    ) -> list[SSAValue]:
-        """Sum over vectors [start, start + count) of coefficients[r, v] * K(x, v), per
-        row r, in f64 (the products in f32, as onnxruntime)."""
+    def weighted_sums(self, b: KernelBuilder, sample: SSAValue, start: int, count: int) -> list[SSAValue]:
+        """Sum over vectors [start, start + count) of coefficients[r, v] * kernels[sample, v],
+        per row r, in f64 (the products in f32, as onnxruntime)."""
         zeros = [b.constant(0.0, f64) for _ in range(self.rows)]
         if count == 0:
             return zeros
 
         def step(inner: KernelBuilder, offset: SSAValue, sums: list) -> list:
             vector = inner.add(offset, start)
-            value = self.kernel_value(inner, x, sample, vector, features)
+            value = inner.load(self.kernels, [sample, vector])
             products = [inner.mul(inner.load(self.coefficients, [row, vector]), value) for row in range(self.rows)]
             return [inner.add(total, inner.convert(p, f64)) for total, p in zip(sums, products)]
 
@@ -118,11 +126,12 @@ def _floats(op: OnnxOp, name: str) -> np.ndarray:
 
 
 def _decisions(
-    b: KernelBuilder, svm: SupportVectors, x: SSAValue, sample: SSAValue, features: int, counts: Sequence[int], rho
+    b: KernelBuilder, svm: SupportVectors, x: SSAValue, sample: SSAValue, counts: Sequence[int], rho
 ) -> list[SSAValue]:
     """The one-vs-one decision values (f64) in onnxruntime's order (0,1), (0,2), ..., (1,2), ..."""
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(int)
-    shares = [svm.weighted_sums(b, x, sample, features, int(s), int(c)) for s, c in zip(starts, counts)]
+    svm.fill_kernels(b, x, sample)
+    shares = [svm.weighted_sums(b, sample, int(s), int(c)) for s, c in zip(starts, counts)]
     classes = len(counts)
     pairs = [(i, j) for i in range(classes) for j in range(i + 1, classes)]
     return [
@@ -180,9 +189,9 @@ def lower_svm_classifier(g: GraphLowering, op: OnnxOp) -> None:
     if not counts:
         _lower_linear_svm(g, op, x, samples, features, labels, rho, probable, transform, table)
         return
-    svm = SupportVectors(g, op, sum(counts), features, classes - 1)
+    svm = SupportVectors(g, op, samples, sum(counts), features, classes - 1)
     ivs, b = g.top.loop_nest([samples])
-    decisions = _decisions(b, svm, x, ivs[0], features, counts, rho)
+    decisions = _decisions(b, svm, x, ivs[0], counts, rho)
     b.store(b.load(table, [argmax(b, _votes(b, decisions, classes))]), label_out, ivs)
     scores = [b.convert(d, f32) for d in decisions]
     if probable:
@@ -222,9 +231,10 @@ def lower_svm_regressor(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, "no rho value")
     out = g.result(op)
     if vectors:
-        svm = SupportVectors(g, op, vectors, features, 1)
+        svm = SupportVectors(g, op, samples, vectors, features, 1)
         ivs, b = g.top.loop_nest([samples])
-        (total,) = svm.weighted_sums(b, x, ivs[0], features, 0, vectors)
+        svm.fill_kernels(b, x, ivs[0])
+        (total,) = svm.weighted_sums(b, ivs[0], 0, vectors)
         value = b.add(b.convert(total, f32), b.constant(float(rho[0]), f32))
     else:
         coefficients = _floats(op, "coefficients")
