@@ -283,6 +283,34 @@ def test_empty_membership_set_is_refused(tmp_path):
     assert info.value.node == "trees" and info.value.op_type == "TreeEnsemble"
 
 
+def test_cyclic_trees_are_refused(tmp_path):
+    """A child pointing back to an ancestor: no walk would end (nor would compiling)."""
+    attrs = {
+        "nodes_treeids": [0, 0, 0],
+        "nodes_nodeids": [0, 1, 2],
+        "nodes_modes": ["BRANCH_LEQ", "BRANCH_LEQ", "LEAF"],
+        "nodes_featureids": [0, 1, 0],
+        "nodes_values": [0.5, 0.5, 0.0],
+        "nodes_truenodeids": [1, 0, 0],
+        "nodes_falsenodeids": [2, 2, 0],
+        "target_treeids": [0],
+        "target_nodeids": [2],
+        "target_ids": [0],
+        "target_weights": [1.0],
+        "n_targets": 1,
+    }
+    with pytest.raises(ShapeError, match="comes back to a node"):
+        onnxc.compile(regressor_model(2, attrs), tmp_path / "m.so")
+    members = [1.2, np.nan, 12.0, np.nan, 5.0, np.nan]
+    cyclic = _set_membership_model(members)
+    truenodeids = next(a for a in cyclic.graph.node[0].attribute if a.name == "nodes_truenodeids")
+    truenodeids.ints[3] = 0  # split 3's true child: the root, as a split
+    trueleafs = next(a for a in cyclic.graph.node[0].attribute if a.name == "nodes_trueleafs")
+    trueleafs.ints[3] = 0
+    with pytest.raises(ShapeError, match="reaches a split twice"):
+        onnxc.compile(cyclic, tmp_path / "m.so")
+
+
 def test_unimplemented_ml_op_is_refused_by_name(tmp_path):
     node = helper.make_node("LabelEncoder", ["X"], ["Y"], name="encode", domain=ML, keys_int64s=[1], values_int64s=[2])
     graph = helper.make_graph(

@@ -71,6 +71,21 @@ class Tree:
     def is_leaf(self, node: int) -> bool:
         return self.modes[node] == "LEAF"
 
+    def has_cycle(self) -> bool:
+        """Whether a path from the root comes back to a node (its walk would never end):
+        some node is still reached after as many steps as the tree has nodes."""
+        frontier = {0}
+        for _ in range(len(self)):
+            frontier = {
+                child
+                for node in frontier
+                if not self.is_leaf(node)
+                for child in (self.true_children[node], self.false_children[node])
+            }
+            if not frontier:
+                return False
+        return True
+
     def with_member_chains(self) -> Tree:
         """This tree with each BRANCH_MEMBER node a chain of BRANCH_EQ nodes, one per
         member, the chain's extra nodes appended (what the walk steps through: its

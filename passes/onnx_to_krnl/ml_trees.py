@@ -143,6 +143,8 @@ def trees_of_tensors(g: GraphLowering, op: OnnxOp) -> list[Tree]:
 
         def add(split: int | None, leaf: int | None) -> int:
             index = len(tree)
+            if index > 2 * len(modes):  # more nodes than splits and their leaves: a split reached twice
+                raise g.shape_error(op, f"the tree at root {root} reaches a split twice (a cycle or a shared subtree)")
             tree.features.append(0 if split is None else features[split])
             tree.thresholds.append(0.0 if split is None else float(splits[split]))
             tree.modes.append("LEAF" if split is None else (MODES + (MEMBER,))[modes[split]])
@@ -207,7 +209,9 @@ class _Ensemble:
 
     @staticmethod
     def build(g: GraphLowering, op: OnnxOp, x: SSAValue, trees: list[Tree], targets: int) -> _Ensemble:
-        for tree in trees:
+        for number, tree in enumerate(trees):
+            if tree.has_cycle():
+                raise g.shape_error(op, f"tree {number} is no tree: a path from its root comes back to a node")
             if any(t >= targets or t < 0 for t in tree.targets()):
                 raise g.shape_error(op, f"a leaf weight names target {max(tree.targets())} of {targets}")
             columns = shape_of(x)[-1]  # known at run time only: features read clamped below it
