@@ -207,6 +207,26 @@ def test_walked_trees_step_side_by_side(tmp_path, dtype):
     compile_and_compare(tmp_path, proto, {"X": x[:64].astype(dtype)})
 
 
+def test_long_node_lists_are_dense_arrays():
+    """A forest's node lists (over LONG_LIST values) import as one dense array attribute
+    each, read back as the same Python lists; short lists stay arrays of attributes."""
+    from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase
+
+    from onnxc.dialects.onnx import LONG_LIST, attribute_of_proto
+    from onnxc.frontend.importer import import_model
+
+    x, y = DIABETES
+    proto = convert(RandomForestRegressor(n_estimators=2, random_state=0).fit(x, y), x)
+    node = proto.graph.node[0]
+    module = import_model(proto)
+    (op,) = [op for op in module.walk() if getattr(op, "OP_TYPE", None) == "TreeEnsembleRegressor"]
+    values = next(a for a in node.attribute if a.name == "nodes_values")
+    assert len(values.floats) > LONG_LIST and isinstance(op.attributes["nodes_values"], DenseArrayBase)
+    assert op.attr("nodes_values") == list(values.floats)
+    assert op.attr("nodes_featureids") == list(next(a for a in node.attribute if a.name == "nodes_featureids").ints)
+    assert isinstance(attribute_of_proto(helper.make_attribute("pads", [1, 2, 3]), None), ArrayAttr)
+
+
 def test_tree_ensemble_opset5(tmp_path):
     """TreeEnsemble (ai.onnx.ml 5): a split node and leaves by array position, double input."""
     attrs = {
