@@ -457,6 +457,9 @@ class EntryPointOp(IRDLOperation):
     checks = opt_prop_def(ArrayAttr)
     """What the nodes need of the bound dims beyond that (symbolic.DimCheck, each
     [lhs, relation, rhs, node, op type]), checked by the entry point too."""
+    map_keys = opt_prop_def(ArrayAttr)
+    """Per output, the keys of an output that is a sequence of maps (ZipMap: row n of
+    the tensor is map n, column c the value of key c), empty for a tensor."""
 
     assembly_format = "attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
@@ -470,6 +473,7 @@ class EntryPointOp(IRDLOperation):
         batched_inputs: Sequence[bool] = (),
         dims: Sequence[Sequence[str]] = (),
         checks: Sequence[DimCheck] = (),
+        map_keys: ArrayAttr | None = None,
     ):
         properties = {
             "func": SymbolRefAttr(func),
@@ -483,11 +487,21 @@ class EntryPointOp(IRDLOperation):
             properties["dims"] = ArrayAttr([ArrayAttr([StringAttr(d) for d in tensor]) for tensor in dims])
         if checks:
             properties["checks"] = ArrayAttr([ArrayAttr([StringAttr(t) for t in c.strings()]) for c in checks])
+        if map_keys is not None:
+            properties["map_keys"] = map_keys
         super().__init__(properties=properties)
 
     def dim_expressions(self) -> list[list[str]]:
         """`dims` as lists of strings, empty if no dim is symbolic."""
         return [[d.data for d in tensor.data] for tensor in self.dims.data] if self.dims is not None else []
+
+    def output_map_keys(self) -> list[list[int | str]]:
+        """`map_keys` as Python lists (empty for every output if absent)."""
+        if self.map_keys is None:
+            return [[] for _ in self.output_names.data]
+        return [
+            [k.data if isinstance(k, StringAttr) else k.value.data for k in keys.data] for keys in self.map_keys.data
+        ]
 
     def dim_checks(self) -> list[DimCheck]:
         if self.checks is None:

@@ -32,6 +32,7 @@ import onnx.defs
 from xdsl.dialects.builtin import (
     ArrayAttr,
     BFloat16Type,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -82,10 +83,15 @@ ML_OPS = frozenset(
     {"LinearClassifier", "LinearRegressor", "Scaler", "Normalizer", "Binarizer", "Imputer"}
     | {"ArrayFeatureExtractor", "OneHotEncoder", "FeatureVectorizer"}
     | {"TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble", "SVMClassifier", "SVMRegressor"}
+    | {"ZipMap"}
 )
-"""The ai.onnx.ml ops onnxc compiles (numeric tensors only); the importer refuses the
-others of that domain by name (the string, map and sequence ops among them)."""
+"""The ai.onnx.ml ops onnxc compiles (numeric tensors only; ZipMap only as a graph
+output, see frontend/sequences.py); the importer refuses the others of that domain by
+name (the string, map and sequence ops among them)."""
 WEIGHTS_ATTR = "onnx.weights"
+# On @main_graph: per graph output, the keys of a sequence-of-maps output (ZipMap's
+# class labels, integers or strings), an empty array for a tensor; absent if none is one.
+OUTPUT_MAP_KEYS_ATTR = "onnx.output_map_keys"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
 SINCE_VERSION_ATTR = "onnx.since_version"
@@ -292,13 +298,25 @@ def attribute_of_proto(
         kind.INT: lambda: IntegerAttr(proto.i, i64),
         kind.FLOAT: lambda: FloatAttr(proto.f, f32),
         kind.STRING: lambda: StringAttr(proto.s.decode("utf-8", errors="replace")),
-        kind.INTS: lambda: ArrayAttr([IntegerAttr(v, i64) for v in proto.ints]),
-        kind.FLOATS: lambda: ArrayAttr([FloatAttr(v, f32) for v in proto.floats]),
+        kind.INTS: lambda: _number_list(proto.ints, i64, IntegerAttr),
+        kind.FLOATS: lambda: _number_list(proto.floats, f32, FloatAttr),
         kind.STRINGS: lambda: ArrayAttr([StringAttr(v.decode("utf-8", errors="replace")) for v in proto.strings]),
         kind.TENSOR: lambda: store_tensor(proto.t),
     }
     form = forms.get(proto.type)
     return None if form is None else form()
+
+
+LONG_LIST = 64
+"""INTS and FLOATS attributes longer than this are one dense array attribute, not an
+array of element attributes: a tree ensemble's node lists (hundreds of thousands of
+values) took seconds to build element by element, and as long to hash (cse)."""
+
+
+def _number_list(values: Sequence[int | float], element: Attribute, form: type) -> Attribute:
+    if len(values) > LONG_LIST:
+        return DenseArrayBase.from_list(element, list(values))
+    return ArrayAttr([form(v, element) for v in values])
 
 
 def attribute_to_python(op: Operation, value: Attribute) -> Any:
@@ -310,6 +328,8 @@ def attribute_to_python(op: Operation, value: Attribute) -> Any:
         return value.data
     if isinstance(value, ArrayAttr):
         return [attribute_to_python(op, v) for v in value.data]
+    if isinstance(value, DenseArrayBase):
+        return list(value.get_values())
     if isinstance(value, WeightAttr | DenseIntOrFPElementsAttr):
         return tensor_value(op, value)
     return value

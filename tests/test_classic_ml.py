@@ -18,24 +18,25 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxc
-from onnxc.errors import UnsupportedOpError
+from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.runtime import Session
 
 sklearn = pytest.importorskip("sklearn")
 skl2onnx = pytest.importorskip("skl2onnx")
 
-from sklearn.compose import ColumnTransformer  # noqa: E402
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris  # noqa: E402
-from sklearn.ensemble import (  # noqa: E402
+from sklearn.base import is_classifier
+from sklearn.compose import ColumnTransformer
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+from sklearn.ensemble import (
     GradientBoostingClassifier,
     GradientBoostingRegressor,
     RandomForestClassifier,
     RandomForestRegressor,
 )
-from sklearn.linear_model import LinearRegression, LogisticRegression  # noqa: E402
-from sklearn.pipeline import make_pipeline  # noqa: E402
-from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler  # noqa: E402
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 ML = "ai.onnx.ml"
 TOLERANCE = 1e-4
@@ -49,23 +50,29 @@ def _data(loader) -> tuple[np.ndarray, np.ndarray]:
 IRIS, CANCER, DIABETES = _data(load_iris), _data(load_breast_cancer), _data(load_diabetes)
 
 
-def _convert(model, x: np.ndarray) -> onnx.ModelProto:
-    options = {id(model): {"zipmap": False}} if hasattr(model, "predict_proba") else None
+def convert(model, x: np.ndarray) -> onnx.ModelProto:
+    """`model` (fitted) as ONNX; a classifier's probabilities as a tensor (no ZipMap)."""
+    options = {id(model): {"zipmap": False}} if is_classifier(model) else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return skl2onnx.to_onnx(model, x[:1], options=options, target_opset={"": 17, ML: 3})
 
 
-def compile_and_compare(tmp_path, proto: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """Compile `proto`, run it and onnxruntime on `feeds`; assert labels (integer outputs)
-    equal and floats within TOLERANCE. Returns onnxc's outputs."""
+def compile_and_compare(tmp_path, proto: onnx.ModelProto, feeds: dict[str, np.ndarray], shapes=None) -> list:
+    """Compile `proto` (with input `shapes` pinned, if given), run it and onnxruntime on
+    `feeds`; assert labels (integer outputs) equal, floats within TOLERANCE, and
+    sequences of maps (ZipMap) the same keys with values within TOLERANCE. Returns
+    onnxc's outputs."""
     path = tmp_path / "model.onnx"
     onnx.save(proto, path)
-    onnxc.compile(path, tmp_path / "model.so")
+    onnxc.compile(path, tmp_path / "model.so", shapes=shapes)
     got = Session(str(tmp_path / "model.so")).run(None, feeds)
     want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     assert len(got) == len(want)
     for ours, theirs in zip(got, want):
+        if isinstance(theirs, list):  # ZipMap: one dict per sample
+            assert isinstance(ours, list) and [list(m) for m in ours] == [list(m) for m in theirs]
+            ours, theirs = (np.array([list(m.values()) for m in maps], dtype=np.float32) for maps in (ours, theirs))
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
         if np.issubdtype(theirs.dtype, np.integer):
             np.testing.assert_array_equal(ours, theirs)
@@ -95,7 +102,7 @@ SKLEARN_MODELS = {
 @pytest.mark.parametrize("name", SKLEARN_MODELS)
 def test_sklearn_model_matches_onnxruntime(tmp_path, name):
     make, (x, y) = SKLEARN_MODELS[name]
-    proto = _convert(make().fit(x, y), x)
+    proto = convert(make().fit(x, y), x)
     assert any(node.domain == ML for node in proto.graph.node)
     compile_and_compare(tmp_path, proto, {"X": x})
 
@@ -118,7 +125,8 @@ def test_column_transformer_with_one_hot(tmp_path):
 # ---------------------------------------------------------------------- hand-built ensembles
 
 
-def _regressor(x_columns: int, attrs: dict, output_type=TensorProto.FLOAT, op="TreeEnsembleRegressor", opset=3):
+def regressor_model(x_columns: int, attrs: dict, output_type=TensorProto.FLOAT, op="TreeEnsembleRegressor", opset=3):
+    """One ai.onnx.ml node `op` from X [N, x_columns] to Y [N, n_targets]."""
     node = helper.make_node(op, ["X"], ["Y"], domain=ML, **attrs)
     targets = attrs.get("n_targets", 1)
     graph = helper.make_graph(
@@ -160,7 +168,7 @@ STUMP_INPUT = np.array([[0.5, 0.2], [0.7, 0.5], [np.nan, 0.9], [0.1, np.nan], [-
 @pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
 def test_every_node_mode_and_missing_track(tmp_path, aggregate):
     attrs = _stump_forest(MODES, [1, 0, 1, 0, 1, 0], targets=2, aggregate=aggregate)
-    compile_and_compare(tmp_path, _regressor(2, attrs), {"X": STUMP_INPUT})
+    compile_and_compare(tmp_path, regressor_model(2, attrs), {"X": STUMP_INPUT})
 
 
 @pytest.mark.parametrize("transform", ["LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"])
@@ -168,7 +176,7 @@ def test_post_transforms_are_fused(tmp_path, transform):
     attrs = _stump_forest(MODES[:3], [0, 0, 0], targets=3, transform=transform)
     if transform == "PROBIT":  # probit takes probabilities: weights in (0, 1)
         attrs["target_weights"] = [0.05 + 0.1 * (k % 9) for k in range(len(attrs["target_weights"]))]
-    compile_and_compare(tmp_path, _regressor(2, attrs), {"X": STUMP_INPUT})
+    compile_and_compare(tmp_path, regressor_model(2, attrs), {"X": STUMP_INPUT})
 
 
 def test_large_trees_are_walked_small_ones_nested(tmp_path):
@@ -179,11 +187,44 @@ def test_large_trees_are_walked_small_ones_nested(tmp_path):
     x, y = DIABETES
     deep = DecisionTreeRegressor(random_state=0).fit(x, y)
     assert deep.tree_.node_count > NESTED_MAX_NODES
-    proto = _convert(deep, x)
+    proto = convert(deep, x)
     node = proto.graph.node[0]
     modes = next(a for a in node.attribute if a.name == "nodes_modes")
     modes.strings[0] = b"BRANCH_LT"  # a second mode in the walked tree
     compile_and_compare(tmp_path, proto, {"X": x[:50]})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_walked_trees_step_side_by_side(tmp_path, dtype):
+    """A forest of deep trees, all walked: WALKED_TOGETHER at a time and the rest
+    after; a double input compares in double (records of 64-bit fields)."""
+    from onnxc.passes.onnx_to_krnl.ml_tree_code import WALKED_TOGETHER
+
+    x, y = DIABETES
+    forest = RandomForestRegressor(n_estimators=WALKED_TOGETHER + 3, random_state=0).fit(x, y)
+    proto = convert(forest, x)
+    proto.graph.input[0].type.tensor_type.elem_type = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    compile_and_compare(tmp_path, proto, {"X": x[:64].astype(dtype)})
+
+
+def test_long_node_lists_are_dense_arrays():
+    """A forest's node lists (over LONG_LIST values) import as one dense array attribute
+    each, read back as the same Python lists; short lists stay arrays of attributes."""
+    from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase
+
+    from onnxc.dialects.onnx import LONG_LIST, attribute_of_proto
+    from onnxc.frontend.importer import import_model
+
+    x, y = DIABETES
+    proto = convert(RandomForestRegressor(n_estimators=2, random_state=0).fit(x, y), x)
+    node = proto.graph.node[0]
+    module = import_model(proto)
+    (op,) = [op for op in module.walk() if getattr(op, "OP_TYPE", None) == "TreeEnsembleRegressor"]
+    values = next(a for a in node.attribute if a.name == "nodes_values")
+    assert len(values.floats) > LONG_LIST and isinstance(op.attributes["nodes_values"], DenseArrayBase)
+    assert op.attr("nodes_values") == list(values.floats)
+    assert op.attr("nodes_featureids") == list(next(a for a in node.attribute if a.name == "nodes_featureids").ints)
+    assert isinstance(attribute_of_proto(helper.make_attribute("pads", [1, 2, 3]), None), ArrayAttr)
 
 
 def test_tree_ensemble_opset5(tmp_path):
@@ -213,6 +254,81 @@ def test_tree_ensemble_opset5(tmp_path):
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML, 5)])
     x = np.array([[0.1, 0.0], [0.3, 2.0], [0.3, 1.0], [0.2, 9.0]])
     compile_and_compare(tmp_path, proto, {"X": x})
+
+
+def _set_membership_model(members: list[float]) -> onnx.ModelProto:
+    """A TreeEnsemble (ai.onnx.ml 5) of X [8, 2]: root x0 <= 11, then BRANCH_MEMBER
+    nodes on x0, x0 (tracking NaN true) and x1 with the NaN-ended sets `members`."""
+    attrs = {
+        "n_targets": 4,
+        "aggregate_function": 1,
+        "post_transform": 0,
+        "tree_roots": [0],
+        "nodes_featureids": [0, 0, 0, 1],
+        "nodes_modes": helper.make_tensor("modes", TensorProto.UINT8, [4], [0, 6, 6, 6]),
+        "nodes_splits": helper.make_tensor("splits", TensorProto.FLOAT, [4], [11.0, 0.0, 0.0, 0.0]),
+        "membership_values": helper.make_tensor("members", TensorProto.FLOAT, [len(members)], members),
+        "nodes_missing_value_tracks_true": [1, 0, 1, 0],
+        "nodes_truenodeids": [1, 0, 1, 2],
+        "nodes_trueleafs": [0, 1, 1, 1],
+        "nodes_falsenodeids": [3, 2, 3, 3],
+        "nodes_falseleafs": [0, 0, 1, 1],
+        "leaf_targetids": [0, 1, 2, 3],
+        "leaf_weights": helper.make_tensor("weights", TensorProto.FLOAT, [4], [1.0, 10.0, 100.0, 1000.0]),
+    }
+    node = helper.make_node("TreeEnsemble", ["X"], ["Y"], name="trees", domain=ML, **attrs)
+    graph = helper.make_graph(
+        [node],
+        "trees",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [8, 2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [8, 4])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(ML, 5)])
+
+
+@pytest.mark.parametrize("walked", [False, True], ids=["nested", "walked"])
+def test_tree_ensemble_set_membership(tmp_path, monkeypatch, walked):
+    """BRANCH_MEMBER nodes: nested, one equality per member; walked, chains of
+    BRANCH_EQ records. NaN follows the missing-value track."""
+    if walked:
+        monkeypatch.setattr("onnxc.passes.onnx_to_krnl.ml_tree_code.NESTED_MAX_NODES", 0)
+    proto = _set_membership_model([1.2, 3.7, 8.0, 9.0, np.nan, 12.0, 7.0, np.nan, 5.0, np.nan])
+    x = np.array([[1.2, 0], [3.4, 0], [np.nan, 0], [12, 0], [7, 0], [8, 5], [20, np.nan], [20, 5]], dtype=np.float32)
+    compile_and_compare(tmp_path, proto, {"X": x})
+
+
+def test_empty_membership_set_is_refused(tmp_path):
+    with pytest.raises(ShapeError, match="empty sets") as info:
+        onnxc.compile(_set_membership_model([1.0, np.nan, 2.0, np.nan, np.nan]), tmp_path / "m.so")
+    assert info.value.node == "trees" and info.value.op_type == "TreeEnsemble"
+
+
+def test_cyclic_trees_are_refused(tmp_path):
+    """A child pointing back to an ancestor: no walk would end (nor would compiling)."""
+    attrs = {
+        "nodes_treeids": [0, 0, 0],
+        "nodes_nodeids": [0, 1, 2],
+        "nodes_modes": ["BRANCH_LEQ", "BRANCH_LEQ", "LEAF"],
+        "nodes_featureids": [0, 1, 0],
+        "nodes_values": [0.5, 0.5, 0.0],
+        "nodes_truenodeids": [1, 0, 0],
+        "nodes_falsenodeids": [2, 2, 0],
+        "target_treeids": [0],
+        "target_nodeids": [2],
+        "target_ids": [0],
+        "target_weights": [1.0],
+        "n_targets": 1,
+    }
+    with pytest.raises(ShapeError, match="comes back to a node"):
+        onnxc.compile(regressor_model(2, attrs), tmp_path / "m.so")
+    members = [1.2, np.nan, 12.0, np.nan, 5.0, np.nan]
+    cyclic = _set_membership_model(members)
+    truenodeids = next(a for a in cyclic.graph.node[0].attribute if a.name == "nodes_truenodeids")
+    truenodeids.ints[3] = 0  # split 3's true child: the root, as a split
+    trueleafs = next(a for a in cyclic.graph.node[0].attribute if a.name == "nodes_trueleafs")
+    trueleafs.ints[3] = 0
+    with pytest.raises(ShapeError, match="reaches a split twice"):
+        onnxc.compile(cyclic, tmp_path / "m.so")
 
 
 def test_unimplemented_ml_op_is_refused_by_name(tmp_path):

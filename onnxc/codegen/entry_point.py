@@ -54,6 +54,8 @@ class TensorSpec:
     """The batch symbol of a batch loop's batched tensor (its leading dim, 1 in `memref`)."""
     dims: list[str] = field(default_factory=list)
     """Each dim's symbolic expression ("" where static), if any dim is symbolic."""
+    map_keys: list[int | str] = field(default_factory=list)
+    """The keys of an output that is a sequence of maps (ZipMap), one per column."""
 
     @property
     def dtype(self) -> int:
@@ -83,6 +85,8 @@ class TensorSpec:
             entry["dims"] = [self.batch] + [""] * (len(self.shape) - 1)
         elif any(self.dims):
             entry["dims"] = self.dims
+        if self.map_keys:
+            entry["map_keys"] = self.map_keys
         return entry | {"dynamic": True} if self.dynamic else entry
 
 
@@ -113,8 +117,8 @@ class EntryPointBuilder:
         ]
         output_types = arg_types[len(input_names) :]
         self.outputs = [
-            TensorSpec(n, t, symbol, dims[len(input_names) + k])
-            for k, (n, t) in enumerate(zip(output_names, output_types))
+            TensorSpec(n, t, symbol, dims[len(input_names) + k], keys)
+            for k, (n, t, keys) in enumerate(zip(output_names, output_types, entry.output_map_keys()))
         ]
         if symbol and any(spec.dynamic for spec in self.outputs):
             raise CompileError("codegen: a batch loop cannot return outputs of value-dependent shape")

@@ -83,12 +83,16 @@ def main(argv: list[str]) -> int:
             outputs = session.run(None, feeds)
             latencies.append(time.perf_counter() - start)
     for arg, value in zip(session.get_outputs(), outputs):
+        if isinstance(value, list):  # a sequence of maps (ZipMap); --output-dir saves its [N, keys] values
+            print(f"{arg.name}: {arg.type}[{len(value)}] {value[:2]}{' ...' if len(value) > 2 else ''}")
+            value = np.array([list(row.values()) for row in value], dtype=np.float32)
+        else:
+            flat = value.reshape(-1)
+            preview = np.array2string(flat[:8], precision=5, separator=", ")
+            print(f"{arg.name}: {value.dtype}{list(value.shape)} {preview}{' ...' if flat.size > 8 else ''}")
         if args.output_dir:
             Path(args.output_dir).mkdir(parents=True, exist_ok=True)
             np.save(Path(args.output_dir) / f"{arg.name}.npy", value)
-        flat = value.reshape(-1)
-        preview = np.array2string(flat[:8], precision=5, separator=", ")
-        print(f"{arg.name}: {value.dtype}{list(value.shape)} {preview}{' ...' if flat.size > 8 else ''}")
     if repeat > 1:
         under = f" (emulated by {session.emulator.program})" if emulated else ""
         print(f"median latency: {np.median(latencies) * 1000:.3f} ms over {repeat} runs{under}")

@@ -32,6 +32,7 @@ from onnxc.dialects.onnx import (
     ML_OPS,
     OPS,
     OPSET_ATTR,
+    OUTPUT_MAP_KEYS_ATTR,
     SINCE_VERSION_ATTR,
     TRAINING_DOMAIN,
     OnnxOp,
@@ -46,7 +47,7 @@ from onnxc.dialects.symbolic import symbol_name
 from onnxc.dialects.types import element_type_of_onnx
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node
-from onnxc.frontend.sequences import COMPILE_TIME_OPS, TensorOptional, TensorSequence, sequence_item_name
+from onnxc.frontend.sequences import COMPILE_TIME_OPS, MapSequence, TensorOptional, TensorSequence, sequence_item_name
 from onnxc.frontend.input_types import declared_type_of, fresh_symbol, input_type
 from onnxc.frontend.tensors import decode_tensor
 
@@ -162,18 +163,22 @@ class _GraphImporter:
         for node in self._sorted_nodes(self.graph, initializer_names | {vi.name for vi in inputs}):
             self._import_node(block, node)
 
-        outputs, output_names = [], []
+        outputs, output_names, map_keys = [], [], []
         for vi in self.graph.output:
             if vi.name not in self.values:
                 raise InvalidModelError(f"graph output '{vi.name}' is never produced")
-            for name, value in _output_tensors(vi.name, self.values[vi.name]):
-                outputs.append(value)
+            value = self.values[vi.name]
+            for name, tensor in _output_tensors(vi.name, value):
+                outputs.append(tensor)
                 output_names.append(name)
+                map_keys.append(value.keys if isinstance(value, MapSequence) else ())
         block.add_op(func.ReturnOp(*outputs))
 
         function = func.FuncOp(MAIN_FUNCTION, (list(arg_types), [v.type for v in outputs]), Region(block))
         function.attributes["onnx.input_names"] = _strings(vi.name for vi in inputs)
         function.attributes["onnx.output_names"] = _strings(output_names)
+        if any(map_keys):
+            function.attributes[OUTPUT_MAP_KEYS_ATTR] = ArrayAttr([_keys(keys) for keys in map_keys])
         module.body.block.add_op(function)
         return module
 
@@ -586,6 +591,8 @@ def _output_tensors(name: str, value) -> list[tuple[str, SSAValue]]:
         value = value.content
     if isinstance(value, TensorSequence):
         return [(sequence_item_name(name, i), item) for i, item in enumerate(value.items)]
+    if isinstance(value, MapSequence):
+        return [(name, value.values)]
     return [(name, value)]
 
 
@@ -651,3 +658,8 @@ def _check_text(message, where: str) -> None:
 
 def _strings(values) -> ArrayAttr:
     return ArrayAttr([StringAttr(v) for v in values])
+
+
+def _keys(keys: Sequence[int | str]) -> ArrayAttr:
+    """A map output's keys: integers (i64) or strings."""
+    return ArrayAttr([StringAttr(k) if isinstance(k, str) else IntegerAttr(k, i64) for k in keys])

@@ -5,7 +5,9 @@ whose length and an optional whose presence are known at compile time are
 therefore never values in the IR: the importer tracks them as Python objects
 (`TensorSequence`, `TensorOptional`) holding the SSA values of their tensors,
 and each sequence/optional op becomes plain tensor ops (SplitToSequence → Split,
-ConcatFromSequence → Concat, SequenceMap → its body once per element).
+ConcatFromSequence → Concat, SequenceMap → its body once per element). ZipMap's
+sequence of maps (`MapSequence`) is its input tensor plus the keys, kept for the
+signature: a pure output format, so it may only be a graph output.
 
 Control flow whose outcome the importer already knows is resolved here too: an
 If whose condition is an import-time constant imports only the branch taken, a
@@ -56,6 +58,16 @@ class TensorOptional:
     """An optional value of known presence: its content (a tensor or sequence) or None."""
 
     content: SSAValue | TensorSequence | None
+
+
+@dataclass(frozen=True)
+class MapSequence:
+    """ZipMap's sequence of maps, one per row of `values` [N, C]: key `keys[c]` maps to
+    column c. Only a graph output may be one: the library returns `values`, and
+    `Session` builds the maps from the keys recorded in the signature (docs/abi.md)."""
+
+    values: SSAValue
+    keys: tuple[int, ...] | tuple[str, ...]
 
 
 def sequence_item_name(name: str, index: int) -> str:
@@ -280,6 +292,15 @@ def _identity(importer, block, node):
     return None if isinstance(value, SSAValue) else [value]
 
 
+def _zip_map(importer, block, node):
+    values = _tensor(importer, node, _inputs(importer, node)[0])
+    strings = [k.decode() if isinstance(k, bytes) else k for k in _attribute(node, "classlabels_strings", [])]
+    keys = tuple(strings) or tuple(int(k) for k in _attribute(node, "classlabels_int64s", []))
+    if not keys:
+        raise _refuse(importer, node, "ZipMap without class labels")
+    return [MapSequence(values, keys)]
+
+
 # --------------------------------------------------------------------- control flow
 
 
@@ -339,4 +360,5 @@ COMPILE_TIME_OPS: dict[str, Handler] = {
     "Identity": _identity,
     "If": _if,
     "Loop": _loop,
+    "ZipMap": _zip_map,
 }

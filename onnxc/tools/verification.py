@@ -94,8 +94,18 @@ class VerifyReport:
         return all(c.passed for c in self.outputs)
 
 
+def _as_array(value) -> np.ndarray:
+    """An output as an array: a sequence of maps (ZipMap) as the [N, keys] array of
+    its values, each row in the order of its keys."""
+    if isinstance(value, np.ndarray) and value.dtype == object:  # the reference's maps, via np.asarray
+        value = list(value)
+    if isinstance(value, list) and value and isinstance(value[0], dict):
+        return np.array([[row[key] for key in sorted(row)] for row in value], dtype=np.float32)
+    return np.asarray(value)
+
+
 def compare(name: str, actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float) -> Comparison:
-    actual, expected = np.asarray(actual), np.asarray(expected)
+    actual, expected = _as_array(actual), _as_array(expected)
     if actual.shape != expected.shape:
         return Comparison(name, False, actual.shape, expected.shape, float("inf"), float("inf"), expected.size)
     a = actual.astype(np.float64)

@@ -1,6 +1,7 @@
 """Result shapes of the ai.onnx.ml ops, where ONNX's inference functions give none
 (LinearRegressor, Scaler, Normalizer, Imputer, SVM*, FeatureVectorizer infer only the
-element type) or a wrong one (LinearClassifier's scores get 0 columns).
+element type; ArrayFeatureExtractor leaves its last dim unknown) or a wrong one
+(LinearClassifier's scores get 0 columns).
 
 The rules follow onnxruntime's kernels: a 1-D input is one sample of its features,
 and the output's first dim is the input's sample dim (symbolic names kept).
@@ -93,6 +94,20 @@ def _one_hot(op: OnnxOp) -> list[list[Dim]] | None:
     return [[*zip(ttype.get_shape(), dim_params(ttype)), (categories, "")]]
 
 
+def _extracted(op: OnnxOp) -> list[list[Dim]] | None:
+    """ArrayFeatureExtractor: the input's dims with the last one replaced by the number
+    of indices (a vector input gives one row); ONNX leaves that dim unknown."""
+    ttype, indices = op.input(0).type, op.input(1).type
+    if not isinstance(ttype, TensorType) or not isinstance(indices, TensorType) or ttype.get_num_dims() == 0:
+        return None
+    if any(d < 0 for d in indices.get_shape()):
+        return None
+    width = (int(np.prod(indices.get_shape())), "")
+    if ttype.get_num_dims() == 1:
+        return [[(1, ""), width]]
+    return [[*zip(ttype.get_shape()[:-1], dim_params(ttype)[:-1]), width]]
+
+
 ML_RESULT_SHAPES: dict[str, Callable[[OnnxOp], list[list[Dim]] | None]] = {
     "LinearClassifier": _labels_and_scores(linear_class_count),
     "SVMClassifier": _labels_and_scores(svm_score_count),
@@ -104,6 +119,7 @@ ML_RESULT_SHAPES: dict[str, Callable[[OnnxOp], list[list[Dim]] | None]] = {
     "Imputer": _same_as_input,
     "Binarizer": _same_as_input,
     "OneHotEncoder": _one_hot,
+    "ArrayFeatureExtractor": _extracted,
 }
 """ai.onnx.ml op -> the dims of each of its results (None where the input's are unknown)."""
 

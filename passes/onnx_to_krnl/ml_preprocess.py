@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float, numpy_dtype_of
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.run_time_dims import delinearize
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, load_index, lowers, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.ml_linear import feature_index, sample_rows
 from onnxc.passes.onnx_to_krnl.ml_scores import load_as
@@ -116,16 +117,17 @@ def lower_imputer(g: GraphLowering, op: OnnxOp) -> None:
 
 @lowers("ArrayFeatureExtractor", run_time_dims=True)
 def lower_array_feature_extractor(g: GraphLowering, op: OnnxOp) -> None:
-    """y[..., j] = x[..., indices[j]] (indices along the last axis, negative from its end)."""
+    """y[..., j] = x[..., indices.flat[j]] (indices along the last axis, negative from
+    its end); a vector x gives one row [1, len(indices)], as in onnxruntime."""
     x, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
     last = shape_of(x)[-1]
     out_shape = shape_of(out)
-    if len(out_shape) != len(shape_of(x)):  # a vector x gives one row
-        raise g.unsupported(op, f"input of shape {list(shape_of(x))} (rank 2 or more is supported)")
+    vector = len(shape_of(x)) == 1
+    if len(out_shape) != (2 if vector else len(shape_of(x))):
+        raise g.shape_error(op, f"result of shape {list(out_shape)} for an input of shape {list(shape_of(x))}")
     ivs, b = g.top.loop_nest(out_shape)
-    flat_position = ivs[-1]
-    index = load_index(b, indices, [flat_position] if len(shape_of(indices)) == 1 else [0, flat_position], last)
-    b.store(b.load(x, [*ivs[:-1], index]), out, ivs)
+    index = load_index(b, indices, delinearize(b, ivs[-1], shape_of(indices)), last)
+    b.store(b.load(x, [index] if vector else [*ivs[:-1], index]), out, ivs)
 
 
 @lowers("OneHotEncoder")

@@ -37,7 +37,7 @@ from onnxc.passes.onnx_to_krnl.ml_scores import (
     post_transform_of,
     single_score,
 )
-from onnxc.passes.onnx_to_krnl.ml_tree_code import MODES, NodeWalk, Tree, TreeCode, add_nested, split_by_size
+from onnxc.passes.onnx_to_krnl.ml_tree_code import MEMBER, MODES, NodeWalk, Tree, TreeCode, add_nested, split_by_size
 
 AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
 """In TreeEnsemble's numbering (0..3)."""
@@ -69,7 +69,11 @@ def trees_of_node_lists(g: GraphLowering, op: OnnxOp, weight_prefix: str) -> lis
     true_ids, false_ids = _ints(op, "nodes_truenodeids"), _ints(op, "nodes_falsenodeids")
     missing = _ints(op, "nodes_missing_value_tracks_true") or [0] * len(node_ids)
     count = len(node_ids)
-    lengths = {"nodes_treeids": len(tree_ids), "nodes_modes": len(modes), "nodes_missing_value_tracks_true": len(missing)}
+    lengths = {
+        "nodes_treeids": len(tree_ids),
+        "nodes_modes": len(modes),
+        "nodes_missing_value_tracks_true": len(missing),
+    }
     if any(n != count for n in lengths.values()):
         raise g.shape_error(op, f"node attributes of different lengths ({count} nodes_nodeids, {lengths})")
     unknown = sorted(set(modes) - {*MODES, "LEAF"})
@@ -126,8 +130,9 @@ def trees_of_tensors(g: GraphLowering, op: OnnxOp) -> list[Tree]:
     splits = np.asarray(op.attr("nodes_splits"), dtype=np.float64).reshape(-1)
     features = _ints(op, "nodes_featureids")
     modes = [int(m) for m in np.asarray(op.attr("nodes_modes")).reshape(-1)]
-    if SET_MEMBERSHIP in modes:
-        raise g.unsupported(op, "BRANCH_MEMBER nodes (set membership) are not supported")
+    if any(m < 0 or m > SET_MEMBERSHIP for m in modes):
+        raise g.unsupported(op, f"node modes {sorted({m for m in modes if m < 0 or m > SET_MEMBERSHIP})}")
+    members = _member_sets(g, op, modes)
     missing = _ints(op, "nodes_missing_value_tracks_true") or [0] * len(modes)
     children = [(_ints(op, "nodes_truenodeids"), _ints(op, "nodes_trueleafs"))]
     children.append((_ints(op, "nodes_falsenodeids"), _ints(op, "nodes_falseleafs")))
@@ -138,9 +143,13 @@ def trees_of_tensors(g: GraphLowering, op: OnnxOp) -> list[Tree]:
 
         def add(split: int | None, leaf: int | None) -> int:
             index = len(tree)
+            if index > 2 * len(modes):  # more nodes than splits and their leaves: a split reached twice
+                raise g.shape_error(op, f"the tree at root {root} reaches a split twice (a cycle or a shared subtree)")
             tree.features.append(0 if split is None else features[split])
             tree.thresholds.append(0.0 if split is None else float(splits[split]))
-            tree.modes.append("LEAF" if split is None else MODES[modes[split]])
+            tree.modes.append("LEAF" if split is None else (MODES + (MEMBER,))[modes[split]])
+            if split in members:
+                tree.members[index] = members[split]
             tree.missing_true.append(split is not None and bool(missing[split]))
             tree.true_children.append(index)
             tree.false_children.append(index)
@@ -156,6 +165,25 @@ def trees_of_tensors(g: GraphLowering, op: OnnxOp) -> list[Tree]:
         add(root, None)
         trees.append(tree)
     return trees
+
+
+def _member_sets(g: GraphLowering, op: OnnxOp, modes: list[int]) -> dict[int, tuple[float, ...]]:
+    """The set of each BRANCH_MEMBER node (by split index): membership_values lists them
+    in node order, each ended by a NaN."""
+    nodes = [split for split, mode in enumerate(modes) if mode == SET_MEMBERSHIP]
+    values = np.asarray(op.attr("membership_values") if op.attr("membership_values") is not None else [], np.float64)
+    ends = np.flatnonzero(np.isnan(values.reshape(-1)))
+    if len(ends) != len(nodes):
+        raise g.shape_error(
+            op, f"membership_values holds {len(ends)} NaN-ended sets for {len(nodes)} BRANCH_MEMBER nodes"
+        )
+    starts = np.concatenate([[0], ends[:-1] + 1]).astype(int)
+    flat = values.reshape(-1)
+    sets = {node: tuple(float(v) for v in flat[start:end]) for node, start, end in zip(nodes, starts, ends)}
+    empty = [node for node, members in sets.items() if not members]
+    if empty:
+        raise g.shape_error(op, f"BRANCH_MEMBER nodes {empty} have empty sets (onnxruntime refuses them too)")
+    return sets
 
 
 def _aggregate(g: GraphLowering, op: OnnxOp) -> str:
@@ -181,7 +209,9 @@ class _Ensemble:
 
     @staticmethod
     def build(g: GraphLowering, op: OnnxOp, x: SSAValue, trees: list[Tree], targets: int) -> _Ensemble:
-        for tree in trees:
+        for number, tree in enumerate(trees):
+            if tree.has_cycle():
+                raise g.shape_error(op, f"tree {number} is no tree: a path from its root comes back to a node")
             if any(t >= targets or t < 0 for t in tree.targets()):
                 raise g.shape_error(op, f"a leaf weight names target {max(tree.targets())} of {targets}")
             columns = shape_of(x)[-1]  # known at run time only: features read clamped below it

@@ -100,3 +100,23 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:           arith.select %[[INSIDE]]
 // CHECK:           %[[COL:.+]] = arith.addi %{{.+}}, %{{.+}} : index
 // CHECK-NEXT:      memref.store %{{.+}}, %y[%{{.+}}, %[[COL]]] : memref<2x4xf32>
+
+// -----
+
+// ArrayFeatureExtractor of a vector: one row [1, indices]; a matrix of indices is
+// read by the row-major position of the result's column.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<5xf32>, %i: tensor<2x2xi64>) -> tensor<1x4xf32> {
+    %y = "onnx.ArrayFeatureExtractor"(%x, %i) : (tensor<5xf32>, tensor<2x2xi64>) -> tensor<1x4xf32>
+    func.return %y : tensor<1x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [1, 4] {
+// CHECK-NEXT:    ^bb0(%[[r:.+]]: index, %[[c:.+]]: index):
+// CHECK:           %[[ROW:.+]] = arith.divsi %[[c]], %{{.+}} : index
+// CHECK:           %[[COL:.+]] = arith.remsi %[[c]], %{{.+}} : index
+// CHECK:           memref.load %i[%[[ROW]], %[[COL]]] : memref<2x2xi64>
+// CHECK:           %[[V:.+]] = memref.load %x[%{{.+}}] : memref<5xf32>
+// CHECK:           memref.store %[[V]], %y[%[[r]], %[[c]]] : memref<1x4xf32>

@@ -35,9 +35,10 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 
 // -----
 
-// A tree of 65 nodes (over NESTED_MAX_NODES) is walked: node arrays by handle,
-// made before the sample loop; per tree an scf.for of its depth steps through
-// them branch-free. Two modes (the second read from the mode array) and a
+// A tree of 65 nodes (over NESTED_MAX_NODES) is walked: one array of node records
+// [feature, threshold bits, true child, false child] by handle, made before the
+// sample loop; an scf.while steps through it until the next node is the node
+// itself (a leaf). Two modes (the second read from the mode array) and a
 // missing-value track (NaN goes to the true child where the flag is set).
 builtin.module attributes {onnx.opset = 21 : i64} {
   func.func @main_graph(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
@@ -47,42 +48,38 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK-DAG:     %[[FEATURES:.+]] = krnl.global {value = #onnx.weight<"tree_features", tensor<65xi32>>} : memref<65xi32>
-// CHECK-DAG:     %[[THRESHOLDS:.+]] = krnl.global {value = #onnx.weight<"tree_thresholds", tensor<65xf32>>} : memref<65xf32>
-// CHECK-DAG:     %[[TRUE:.+]] = krnl.global {value = #onnx.weight<"tree_true_children", tensor<65xi32>>} : memref<65xi32>
-// CHECK-DAG:     %[[FALSE:.+]] = krnl.global {value = #onnx.weight<"tree_false_children", tensor<65xi32>>} : memref<65xi32>
+// CHECK-DAG:     %[[NODES:.+]] = krnl.global {value = #onnx.weight<"tree_nodes", tensor<65x4xi32>>} : memref<65x4xi32>
 // CHECK-DAG:     %[[ROWS:.+]] = krnl.global {value = #onnx.weight<"tree_leaf_rows", tensor<65xi32>>} : memref<65xi32>
-// CHECK-DAG:     %[[DEPTHS:.+]] = krnl.global {value = #onnx.weight<"tree_depths", tensor<1xi32>>} : memref<1xi32>
+// CHECK-DAG:     %[[ROOTS:.+]] = krnl.global {value = #onnx.weight<"tree_roots", tensor<1xi32>>} : memref<1xi32>
 // CHECK-DAG:     %[[VALUES:.+]] = krnl.global {value = #onnx.weight<"tree_leaf_values", tensor<33x1xf32>>} : memref<33x1xf32>
 // CHECK-DAG:     %[[MODES:.+]] = krnl.global {value = #onnx.weight<"tree_modes", tensor<65xi8>>} : memref<65xi8>
 // CHECK-DAG:     %[[MISSING:.+]] = krnl.global {value = #onnx.weight<"tree_missing_true", tensor<65xi8>>} : memref<65xi8>
 // CHECK:         krnl.iterate({{.*}}) bounds [0] to [2] {
 // CHECK-NEXT:    ^bb0(%[[n:.+]]: index):
-// CHECK-NEXT:      %[[TOTAL:.+]] = scf.for %[[t:[^ ]+]] = {{.*}} -> (f32) {
-// CHECK:             %[[DEPTH:.+]] = memref.load %[[DEPTHS]][%[[t]]] : memref<1xi32>
-// CHECK-NEXT:        %[[STEPS:.+]] = arith.index_cast %[[DEPTH]] : i32 to index
-// CHECK-NEXT:        %[[LEAF:.+]] = scf.for %{{[^ ]+}} = %{{.+}} to %[[STEPS]] step %{{.+}} iter_args(%[[node:.+]] = %{{.+}}) -> (index) {
-// CHECK-NEXT:          %[[F:.+]] = memref.load %[[FEATURES]][%[[node]]] : memref<65xi32>
-// CHECK-NEXT:          %[[FI:.+]] = arith.index_cast %[[F]] : i32 to index
-// CHECK-NEXT:          %[[V:.+]] = memref.load %x[%[[n]], %[[FI]]] : memref<2x3xf32>
-// CHECK-NEXT:          %[[TH:.+]] = memref.load %[[THRESHOLDS]][%[[node]]] : memref<65xf32>
-// CHECK-NEXT:          %[[FLAG:.+]] = memref.load %[[MISSING]][%[[node]]] : memref<65xi8>
-// CHECK:               arith.cmpf ogt, %[[V]], %[[TH]] : f32
-// CHECK:               arith.cmpf uno, %[[V]], %[[V]] : f32
-// CHECK:               %[[MODE:.+]] = memref.load %[[MODES]][%[[node]]] : memref<65xi8>
-// CHECK:               arith.cmpf ole, %[[V]], %[[TH]] : f32
-// CHECK:               %[[GO:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : i1
-// CHECK-NEXT:          %[[T:.+]] = memref.load %[[TRUE]][%[[node]]] : memref<65xi32>
-// CHECK-NEXT:          %[[E:.+]] = memref.load %[[FALSE]][%[[node]]] : memref<65xi32>
-// CHECK-NEXT:          %[[NEXT:.+]] = arith.select %[[GO]], %[[T]], %[[E]] : i32
-// CHECK-NEXT:          %[[NEXTI:.+]] = arith.index_cast %[[NEXT]] : i32 to index
-// CHECK-NEXT:          scf.yield %[[NEXTI]] : index
-// CHECK-NEXT:        }
-// CHECK-NEXT:        %[[ROW:.+]] = memref.load %[[ROWS]][%[[LEAF]]] : memref<65xi32>
-// CHECK-NEXT:        %[[ROWI:.+]] = arith.index_cast %[[ROW]] : i32 to index
-// CHECK-NEXT:        %[[W:.+]] = memref.load %[[VALUES]][%[[ROWI]], %{{.+}}] : memref<33x1xf32>
-// CHECK-NEXT:        %[[SUM:.+]] = arith.addf %{{.+}}, %[[W]] : f32
-// CHECK-NEXT:        scf.yield %[[SUM]] : f32
-// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[ROOT:.+]] = memref.load %[[ROOTS]][%{{.+}}] : memref<1xi32>
+// CHECK-NEXT:      %[[ROOTI:.+]] = arith.index_cast %[[ROOT]] : i32 to index
+// CHECK-NEXT:      %[[LEAF:.+]] = scf.while (%[[node:.+]] = %[[ROOTI]]) : (index) -> index {
+// CHECK-NEXT:        %[[F:.+]] = memref.load %[[NODES]][%[[node]], %{{.+}}] : memref<65x4xi32>
+// CHECK-NEXT:        %[[BITS:.+]] = memref.load %[[NODES]][%[[node]], %{{.+}}] : memref<65x4xi32>
+// CHECK-NEXT:        %[[T:.+]] = memref.load %[[NODES]][%[[node]], %{{.+}}] : memref<65x4xi32>
+// CHECK-NEXT:        %[[E:.+]] = memref.load %[[NODES]][%[[node]], %{{.+}}] : memref<65x4xi32>
+// CHECK-NEXT:        %[[FI:.+]] = arith.index_cast %[[F]] : i32 to index
+// CHECK-NEXT:        %[[V:.+]] = memref.load %x[%[[n]], %[[FI]]] : memref<2x3xf32>
+// CHECK-NEXT:        %[[TH:.+]] = arith.bitcast %[[BITS]] : i32 to f32
+// CHECK-NEXT:        %[[FLAG:.+]] = memref.load %[[MISSING]][%[[node]]] : memref<65xi8>
+// CHECK:             arith.cmpf ogt, %[[V]], %[[TH]] : f32
+// CHECK:             arith.cmpf uno, %[[V]], %[[V]] : f32
+// CHECK:             %[[MODE:.+]] = memref.load %[[MODES]][%[[node]]] : memref<65xi8>
+// CHECK:             arith.cmpf ole, %[[V]], %[[TH]] : f32
+// CHECK:             %[[GO:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : i1
+// CHECK-NEXT:        %[[NEXT:.+]] = arith.select %[[GO]], %[[T]], %[[E]] : i32
+// CHECK-NEXT:        %[[NEXTI:.+]] = arith.index_cast %[[NEXT]] : i32 to index
+// CHECK-NEXT:        %[[MOVED:.+]] = arith.cmpi ne, %[[NEXTI]], %[[node]] : index
+// CHECK-NEXT:        scf.condition(%[[MOVED]]) %[[NEXTI]] : index
+// CHECK-NEXT:      } do {
+// CHECK:           %[[ROW:.+]] = memref.load %[[ROWS]][%[[LEAF]]] : memref<65xi32>
+// CHECK-NEXT:      %[[ROWI:.+]] = arith.index_cast %[[ROW]] : i32 to index
+// CHECK-NEXT:      %[[W:.+]] = memref.load %[[VALUES]][%[[ROWI]], %{{.+}}] : memref<33x1xf32>
+// CHECK-NEXT:      %[[TOTAL:.+]] = arith.addf %{{.+}}, %[[W]] : f32
 // CHECK-NEXT:      %[[Y:.+]] = arith.addf %[[TOTAL]], %{{.+}} : f32
 // CHECK-NEXT:      memref.store %[[Y]], %y[%[[n]], %{{.+}}] : memref<2x1xf32>
