@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -379,3 +380,15 @@ def _run_cli(argv: list[str]) -> str:
     with contextlib.redirect_stdout(stream):
         assert cli.main(argv) == 0
     return stream.getvalue()
+
+
+def test_run_fills_symbolic_dims_from_given_inputs(tmp_path, capsys):
+    """`onnxc run` on a library of symbolic dims: a missing input takes the sizes a given input
+    has for the same symbols (attention_mask from input_ids), other symbols 1."""
+    library = tmp_path / "bert.so"
+    assert cli.main([str(Path(__file__).parent / "models" / "torch" / "bert.onnx"), "-o", str(library)]) == 0
+    assert cli.main(["run", str(library)]) == 0
+    assert "float32[1, 1, 64]" in capsys.readouterr().out
+    np.save(tmp_path / "ids.npy", np.ones((2, 5), np.int64))
+    assert cli.main(["run", str(library), "--input", f"input_ids={tmp_path / 'ids.npy'}"]) == 0
+    assert "float32[2, 5, 64]" in capsys.readouterr().out

@@ -45,8 +45,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     import numpy as np
 
-    from onnxc.tools.emulation import EmulatedSession, needs_emulation
     from onnxc.runtime import Session
+    from onnxc.tools.emulation import EmulatedSession, needs_emulation
+    from onnxc.tools.verification import complete_feeds
 
     args = parser().parse_args(argv)
     repeat = max(1, args.repeat)
@@ -63,13 +64,11 @@ def main(argv: list[str]) -> int:
         if not sep:
             raise SystemExit(f"onnxc run: expected NAME=FILE.npy, got '{item}'")
         feeds[name] = np.load(path)
-    rng = np.random.default_rng(0)
     for arg in session.get_inputs():
-        if arg.name not in feeds:
-            feeds[arg.name] = _random_input(rng, arg.dtype, arg.shape)
-        elif feeds[arg.name].dtype == np.dtype("V1") and arg.dtype.itemsize == 1:
+        if arg.name in feeds and feeds[arg.name].dtype == np.dtype("V1") and arg.dtype.itemsize == 1:
             # np.save writes an ml_dtypes array (float8, int4...) as raw bytes: read them as such.
             feeds[arg.name] = feeds[arg.name].view(arg.dtype)
+    feeds = complete_feeds(session.get_inputs(), feeds, seed=0)  # symbolic dims: as given, else 1
     if emulated:
         outputs = session.run(None, feeds)  # all `repeat` runs in one emulator process
         latencies = session.last_latencies
@@ -101,13 +100,3 @@ def main(argv: list[str]) -> int:
         trace = session.profile.save_trace(args.trace or f"{Path(args.library).stem}.trace.json")
         print(f"wrote {trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
     return 0
-
-
-def _random_input(rng, dtype, shape):
-    import numpy as np
-
-    if np.issubdtype(dtype, np.floating):
-        return rng.standard_normal(shape).astype(dtype)
-    if dtype == np.bool_:
-        return rng.integers(0, 2, shape).astype(np.bool_)
-    return rng.integers(0, 10, shape).astype(dtype)

@@ -266,10 +266,23 @@ def _feeds(session, inputs: Mapping[str, np.ndarray], seed: int) -> dict[str, np
     unknown = sorted(set(inputs) - set(declared))
     if unknown:
         raise InputError(f"--input names unknown inputs {unknown}; inputs are {sorted(declared)}")
+    return complete_feeds(session.get_inputs(), inputs, seed)
+
+
+def complete_feeds(arguments, given: Mapping[str, np.ndarray], seed: int) -> dict[str, np.ndarray]:
+    """The `given` inputs plus random ones (`random_input`) for the other `arguments`: a symbolic
+    dim takes its size from a given input that has it, else 1."""
     rng = np.random.default_rng(seed)
+    declared = {arg.name: arg for arg in arguments}
+    symbols = {}
+    for name, array in given.items():
+        for dim, size in zip(declared[name].shape, np.shape(array)):
+            if isinstance(dim, str):
+                symbols.setdefault(dim, size)
     feeds = {}
     for name, arg in declared.items():
-        feeds[name] = np.asarray(inputs[name]) if name in inputs else random_input(rng, arg.dtype, arg.shape)
+        shape = [symbols.get(d, 1) if isinstance(d, str) else d for d in arg.shape]
+        feeds[name] = np.asarray(given[name]) if name in given else random_input(rng, arg.dtype, shape)
     return feeds
 
 
