@@ -206,7 +206,8 @@ class MatmulOp(IRDLOperation):
       `rows` only) starts the product that many rows into A and C: at a + first_row*s0
       and c + first_row*ldc (a conv1d's groups, stacked in run-time sized buffers).
     - `columns` (an index operand): N is known at run time only (a conv's
-      output pixels over a run-time image); sizes[1] is the N the schedule is
+      output pixels over a run-time image; with `rows` too, an attention score
+      product Q.K^T over a run-time sequence); sizes[1] is the N the schedule is
       chosen for. B rows (access `rows`) and C rows are then `columns` apart
       (ldb and ldc are 0); one batch triple, whose B and C offsets `offsets`
       (two index operands, elements) move at run time (one sample of a
@@ -361,8 +362,12 @@ class MatmulOp(IRDLOperation):
             if self.offsets or self.image:
                 raise VerifyException("krnl.matmul: run-time offsets and image need run-time columns")
             return
-        if access not in (MatmulBAccess.ROWS, MatmulBAccess.IM2COL) or self.rows is not None:
-            raise VerifyException("krnl.matmul: run-time columns need rows or im2col access of B and static rows")
+        if access not in (MatmulBAccess.ROWS, MatmulBAccess.IM2COL) or (
+            self.rows is not None and access != MatmulBAccess.ROWS
+        ):
+            raise VerifyException(
+                "krnl.matmul: run-time columns need rows or im2col access of B (rows access with run-time rows)"
+            )
         if self.ldb.value.data or self.ldc.value.data or len(int_values(self.batch)) != 3:
             raise VerifyException("krnl.matmul: run-time columns set ldb and ldc (0 here), one batch triple")
         if len(self.offsets) not in (0, 2) or len(self.image) != (6 if access == MatmulBAccess.IM2COL else 0):

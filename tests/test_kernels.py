@@ -103,6 +103,27 @@ def test_matmul_constant_rhs(tmp_path, a_shape, n, target):
     check(model, {"a": a}, tmp_path, target=resolve_target("x86_64", cpu=target) if target else None)
 
 
+@pytest.mark.parametrize("k", [40, 300])
+def test_products_of_run_time_operands_and_dims(k, tmp_path):
+    """Attention-style q[b, 3, s, K] @ kt[b, 3, K, t], all of b, s and t symbolic: one library
+    (krnl.matmul of run-time rows and columns per product) for every shape, K past one block."""
+    value = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)  # noqa: E731
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["q", "kt"], ["y"])],
+        "scores",
+        [value("q", ["b", 3, "s", k]), value("kt", ["b", 3, k, "t"])],
+        [value("y", None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    assert "columns" in krnl_text(model)
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "scores.so"))
+    reference = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch, rows, columns in [(1, 7, 5), (2, 32, 33), (1, 130, 70), (2, 1, 1), (3, 13, 300)]:
+        feed = {"q": rand(batch, 3, rows, k), "kt": rand(batch, 3, k, columns)}
+        (got,), (want,) = session.run(None, feed), reference.run(None, feed)
+        assert got.shape == want.shape and float(np.abs(got - want).max()) <= 1e-4 * float(np.abs(want).max())
+
+
 def test_products_of_different_k_in_one_module(tmp_path):
     """Two products whose A rows are K apart (300 and 140) take micro-kernels of their own A
     strides (constants) while sharing the B/C-stride arguments; both must be right."""

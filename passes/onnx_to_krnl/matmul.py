@@ -28,6 +28,7 @@ from onnxc.passes.onnx_to_krnl.common import (
 from onnxc.passes.onnx_to_krnl.matmul_kernel import (
     lower_gemm_as_gemm,
     lower_matmul_as_gemm,
+    lower_matmul_of_run_time_products,
     lower_matmul_of_run_time_rows,
 )
 
@@ -94,7 +95,7 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     if all(isinstance(d, int) for d in shape_of(out) + shape_of(a)):
         if lower_matmul_as_gemm(g, op, out, batch_rank):
             return
-    elif lower_matmul_of_run_time_rows(g, op, out):
+    elif lower_matmul_of_run_time_rows(g, op, out) or lower_matmul_of_run_time_products(g, op, out):
         return
     matmul_nest(g, op, a, b, out)
 

@@ -53,7 +53,7 @@ from onnxc.dialects.types import numpy_dtype_of
 from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 TILE_ROWS = 12
@@ -475,6 +475,45 @@ def lower_matmul_of_run_time_rows(g: GraphLowering, op: OnnxOp, out: SSAValue) -
     c = reshaped_view(b, out, [rows, n])
     emit_matrix_product(
         g, op, a, g.input(op, 1), c, (RUN_TIME_ROWS_GUESS, n, k), (k, 1), [0, 0, 0], b_constant=weights, rows=rows
+    )
+    return True
+
+
+def lower_matmul_of_run_time_products(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
+    """MatMul of two run-time float32 operands [..., M, K] @ [..., K, N] with the same batch
+    dims, M, N or the batch known at run time only and K static (attention's Q.K^T over a
+    run-time sequence): one krnl.matmul of run-time rows and columns per batch index, in a
+    run-time loop, A, B and C contiguous, B packed at run time."""
+    a, b = g.input(op, 0), g.input(op, 1)
+    a_shape, b_shape, out_shape = shape_of(a), shape_of(b), shape_of(out)
+    if not is_f32(op.input(0), op.input(1)) or constant_array(op.input(1)) is not None:
+        return False
+    if len(a_shape) < 2 or len(a_shape) != len(b_shape) or not isinstance(a_shape[-1], int):
+        return False
+    if not dims_agree(a_shape[:-2], b_shape[:-2]) or 0 in (*a_shape, *b_shape):
+        return False
+    top = g.top
+    rows, columns, k = top.index(a_shape[-2]), top.index(b_shape[-1]), a_shape[-1]
+    (product,), body = top.for_nest([(0, element_count(top, out_shape[:-2]))])
+    b_offset = body.mul(body.mul(product, k), columns)
+    c_offset = body.mul(body.mul(product, rows), columns)
+    body.insert(
+        MatmulOp(
+            a,
+            b,
+            out,
+            sizes=[RUN_TIME_ROWS_GUESS, RUN_TIME_COLUMNS_GUESS, k],
+            tile=[TILE_ROWS, min(REDUCTION_BLOCK, k), COLUMN_BLOCK],
+            a_layout=MatmulALayout.STRIDED,
+            a_strides=(k, 1),
+            b_access=MatmulBAccess.ROWS,
+            ldc=0,
+            pack=True,
+            rows=rows,
+            columns=columns,
+            offsets=[body.index(b_offset), body.index(c_offset)],
+            first_row=body.index(body.mul(product, rows)),
+        )
     )
     return True
 
