@@ -20,7 +20,7 @@ here (shape inference does not look into them), their ops with no kernel
 decomposed (the decompose pass walks only the graph): convert-onnx-to-krnl lowers
 it to a run-time branch or loop (onnx_to_krnl/control_flow.py). It needs
 what that lowering takes: branches giving one type per result, loop-carried
-values keeping their type, scan outputs only under a constant trip count (a
+values keeping their type, scan outputs of a static per-iteration shape (a
 while loop on the data stays a loop once unrolling meets its condition).
 A Scan stays, its body typed, when its length is known only at run time or
 unrolling it would copy more than `MAX_UNROLLED_OPS` ops; its states must
@@ -254,10 +254,9 @@ class _Inliner:
 
     def keep_loop(self, op: OnnxOp) -> None:
         """A Loop whose trip count or condition is known only at run time: its body
-        typed with the loop-carried values' types, which must stay the same. Scan
-        outputs need a trip count known at compile time (it bounds their buffers):
-        each is `[?, per-iteration shape]`, the `?` the iterations run."""
-        trip_count, _, *carried = onnx_inputs(op)
+        typed with the loop-carried values' types, which must stay the same. Each
+        scan output is `[?, per-iteration shape]`, the `?` the iterations run."""
+        _, _, *carried = onnx_inputs(op)
         index_type, condition_type = (block_arg.type for block_arg in op.graph("body").block.args[:2])
         outputs = self.settle_graph(op, "body", [index_type, condition_type, *(v.type for v in carried)])
         why = "it runs a number of iterations known only at run time"
@@ -265,10 +264,7 @@ class _Inliner:
             self.check_carried(op, f"{why} and loop-carried value {index}", initial.type, output.type)
             if result.type != initial.type:
                 Rewriter.replace_value_with_new_type(result, initial.type)
-        scans = list(zip(outputs[1 + len(carried) :], op.results[len(carried) :]))
-        if scans and constant_array(trip_count) is None:
-            raise self.refusal(op, f"{why}, has scan outputs and its trip count is not known at compile time")
-        for output, result in scans:
+        for output, result in zip(outputs[1 + len(carried) :], op.results[len(carried) :]):
             shape = static_shape(output)
             if shape is None:
                 raise self.refusal(op, f"{why} and a scan output's per-iteration shape is {output.type}")
@@ -348,7 +344,7 @@ class _Inliner:
             true = self.constant(op, np.array(True), f"cond{iteration}")
             outputs = self.copy_region(op, "body", [index, true, *carried], exits)
             continuation = constant_array(outputs[0])
-            if continuation is None and (scan_count == 0 or limit is not None):
+            if continuation is None:
                 raise _RunTimeContinuation  # a while loop on the data: it stays a loop
             going = bool(self.known(op, outputs[0], "loop-continuation condition").reshape(-1)[0])
             carried = outputs[1 : 1 + len(carried)]

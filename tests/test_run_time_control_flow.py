@@ -201,6 +201,32 @@ def test_while_loop_with_a_constant_bound_collects_a_scan_output(tmp_path):
     _check_runs(_doubling_loop(5), DOUBLING_FEEDS, tmp_path)
 
 
+def _negating_loop():
+    """s negated n times (n a graph input), each step's s collected as a scan output."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["going"]), helper.make_node("Neg", ["s"], ["s2"])],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [2])],
+        [_info("going", B, []), _info("s2", F, [2]), _info("s2", F, [2])],
+    )
+    loop = helper.make_node("Loop", ["n", "", "s0"], ["s", "all"], body=body, name="steps")
+    inputs = [_info("n", I64, []), _info("s0", F, [2])]
+    return _model([loop], inputs, [_info("s", F, [2]), _info("all", F, [None, 2])])
+
+
+def test_loop_over_a_run_time_trip_count_collects_a_scan_output(tmp_path):
+    """The rows grow in a heap buffer (16 first, doubled when full): 17 and 100
+    iterations reallocate it; 0 and -3 give no rows."""
+    feeds = [{"n": np.array(n, np.int64), "s0": np.array([1, -2], np.float32)} for n in (0, 1, 5, 16, 17, 100, -3)]
+    _check_runs(_negating_loop(), feeds, tmp_path)
+
+
+def test_while_loop_with_a_huge_bound_grows_its_scan_output(tmp_path):
+    """A bound beyond MAX_PREALLOCATED_ROWS (here INT64_MAX, a `while` as torch
+    exports it) grows the rows as the loop runs rather than allocating them all."""
+    _check_runs(_doubling_loop(np.iinfo(np.int64).max), DOUBLING_FEEDS, tmp_path)
+
+
 @pytest.mark.parametrize("bound", [None, 5])
 def test_while_loop_starting_true_stays_a_loop(tmp_path, bound):
     """Trip count and first condition known: unrolling starts, meets the body's
@@ -491,21 +517,6 @@ def test_run_time_if_with_branches_of_different_shapes_is_refused(tmp_path):
     model = _model(nodes, [_info("c", B, []), _info("x", F, [2, 3])], [_info("y", F, [None, None])])
     with pytest.raises(UnsupportedOpError, match=r"node 'if_y'.*branches give result 0 different types"):
         model.graph.node[0].name = "if_y"
-        onnxc.compile(model, tmp_path / "m.so")
-
-
-def test_run_time_loop_with_scan_outputs_is_refused(tmp_path):
-    body = helper.make_graph(
-        [helper.make_node("Identity", ["cond"], ["going"]), helper.make_node("Neg", ["s"], ["s2"])],
-        "body",
-        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [2])],
-        [_info("going", B, []), _info("s2", F, [2]), _info("s2", F, [2])],
-    )
-    loop = helper.make_node("Loop", ["n", "", "s0"], ["s", "all"], body=body, name="steps")
-    model = _model([loop], [_info("n", I64, []), _info("s0", F, [2])], [_info("s", F, [2]), _info("all", F, [None, 2])])
-    with pytest.raises(
-        UnsupportedOpError, match=r"node 'steps'.*has scan outputs and its trip count is not known at compile time"
-    ):
         onnxc.compile(model, tmp_path / "m.so")
 
 

@@ -25,13 +25,14 @@ so every iteration reuses the same memory.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, i1, i64
 from xdsl.ir import Block, Region, SSAValue
 
 from onnxc.dialects.krnl import ViewOp
+from onnxc.dialects.krnl_growth import FreeOp, GrowOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.frontend.tensors import check_tensor_size
 from onnxc.passes.helpers.graph import constant_array, result_dtype
@@ -101,30 +102,40 @@ def lower_loop(g: GraphLowering, op: OnnxOp) -> None:
     body = op.graph("body").block
     top = g.top
     states = [g.result(op, k) for k in range(len(carried))]
-    scans = [_scan_buffer(g, op, index) for index in range(len(carried), len(op.results))]
+    scan_indices = range(len(carried), len(op.results))
+    rows = _preallocated_rows(op)
+    scans = [_scan_buffer(g, op, index, rows) for index in scan_indices] if rows is not None else []
     for value, state in zip(carried, states):
         copy_reshaped(top, g.buffers[value], state)
     going = top.alloc(MemRefType(i1, []))
     top.store(top.constant(1, i1) if condition is None else scalar_flag(g, op, 1, "condition"), going, [])
     limit = None if trip_count is None else top.to_index(scalar_flag(g, op, 0, "trip count"))
     iteration = top.alloc(MemRefType(i64, []))
+    grown = [] if rows is not None else _grown_buffers(g, op, scan_indices, limit)
 
     def keep_going(check: KernelBuilder, step: SSAValue) -> SSAValue:
         flag = check.load(going, [])
         return flag if limit is None else check.and_(flag, check.compare_index("slt", step, limit))
 
-    def run_body(run: KernelBuilder, block: Block, step: SSAValue) -> None:
+    def run_body(run: KernelBuilder, block: Block, step: SSAValue) -> list[SSAValue]:
         run.store(run.from_index(step, i64), iteration, [])
         for arg, buffer in zip(body.args, [iteration, going, *states]):
             g.buffers[arg] = buffer
         next_condition, *outputs = lower_graph(g, body, block)
-        for scan, output in zip(scans, outputs[len(states) :]):
+        buffers = _room_for_a_row(run, step, list(block.args[1:])) if grown else scans
+        for scan, output in zip(buffers[len(buffers) - len(scan_indices) :], outputs[len(states) :]):
             _copy_at(run, output, scan, lambda ivs: ivs, lambda ivs: [step, *ivs])
         _update_state(run, [going, *states], [next_condition, *outputs[: len(states)]])
+        return buffers if grown else []
 
-    iterations = _while_loop(top, keep_going, run_body)
-    for index in range(len(carried), len(op.results)):
+    iterations, *final = _while_loop(top, keep_going, run_body, grown)
+    collected = final[1:]  # after the rows they have room for
+    for index, buffer in zip(scan_indices, collected):
+        g.buffers[op.results[index]] = buffer
+    for index in scan_indices:
         g.finish_dynamic_result(op, index, iterations)
+    for buffer in collected:
+        top.insert(FreeOp(buffer))
 
 
 @lowers("Scan", run_time_dims=True)
@@ -192,20 +203,23 @@ def _scan_loop(
 def _while_loop(
     top: KernelBuilder,
     keep_going: Callable[[KernelBuilder, SSAValue], SSAValue],
-    run_body: Callable[[KernelBuilder, Block, SSAValue], None],
-) -> SSAValue:
+    run_body: Callable[[KernelBuilder, Block, SSAValue], list[SSAValue] | None],
+    carried: Sequence[SSAValue] = (),
+) -> Sequence[SSAValue]:
     """An `scf.while` over an index from 0, stepping by one while `keep_going`
     (given a builder in the check and the index) holds; `run_body` fills the
-    iteration (given a builder at the end of its block, the block, the index).
-    Returns the number of iterations run."""
-    before = Block(arg_types=[IndexType()])
+    iteration (given a builder at the end of its block, the block, the index)
+    and returns the next values of `carried` (the block's arguments after the
+    index). Returns the number of iterations run, then the final `carried`."""
+    types = [IndexType(), *(value.type for value in carried)]
+    before = Block(arg_types=types)
     check = top.at_end(before)
-    before.add_op(scf.ConditionOp(keep_going(check, before.args[0]), before.args[0]))
-    after = Block(arg_types=[IndexType()])
+    before.add_op(scf.ConditionOp(keep_going(check, before.args[0]), *before.args))
+    after = Block(arg_types=types)
     run = top.at_end(after)
-    run_body(run, after, after.args[0])
-    after.add_op(scf.YieldOp(run.add(after.args[0], 1)))
-    return top.insert(scf.WhileOp([top.index(0)], [IndexType()], Region(before), Region(after))).results[0]
+    following = run_body(run, after, after.args[0]) or []
+    after.add_op(scf.YieldOp(run.add(after.args[0], 1), *following))
+    return top.insert(scf.WhileOp([top.index(0), *carried], types, Region(before), Region(after))).results
 
 
 def _copy_at(
@@ -217,7 +231,8 @@ def _copy_at(
 ) -> None:
     """target[target_at(ivs)] = source[source_at(ivs)] for every ivs in the shape of
     whichever of the two has fewer dims (a slice copied out of, or into, a larger buffer)."""
-    shape = min(shape_of(source), shape_of(target), key=len)
+    rank = len(source.type.get_shape())
+    shape = shape_of(source if rank <= len(target.type.get_shape()) else target)
     ivs, nest = builder.loop_nest(shape)
     nest.store(nest.load(source, source_at(ivs)), target, target_at(ivs))
 
@@ -235,15 +250,57 @@ def _alloc_without_dim(builder: KernelBuilder, buffer: SSAValue, axis: int, skip
     return builder.alloc(memref, [builder.index(d) for d in shape if not isinstance(d, int)])
 
 
-def _scan_buffer(g: GraphLowering, op: OnnxOp, index: int) -> SSAValue:
-    """The buffer collecting scan output `index`, one row per iteration up to the
-    constant trip count (inline-control-flow keeps no Loop with scan outputs without one)."""
-    trips = max(int(constant_array(op.input(0)).reshape(-1)[0]), 0)
+MAX_PREALLOCATED_ROWS = 1 << 16
+"""A Loop's scan outputs get buffers of all their rows up front (in the arena) under a
+constant trip count up to this; beyond it, or under a run-time one, they grow."""
+FIRST_GROWN_ROWS = 16
+"""The rows of a growing scan output's first buffer (fewer if the trip count is less)."""
+
+
+def _preallocated_rows(op: OnnxOp) -> int | None:
+    """The rows of every scan output's buffer, allocated up front: the constant
+    trip count, if there is one up to `MAX_PREALLOCATED_ROWS`; else None (they grow)."""
+    trips = constant_array(op.input(0)) if op.input(0) is not None else None
+    if trips is None or int(trips.reshape(-1)[0]) > MAX_PREALLOCATED_ROWS:
+        return None
+    return max(int(trips.reshape(-1)[0]), 0)
+
+
+def _scan_buffer(g: GraphLowering, op: OnnxOp, index: int, rows: int) -> SSAValue:
+    """The buffer collecting scan output `index`, one row per iteration up to `rows`."""
     result = op.results[index]
-    shape = [trips, *result.type.get_shape()[1:]]
+    shape = [rows, *result.type.get_shape()[1:]]
     where = {"node": op.node_name, "op_type": op.OP_TYPE}
     check_tensor_size(shape, result_dtype(result).itemsize, f"the buffer of result {index} (a scan output)", **where)
     return g.dynamic_result(op, index, shape)
+
+
+def _grown_buffers(g: GraphLowering, op: OnnxOp, indices: range, limit: SSAValue | None) -> list[SSAValue]:
+    """The rows the buffers of scan outputs `indices` have room for (`FIRST_GROWN_ROWS`,
+    or the trip count if less, at least one), then those heap buffers (`krnl.grow`)."""
+    if not indices:
+        return []
+    top = g.top
+    rows = top.index(FIRST_GROWN_ROWS) if limit is None else top.max(1, top.min(limit, FIRST_GROWN_ROWS))
+    buffers = []
+    for index in indices:
+        result = op.results[index]
+        memref = MemRefType(result.type.get_element_type(), [DYNAMIC_INDEX, *result.type.get_shape()[1:]])
+        buffers.append(top.insert(GrowOp(rows, memref)).result)
+    return [rows, *buffers]
+
+
+def _room_for_a_row(run: KernelBuilder, step: SSAValue, grown: list[SSAValue]) -> list[SSAValue]:
+    """`grown` (the rows the buffers have room for, then the buffers) with row `step`
+    in every buffer: twice the rows, reallocated, when `step` is past the last."""
+    rows, *buffers = grown
+    full = run.compare_index("sge", step, rows)
+    more = Block()
+    doubled = run.at_end(more).mul(rows, 2)
+    more.add_op(scf.YieldOp(doubled, *(run.at_end(more).insert(GrowOp(doubled, b.type, b)).result for b in buffers)))
+    same = Block()
+    same.add_op(scf.YieldOp(rows, *buffers))
+    return list(run.insert(scf.IfOp(full, [IndexType(), *(b.type for b in buffers)], [more], [same])).results)
 
 
 def _update_state(builder: KernelBuilder, states: list[SSAValue], outputs: list[SSAValue]) -> None:
