@@ -22,7 +22,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         %[[FEWER:.+]] = arith.minsi %[[LIMIT]], %{{.+}} : index
 // CHECK:         %[[ROWS:.+]] = arith.maxsi %{{.+}}, %[[FEWER]] : index
 // CHECK:         %[[FIRST:.+]] = krnl.grow %[[ROWS]] : memref<?x2xf32>
-// CHECK:         %[[RUN:.+]], %{{.+}}, %[[LAST:.+]] = scf.while (%[[STEP:.+]] = %{{.+}}, %[[ROOM:.+]] = %[[ROWS]], %[[BUF:.+]] = %[[FIRST]]) : (index, index, memref<?x2xf32>) -> (index, index, memref<?x2xf32>) {
+// CHECK:         %[[ITERATIONS:.+]], %{{.+}}, %[[LAST:.+]] = scf.while (%[[STEP:.+]] = %{{.+}}, %[[ROOM:.+]] = %[[ROWS]], %[[BUF:.+]] = %[[FIRST]]) : (index, index, memref<?x2xf32>) -> (index, index, memref<?x2xf32>) {
 // CHECK:           scf.condition(%{{.+}}) %[[STEP]], %[[ROOM]], %[[BUF]] : index, index, memref<?x2xf32>
 // CHECK:         } do {
 // CHECK:         ^{{.+}}(%[[AT:.+]]: index, %[[HAS:.+]]: index, %[[OLD:.+]]: memref<?x2xf32>):
@@ -37,5 +37,5 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:           krnl.iterate
 // CHECK:             memref.store %{{.+}}, %[[NEW]][%[[AT]], %{{.+}}] : memref<?x2xf32>
 // CHECK:           scf.yield %{{.+}}, %[[NOW]], %[[NEW]] : index, index, memref<?x2xf32>
-// CHECK:         krnl.dynamic_output %[[LAST]][%[[RUN]]] into %all {axis = 0 : i64} : memref<?x2xf32>, memref<?x2xf32, "onnxc_tensor">
+// CHECK:         krnl.dynamic_output %[[LAST]][%[[ITERATIONS]]] into %all {axis = 0 : i64} : memref<?x2xf32>, memref<?x2xf32, "onnxc_tensor">
 // CHECK-NEXT:    krnl.free %[[LAST]] : memref<?x2xf32>
