@@ -11,6 +11,7 @@ import pytest
 from helpers import assert_matches, expected_outputs
 
 import onnxc
+from onnxc.errors import UnsupportedOpError
 
 MODELS = Path(__file__).parent / "models"
 X = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
@@ -33,3 +34,30 @@ def test_if_on_an_int64_scalar_input(tmp_path):
 
 def test_torch_cond_through_the_dynamo_exporter(tmp_path):
     _check_runs("cf_cond", [{"x": X}, {"x": -np.abs(X)}, {"x": np.abs(X)}], tmp_path)
+
+
+def _filled(scale: float) -> dict:
+    x = np.full((3, 4), scale, np.float32)
+    x[0, 0] = -scale
+    return {"x": x}
+
+
+def test_scripted_while_collecting_a_list(tmp_path):
+    """x grows until |x| sums to 100: 5, 4 and 1 steps, one stacked row each."""
+    _check_runs("cf_collect", [_filled(0), _filled(1), _filled(5)], tmp_path)
+
+
+def test_scripted_while_that_collects_nothing_gives_no_rows(tmp_path):
+    """torch.stack([]) fails, as onnxruntime does (ConcatFromSequence of no
+    tensors); onnxc gives the stack of no rows."""
+    session = onnxc.Session(onnxc.compile(onnx.load(MODELS / "cf_collect.onnx"), tmp_path / "m.so"))
+    (rows,) = session.run(None, _filled(20))
+    assert rows.shape == (0, 4) and rows.dtype == np.float32
+
+
+def test_collected_sequence_concatenated_otherwise_is_refused(tmp_path):
+    model = onnx.load(MODELS / "cf_collect.onnx")
+    concat = next(n for n in model.graph.node if n.op_type == "ConcatFromSequence")
+    next(a for a in concat.attribute if a.name == "new_axis").i = 0
+    with pytest.raises(UnsupportedOpError, match=r"ConcatFromSequence.*can only be stacked along a new first axis"):
+        onnxc.compile(model, tmp_path / "m.so")

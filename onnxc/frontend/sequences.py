@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, SSAValue
 
 from onnxc.dialects.onnx import build_op
+from onnxc.frontend.collected_sequences import CollectedRows, collect_into_scan_outputs, stacked
 from onnxc.errors import InvalidModelError, UnsupportedOpError
 
 if TYPE_CHECKING:
@@ -238,7 +239,10 @@ def _split_to_sequence(importer, block, node):
 
 
 def _concat_from_sequence(importer, block, node):
-    items = list(_sequence(importer, node, _inputs(importer, node)[0]).items)
+    sequence = _inputs(importer, node)[0]
+    if isinstance(sequence, CollectedRows):
+        return [stacked(node, sequence, _attribute(node, "axis", 0), _attribute(node, "new_axis", 0))]
+    items = list(_sequence(importer, node, sequence).items)
     if not items:
         raise _refuse(importer, node, "concatenating an empty sequence (its element shape is unknown)")
     axis = _attribute(node, "axis", 0)
@@ -320,6 +324,13 @@ def _loop(importer, block, node):
     trip_count, condition, *carried = _inputs(importer, node) + [None] * max(0, 2 - len(node.input))
     if all(isinstance(v, SSAValue) for v in carried):
         return None
+    known = [importer.known_value(v) if v is not None else None for v in (trip_count, condition)]
+    limit = MAX_UNROLLED_ITERATIONS if trip_count is None else known[0]
+    if limit is None or int(limit.reshape(-1)[0]) > MAX_UNROLLED_ITERATIONS or (condition and known[1] is None):
+        empty = [isinstance(v, TensorSequence) and not v.items for v in carried]
+        outputs = collect_into_scan_outputs(importer, block, node, empty)
+        if outputs is not None:
+            return outputs
     limit = MAX_UNROLLED_ITERATIONS if trip_count is None else _scalar(importer, node, trip_count, "trip count")
     if limit > MAX_UNROLLED_ITERATIONS:
         raise _refuse(importer, node, f"a loop carrying sequences runs {limit} times, more than can be unrolled")
