@@ -95,6 +95,9 @@ OUTPUT_MAP_KEYS_ATTR = "onnx.output_map_keys"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
 SINCE_VERSION_ATTR = "onnx.since_version"
+# On a Loop whose scan outputs continue loop-carried values (frontend/collected_rows.py): per scan
+# output, the carried value whose initial rows it follows, concatenated along axis 0 (-1: stacked).
+APPENDED_TO_ATTR = "onnx.appended_to"
 # On @main_graph, for a batch loop (passes/helpers/batch_separable.py): the batch
 # symbol, and per input whether its leading dim is that batch.
 BATCH_SYMBOL_ATTR = "onnx.batch_symbol"

@@ -60,7 +60,7 @@ from onnxc.passes.helpers.graph import (
     static_shape,
     update_function_types,
 )
-from onnxc.passes.helpers.scan_layout import ScanLayout, drop_dim, insert_dim
+from onnxc.passes.helpers.scan_layout import ScanLayout, appended_to, drop_dim, insert_dim
 from onnxc.passes.shape_inference import require_dims
 
 CONTROL_FLOW = ("If", "Loop", "Scan")
@@ -186,6 +186,12 @@ class _Inliner:
         self.settle_from(expanded[0], anchor)
         return self.folder.replaced.get(concat, concat.results)[0]
 
+    def concat(self, anchor: OnnxOp, items: list[SSAValue]) -> SSAValue:
+        """`items` concatenated along axis 0."""
+        concat = self.new_op(anchor, "Concat", items, axis=0)
+        self.folder.settle(concat)
+        return self.folder.replaced.get(concat, concat.results)[0]
+
     def gather(self, anchor: OnnxOp, value: SSAValue, index: int, axis: int) -> SSAValue:
         """`value[index]` along `axis`, the axis removed."""
         index_value = self.constant(anchor, np.array(index, dtype=np.int64), "t")
@@ -255,7 +261,8 @@ class _Inliner:
     def keep_loop(self, op: OnnxOp) -> None:
         """A Loop whose trip count or condition is known only at run time: its body
         typed with the loop-carried values' types, which must stay the same. Each
-        scan output is `[?, per-iteration shape]`, the `?` the iterations run."""
+        scan output is `[?, per-iteration shape]`, the `?` the iterations run; one
+        continuing a carried value (`appended_to`) is `[?, its rows' shape]`."""
         _, _, *carried = onnx_inputs(op)
         index_type, condition_type = (block_arg.type for block_arg in op.graph("body").block.args[:2])
         outputs = self.settle_graph(op, "body", [index_type, condition_type, *(v.type for v in carried)])
@@ -264,10 +271,18 @@ class _Inliner:
             self.check_carried(op, f"{why} and loop-carried value {index}", initial.type, output.type)
             if result.type != initial.type:
                 Rewriter.replace_value_with_new_type(result, initial.type)
-        for output, result in zip(outputs[1 + len(carried) :], op.results[len(carried) :]):
+        scans = zip(outputs[1 + len(carried) :], op.results[len(carried) :], appended_to(op))
+        for output, result, continued in scans:
             shape = static_shape(output)
             if shape is None:
                 raise self.refusal(op, f"{why} and a scan output's per-iteration shape is {output.type}")
+            if continued >= 0:  # rows concatenated after a carried value's
+                initial = static_shape(carried[continued])
+                if not shape or initial is None or initial[1:] != shape[1:]:
+                    raise self.refusal(
+                        op, f"{why} and it appends {output.type} to a value of type {carried[continued].type}"
+                    )
+                shape = shape[1:]
             scan_type = TensorType(output.type.get_element_type(), [DYNAMIC_INDEX, *shape])
             if result.type != scan_type:
                 Rewriter.replace_value_with_new_type(result, scan_type)
@@ -337,7 +352,7 @@ class _Inliner:
             raise self.refusal(op, "it has neither a trip count nor a condition (an infinite loop)")
         limit = None if trip_count is None else int(self.known(op, trip_count, "trip count").reshape(-1)[0])
         going = True if condition is None else bool(self.known(op, condition, "condition").reshape(-1)[0])
-        scan_count = len(op.results) - len(carried)
+        initial = carried
         iteration = 0
         while going and (limit is None or iteration < limit):
             index = self.constant(op, np.array(iteration, dtype=np.int64), f"i{iteration}")
@@ -349,10 +364,14 @@ class _Inliner:
             going = bool(self.known(op, outputs[0], "loop-continuation condition").reshape(-1)[0])
             carried = outputs[1 : 1 + len(carried)]
             iteration += 1
-        if scan_count and not exits:
+        if any(continued < 0 for continued in appended_to(op)) and not exits:
             raise self.refusal(op, "it runs zero times, so the shapes of its scan outputs are unknown")
         scans = [list(exit_.operands)[1 + len(carried) :] for exit_ in exits]
-        return [*carried, *(self.stack(op, [s[k] for s in scans], 0) for k in range(scan_count))]
+        results = []
+        for k, continued in enumerate(appended_to(op)):
+            rows = [s[k] for s in scans]
+            results.append(self.stack(op, rows, 0) if continued < 0 else self.concat(op, [initial[continued], *rows]))
+        return [*carried, *results]
 
     def expand_scan(self, op: OnnxOp, exits: list[Operation]) -> list[SSAValue]:
         layout = ScanLayout.of(op, self.opset, lambda why: self.refusal(op, why))

@@ -227,6 +227,45 @@ def test_while_loop_with_a_huge_bound_grows_its_scan_output(tmp_path):
     _check_runs(_doubling_loop(np.iinfo(np.int64).max), DOUBLING_FEEDS, tmp_path)
 
 
+def _appending_loop(trip_count_of_input: bool):
+    """rows = Concat(rows, x + i) each iteration, rows starting as `start` (two
+    rows): the value grows by one row per iteration. The trip count is the
+    input `n`, or (not `trip_count_of_input`) the length of `x`'s shape, known
+    only once shapes are folded (after the import, which then sees a run-time count)."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Cast", ["i"], ["fi"], to=F),
+            helper.make_node("Add", ["x", "fi"], ["row"]),
+            helper.make_node("Concat", ["rows", "row"], ["more"], axis=0),
+        ],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("rows", F, [None, 3])],
+        [_info("cond", B, []), _info("more", F, [None, 3])],
+    )
+    nodes = [helper.make_node("Loop", ["n", "", "start"], ["grown"], body=body, name="append")]
+    inputs = [_info("start", F, [2, 3]), _info("x", F, [1, 3])]
+    if trip_count_of_input:
+        inputs.insert(0, _info("n", I64, []))
+    else:
+        nodes.insert(0, helper.make_node("Size", ["x"], ["n"]))
+    return _model(nodes, inputs, [_info("grown", F, [None, 3])])
+
+
+APPEND_START = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def test_loop_growing_a_carried_value_by_concat(tmp_path):
+    """The appended rows continue the value's initial two (0, 1, 16, 17 and 40 iterations)."""
+    feeds = [{"n": np.array(n, np.int64), "start": APPEND_START, "x": X[:1]} for n in (0, 1, 16, 17, 40)]
+    _check_runs(_appending_loop(True), feeds, tmp_path)
+
+
+def test_loop_growing_by_concat_unrolled_once_its_count_folds(tmp_path):
+    model = _appending_loop(False)
+    _check_runs(model, [{"start": APPEND_START, "x": X[:1]}], tmp_path)
+    assert "scf.while" not in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+
+
 @pytest.mark.parametrize("bound", [None, 5])
 def test_while_loop_starting_true_stays_a_loop(tmp_path, bound):
     """Trip count and first condition known: unrolling starts, meets the body's

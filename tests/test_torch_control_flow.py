@@ -61,3 +61,15 @@ def test_collected_sequence_concatenated_otherwise_is_refused(tmp_path):
     next(a for a in concat.attribute if a.name == "new_axis").i = 0
     with pytest.raises(UnsupportedOpError, match=r"ConcatFromSequence.*can only be stacked along a new first axis"):
         onnxc.compile(model, tmp_path / "m.so")
+
+
+def _decoding(token: int, seed: int, max_len: int) -> dict:
+    h = np.random.default_rng(seed).standard_normal((1, 6)).astype(np.float32) * (1 + seed)
+    return {"token": np.array([token]), "h": h, "max_len": np.array(max_len, np.int64)}
+
+
+def test_greedy_decoder_with_break(tmp_path):
+    """Tokens appended until the end token or `max_len`: no step (0, -3), one,
+    a break after 2 and 3 steps, and 40 steps (its rows outgrow 16 and 32)."""
+    cases = [(1, 0, 0), (1, 0, -3), (1, 0, 1), (0, 1, 40), (0, 3, 40), (1, 0, 40), (3, 3, 40)]
+    _check_runs("cf_decoder", [_decoding(*case) for case in cases], tmp_path)

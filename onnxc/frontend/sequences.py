@@ -38,8 +38,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, SSAValue
 
 from onnxc.dialects.onnx import build_op
-from onnxc.frontend.collected_sequences import CollectedRows, collect_into_scan_outputs, stacked
 from onnxc.errors import InvalidModelError, UnsupportedOpError
+from onnxc.frontend.collected_rows import CollectedRows, collect_into_scan_outputs, stacked
 
 if TYPE_CHECKING:
     from onnxc.frontend.importer import _GraphImporter
@@ -320,17 +320,21 @@ def _if(importer, block, node):
 
 def _loop(importer, block, node):
     """A Loop carrying sequences or optionals, unrolled at import (its trip count and
-    conditions must be known then); tensor-only loops are left to `inline-control-flow`."""
+    conditions must be known then); tensor-only loops are left to `inline-control-flow`.
+    Where the loop runs at run time, values it only appends to become scan outputs
+    (collected_rows.py)."""
     trip_count, condition, *carried = _inputs(importer, node) + [None] * max(0, 2 - len(node.input))
-    if all(isinstance(v, SSAValue) for v in carried):
-        return None
     known = [importer.known_value(v) if v is not None else None for v in (trip_count, condition)]
-    limit = MAX_UNROLLED_ITERATIONS if trip_count is None else known[0]
-    if limit is None or int(limit.reshape(-1)[0]) > MAX_UNROLLED_ITERATIONS or (condition and known[1] is None):
-        empty = [isinstance(v, TensorSequence) and not v.items for v in carried]
+    unrollable = trip_count is None or (
+        known[0] is not None and int(known[0].reshape(-1)[0]) <= MAX_UNROLLED_ITERATIONS
+    )
+    if not unrollable or (condition is not None and known[1] is None):
+        empty = [None if isinstance(v, SSAValue) else isinstance(v, TensorSequence) and not v.items for v in carried]
         outputs = collect_into_scan_outputs(importer, block, node, empty)
         if outputs is not None:
             return outputs
+    if all(isinstance(v, SSAValue) for v in carried):
+        return None
     limit = MAX_UNROLLED_ITERATIONS if trip_count is None else _scalar(importer, node, trip_count, "trip count")
     if limit > MAX_UNROLLED_ITERATIONS:
         raise _refuse(importer, node, f"a loop carrying sequences runs {limit} times, more than can be unrolled")

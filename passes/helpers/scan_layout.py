@@ -1,7 +1,8 @@
 """Where a Scan's inputs and outputs run along: its states and scan inputs, the
 axis and direction of each, and (Scan-8) its batch axis. inline-control-flow
 (unrolling a Scan, or typing one kept for run time) and its run-time lowering
-(onnx_to_krnl/control_flow.py) read a Scan through this one description."""
+(onnx_to_krnl/control_flow.py) read a Scan through this one description, and
+a Loop's scan outputs that continue a carried value through `appended_to`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.onnx import OnnxOp, onnx_inputs, op_opset
+from onnxc.dialects.onnx import APPENDED_TO_ATTR, OnnxOp, onnx_inputs, op_opset
 from onnxc.dialects.types import dim_params, symbolic_tensor_type
 
 
@@ -86,3 +87,12 @@ def _rank(value: SSAValue, refuse: Callable[[str], Exception]) -> int:
     if not isinstance(value.type, TensorType):
         raise refuse(f"a scan input has no known rank ({value.type})")
     return value.type.get_num_dims()
+
+
+def appended_to(op: OnnxOp) -> list[int]:
+    """Per scan output of a Loop, the loop-carried value whose initial rows it
+    follows, concatenated along axis 0, or -1 where it is stacked as ONNX says
+    (`APPENDED_TO_ATTR`, set by the importer: frontend/collected_rows.py)."""
+    carried = len(onnx_inputs(op)) - 2
+    attr = op.attributes.get(APPENDED_TO_ATTR)
+    return [a.value.data for a in attr.data] if attr is not None else [-1] * (len(op.results) - carried)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, i1, i64
@@ -36,8 +37,8 @@ from onnxc.dialects.krnl_growth import FreeOp, GrowOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.frontend.tensors import check_tensor_size
 from onnxc.passes.helpers.graph import constant_array, result_dtype
-from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.helpers.scan_layout import ScanLayout
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
+from onnxc.passes.helpers.scan_layout import ScanLayout, appended_to
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, copy_reshaped, lowers, passes_through, shape_of
 
 
@@ -102,16 +103,19 @@ def lower_loop(g: GraphLowering, op: OnnxOp) -> None:
     body = op.graph("body").block
     top = g.top
     states = [g.result(op, k) for k in range(len(carried))]
-    scan_indices = range(len(carried), len(op.results))
-    rows = _preallocated_rows(op)
-    scans = [_scan_buffer(g, op, index, rows) for index in scan_indices] if rows is not None else []
+    scans = _scan_rows(op, states)
+    trips = _preallocated_trips(op)
+    buffers = [_scan_buffer(g, op, scan, trips) for scan in scans] if trips is not None else []
     for value, state in zip(carried, states):
         copy_reshaped(top, g.buffers[value], state)
     going = top.alloc(MemRefType(i1, []))
     top.store(top.constant(1, i1) if condition is None else scalar_flag(g, op, 1, "condition"), going, [])
     limit = None if trip_count is None else top.to_index(scalar_flag(g, op, 0, "trip count"))
     iteration = top.alloc(MemRefType(i64, []))
-    grown = [] if rows is not None else _grown_buffers(g, op, scan_indices, limit)
+    grown = [] if trips is not None else _grown_buffers(g, op, scans, limit)
+    for scan, buffer in zip(scans, buffers or grown[1:]):
+        if scan.carried >= 0:
+            _copy_at(top, states[scan.carried], buffer, lambda ivs: ivs, lambda ivs: ivs)
 
     def keep_going(check: KernelBuilder, step: SSAValue) -> SSAValue:
         flag = check.load(going, [])
@@ -122,19 +126,17 @@ def lower_loop(g: GraphLowering, op: OnnxOp) -> None:
         for arg, buffer in zip(body.args, [iteration, going, *states]):
             g.buffers[arg] = buffer
         next_condition, *outputs = lower_graph(g, body, block)
-        buffers = _room_for_a_row(run, step, list(block.args[1:])) if grown else scans
-        for scan, output in zip(buffers[len(buffers) - len(scan_indices) :], outputs[len(states) :]):
-            _copy_at(run, output, scan, lambda ivs: ivs, lambda ivs: [step, *ivs])
+        room = _room_for_a_step(run, step, scans, list(block.args[1:])) if grown else []
+        for scan, output, buffer in zip(scans, outputs[len(states) :], room[1:] or buffers):
+            scan.store(run, output, buffer, step)
         _update_state(run, [going, *states], [next_condition, *outputs[: len(states)]])
-        return buffers if grown else []
+        return room
 
     iterations, *final = _while_loop(top, keep_going, run_body, grown)
-    collected = final[1:]  # after the rows they have room for
-    for index, buffer in zip(scan_indices, collected):
-        g.buffers[op.results[index]] = buffer
-    for index in scan_indices:
-        g.finish_dynamic_result(op, index, iterations)
-    for buffer in collected:
+    for scan, buffer in zip(scans, final[1:] or buffers):
+        g.buffers[op.results[scan.index]] = buffer
+        g.finish_dynamic_result(op, scan.index, scan.rows(top, iterations))
+    for buffer in final[1:]:
         top.insert(FreeOp(buffer))
 
 
@@ -250,56 +252,96 @@ def _alloc_without_dim(builder: KernelBuilder, buffer: SSAValue, axis: int, skip
     return builder.alloc(memref, [builder.index(d) for d in shape if not isinstance(d, int)])
 
 
-MAX_PREALLOCATED_ROWS = 1 << 16
+MAX_PREALLOCATED_TRIPS = 1 << 16
 """A Loop's scan outputs get buffers of all their rows up front (in the arena) under a
 constant trip count up to this; beyond it, or under a run-time one, they grow."""
-FIRST_GROWN_ROWS = 16
-"""The rows of a growing scan output's first buffer (fewer if the trip count is less)."""
+FIRST_GROWN_TRIPS = 16
+"""The iterations a growing scan output's first buffer has room for (fewer if the trip count is less)."""
 
 
-def _preallocated_rows(op: OnnxOp) -> int | None:
-    """The rows of every scan output's buffer, allocated up front: the constant
-    trip count, if there is one up to `MAX_PREALLOCATED_ROWS`; else None (they grow)."""
+@dataclass(frozen=True)
+class _ScanRows:
+    """Where a Loop's scan output (result `index`) puts each iteration's value:
+    stacked as row `step` (`carried` -1), or (`appended_to`) concatenated along
+    axis 0 after the `prefix` rows of loop-carried value `carried`, `step_rows`
+    rows per iteration."""
+
+    index: int
+    carried: int
+    prefix: int
+    step_rows: int
+
+    def rows(self, builder: KernelBuilder, iterations: Bound) -> Bound:
+        """The rows that many iterations fill."""
+        return builder.add(self.prefix, builder.mul(iterations, self.step_rows))
+
+    def store(self, builder: KernelBuilder, value: SSAValue, buffer: SSAValue, step: SSAValue) -> None:
+        """Store the value of iteration `step` in `buffer`."""
+        first = self.rows(builder, step)
+        ivs, nest = builder.loop_nest(shape_of(value))
+        at = [first, *ivs] if self.carried < 0 else [nest.add(first, ivs[0]), *ivs[1:]]
+        nest.store(nest.load(value, ivs), buffer, at)
+
+
+def _scan_rows(op: OnnxOp, states: list[SSAValue]) -> list[_ScanRows]:
+    body_outputs = op.graph("body").block.last_op.operands[1 + len(states) :]
+    scans = []
+    for k, (carried, output) in enumerate(zip(appended_to(op), body_outputs)):
+        if carried < 0:
+            scans.append(_ScanRows(len(states) + k, -1, 0, 1))
+        else:
+            prefix, step_rows = shape_of(states[carried])[0], output.type.get_shape()[0]
+            scans.append(_ScanRows(len(states) + k, carried, prefix, step_rows))
+    return scans
+
+
+def _preallocated_trips(op: OnnxOp) -> int | None:
+    """The iterations every scan output's buffer has room for, allocated up front:
+    the constant trip count, if there is one up to `MAX_PREALLOCATED_TRIPS`; else None (they grow)."""
     trips = constant_array(op.input(0)) if op.input(0) is not None else None
-    if trips is None or int(trips.reshape(-1)[0]) > MAX_PREALLOCATED_ROWS:
+    if trips is None or int(trips.reshape(-1)[0]) > MAX_PREALLOCATED_TRIPS:
         return None
     return max(int(trips.reshape(-1)[0]), 0)
 
 
-def _scan_buffer(g: GraphLowering, op: OnnxOp, index: int, rows: int) -> SSAValue:
-    """The buffer collecting scan output `index`, one row per iteration up to `rows`."""
-    result = op.results[index]
-    shape = [rows, *result.type.get_shape()[1:]]
+def _scan_buffer(g: GraphLowering, op: OnnxOp, scan: _ScanRows, trips: int) -> SSAValue:
+    """The buffer collecting a scan output over `trips` iterations."""
+    result = op.results[scan.index]
+    shape = [scan.prefix + trips * scan.step_rows, *result.type.get_shape()[1:]]
     where = {"node": op.node_name, "op_type": op.OP_TYPE}
-    check_tensor_size(shape, result_dtype(result).itemsize, f"the buffer of result {index} (a scan output)", **where)
-    return g.dynamic_result(op, index, shape)
+    check_tensor_size(shape, result_dtype(result).itemsize, f"the buffer of result {scan.index}", **where)
+    return g.dynamic_result(op, scan.index, shape)
 
 
-def _grown_buffers(g: GraphLowering, op: OnnxOp, indices: range, limit: SSAValue | None) -> list[SSAValue]:
-    """The rows the buffers of scan outputs `indices` have room for (`FIRST_GROWN_ROWS`,
+def _grown_buffers(g: GraphLowering, op: OnnxOp, scans: list[_ScanRows], limit: SSAValue | None) -> list[SSAValue]:
+    """The iterations the scan outputs' buffers have room for (`FIRST_GROWN_TRIPS`,
     or the trip count if less, at least one), then those heap buffers (`krnl.grow`)."""
-    if not indices:
+    if not scans:
         return []
     top = g.top
-    rows = top.index(FIRST_GROWN_ROWS) if limit is None else top.max(1, top.min(limit, FIRST_GROWN_ROWS))
+    trips = top.index(FIRST_GROWN_TRIPS) if limit is None else top.max(1, top.min(limit, FIRST_GROWN_TRIPS))
     buffers = []
-    for index in indices:
-        result = op.results[index]
+    for scan in scans:
+        result = op.results[scan.index]
         memref = MemRefType(result.type.get_element_type(), [DYNAMIC_INDEX, *result.type.get_shape()[1:]])
-        buffers.append(top.insert(GrowOp(rows, memref)).result)
-    return [rows, *buffers]
+        buffers.append(top.insert(GrowOp(scan.rows(top, trips), memref)).result)
+    return [trips, *buffers]
 
 
-def _room_for_a_row(run: KernelBuilder, step: SSAValue, grown: list[SSAValue]) -> list[SSAValue]:
-    """`grown` (the rows the buffers have room for, then the buffers) with row `step`
-    in every buffer: twice the rows, reallocated, when `step` is past the last."""
-    rows, *buffers = grown
-    full = run.compare_index("sge", step, rows)
+def _room_for_a_step(
+    run: KernelBuilder, step: SSAValue, scans: list[_ScanRows], grown: list[SSAValue]
+) -> list[SSAValue]:
+    """`grown` (the iterations the buffers have room for, then the buffers) with room
+    for iteration `step`: twice the iterations, reallocated, when `step` is past them."""
+    trips, *buffers = grown
+    full = run.compare_index("sge", step, trips)
     more = Block()
-    doubled = run.at_end(more).mul(rows, 2)
-    more.add_op(scf.YieldOp(doubled, *(run.at_end(more).insert(GrowOp(doubled, b.type, b)).result for b in buffers)))
+    grow = run.at_end(more)
+    doubled = grow.mul(trips, 2)
+    bigger = [grow.insert(GrowOp(scan.rows(grow, doubled), b.type, b)).result for scan, b in zip(scans, buffers)]
+    more.add_op(scf.YieldOp(doubled, *bigger))
     same = Block()
-    same.add_op(scf.YieldOp(rows, *buffers))
+    same.add_op(scf.YieldOp(trips, *buffers))
     return list(run.insert(scf.IfOp(full, [IndexType(), *(b.type for b in buffers)], [more], [same])).results)
 
 
