@@ -605,8 +605,6 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
     "Expand": (1,),
     "HammingWindow": (0,),
     "HannWindow": (0,),
-    "If": (0,),
-    "Loop": (0, 1),
     "MaxUnpool": (2,),
     "MelWeightMatrix": (0, 1, 2, 3, 4),
     "OneHot": (1,),
@@ -630,9 +628,14 @@ SHAPE_OPERANDS: dict[str, tuple[int, ...]] = {
 }
 """Input positions (newest schema) whose values an op needs at compile time: they
 decide the output's shape (Reshape's shape, Slice's starts, TopK's K) or which
-axes it works on, or, for If and Loop, which sub-graph copies run. onnxc compiles
-for static shapes, so these must be constants (after constant propagation) by the
-time the op is lowered."""
+axes it works on. onnxc compiles for static shapes, so these must be constants
+(after constant propagation) by the time the op is lowered."""
+
+CONTROL_OPERANDS: dict[str, tuple[int, ...]] = {"If": (0,), "Loop": (0, 1)}
+"""Input positions that decide which sub-graph copies of an If or Loop run. Known at
+compile time, they leave only those copies (inline-control-flow); known at run time
+only, the op runs as a branch or loop then, unless what it does needs them known
+(branches giving different shapes, a loop carrying a sequence it cannot collect)."""
 
 SHAPE_ONLY_OPS = frozenset({"Shape", "Size"})
 """Ops whose result depends on their input's shape only: a value behind one of them

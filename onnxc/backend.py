@@ -9,7 +9,10 @@ Inputs that an op needs at compile time to know its output shape (Reshape's
 `shape`, Slice's `starts`, TopK's `K`, ... see `SHAPE_OPERANDS`), directly or,
 if small, through other ops, are bound as constants by value, so a library is specialized on those values too, and a run
 with other values compiles again: results are always those of the model, never
-of a stale specialization.
+of a stale specialization. Inputs deciding an If or Loop (`CONTROL_OPERANDS`)
+stay inputs: the library branches and loops at run time, one for every value;
+only if that does not compile (the control flow needs them known, e.g. branches
+giving different shapes) are they bound as well, for this model from then on.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.base import Backend, BackendRep
 
-from onnxc.dialects.onnx import SHAPE_ONLY_OPS, SHAPE_OPERANDS
-from onnxc.errors import InputError
+from onnxc.dialects.onnx import CONTROL_OPERANDS, SHAPE_ONLY_OPS, SHAPE_OPERANDS
+from onnxc.errors import InputError, ShapeError, UnsupportedOpError
 from onnxc.frontend.importer import free_names
 from onnxc.frontend.sequences import sequence_item_name
 
@@ -39,9 +42,11 @@ MAX_DERIVED_BOUND_ELEMENTS = 64
 elements (a size, a crop shape, window parameters), so no data tensor is baked in."""
 
 
-def shape_operand_inputs(model: onnx.ModelProto, directly: bool = False) -> set[str]:
+def shape_operand_inputs(
+    model: onnx.ModelProto, directly: bool = False, operands: Mapping[str, tuple[int, ...]] = SHAPE_OPERANDS
+) -> set[str]:
     """Graph inputs whose values an op needs at compile time: those consumed at a shape
-    operand, and (unless `directly`) the small ones that reach a shape operand through other ops, as in
+    operand (or at another of `operands`), and (unless `directly`) the small ones that reach one through other ops, as in
     function bodies (`Range(0, Cast(size), 1)`, `Pad(x, Concat(Div(Sub(Max(Shape(x),
     shape), ...))))`). Shape and Size end the walk: they read no values."""
     graph = model.graph
@@ -54,7 +59,7 @@ def shape_operand_inputs(model: onnx.ModelProto, directly: bool = False) -> set[
     for node in nodes:
         if node.domain not in ("", "ai.onnx"):
             continue
-        for index in SHAPE_OPERANDS.get(node.op_type, ()):
+        for index in operands.get(node.op_type, ()):
             if index < len(node.input) and node.input[index]:
                 if node.input[index] in inputs:
                     needed.add(node.input[index])
@@ -201,17 +206,29 @@ class OnnxcRep(BackendRep):
         self.output_names = [vi.name for vi in model.graph.output]
         self.bound_names = shape_operand_inputs(model)
         self.direct_names = shape_operand_inputs(model, directly=True)
+        self.control_names = shape_operand_inputs(model, operands=CONTROL_OPERANDS) - self.bound_names
+        """Inputs deciding an If or Loop, bound too once `run_time_control` is False."""
+        self.direct_names |= shape_operand_inputs(model, directly=True, operands=CONTROL_OPERANDS)
+        self.run_time_control = True
+        """Whether If and Loop compile to run-time control flow; False once that failed."""
         self._model_hash = hashlib.sha256(model.SerializeToString(deterministic=True)).hexdigest()
         self._sessions: dict[str, object] = {}
 
     def run(self, inputs, **kwargs) -> tuple:
         model, feeds = expand_structured_inputs(self.model, self._feeds(inputs))
+        names = self.bound_names if self.run_time_control else self.bound_names | self.control_names
         bound = {
             name: feeds.pop(name)
-            for name in self.bound_names
+            for name in names
             if name in feeds and (name in self.direct_names or feeds[name].size <= MAX_DERIVED_BOUND_ELEMENTS)
         }
-        session = self._session(model, feeds, bound)
+        try:
+            session = self._session(model, feeds, bound)
+        except (UnsupportedOpError, ShapeError):
+            if not (self.run_time_control and self.control_names):
+                raise
+            self.run_time_control = False
+            return self.run(inputs, **kwargs)
         outputs = session.run(None, {arg.name: _to_runtime(arg, feeds[arg.name]) for arg in session.get_inputs()})
         values = {arg.name: _from_runtime(arg, value) for arg, value in zip(session.get_outputs(), outputs)}
         return assemble_outputs(self.model, values)

@@ -153,3 +153,72 @@ def test_range_of_16_bit_floats(tmp_path, dtype):
     (y,) = backend.prepare(model, cache_dir=tmp_path).run(inputs)
     assert y.dtype == np_type
     np.testing.assert_array_equal(y.astype(np.float32), [1, 2.5, 4, 5.5, 7])
+
+
+def _control_model(branches_same_shape: bool = True):
+    """y = x * 2 (then) or x + 1 (else, or its first row when the branches differ
+    in shape) on the input `c`, then added to itself `n` times, `n` an input."""
+    info = helper.make_tensor_value_info
+    then_graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "two"], ["t"])], "then", [], [info("t", TensorProto.FLOAT, [2, 3])]
+    )
+    else_nodes = [helper.make_node("Add", ["x", "one"], ["e"])]
+    if not branches_same_shape:
+        else_nodes.append(helper.make_node("Slice", ["e", "zero", "one_i"], ["first"]))
+    else_graph = helper.make_graph(
+        else_nodes,
+        "else",
+        [],
+        [info(else_nodes[-1].output[0], TensorProto.FLOAT, [2 if branches_same_shape else 1, 3])],
+    )
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond"], ["going"]), helper.make_node("Add", ["acc", "y"], ["more"])],
+        "body",
+        [
+            info("i", TensorProto.INT64, []),
+            info("cond", TensorProto.BOOL, []),
+            info("acc", TensorProto.FLOAT, ["r", 3]),
+        ],
+        [info("going", TensorProto.BOOL, []), info("more", TensorProto.FLOAT, ["r", 3])],
+    )
+    constants = {"two": 2.0, "one": 1.0}
+    nodes = [
+        helper.make_node("Constant", [], [n], value=helper.make_tensor(n, TensorProto.FLOAT, [], [v]))
+        for n, v in constants.items()
+    ]
+    nodes += [
+        helper.make_node("Constant", [], [n], value=helper.make_tensor(n, TensorProto.INT64, [1], [v]))
+        for n, v in (("zero", 0), ("one_i", 1))
+    ]
+    nodes += [
+        helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph),
+        helper.make_node("Loop", ["n", "", "y"], ["z"], body=body),
+    ]
+    inputs = [info("c", TensorProto.BOOL, []), info("n", TensorProto.INT64, []), info("x", TensorProto.FLOAT, [2, 3])]
+    return _model(nodes, inputs, [info("z", TensorProto.FLOAT, ["r", 3])])
+
+
+def _control_expected(c: bool, n: int, x: np.ndarray, branches_same_shape: bool = True) -> np.ndarray:
+    y = x * 2 if c else (x + 1 if branches_same_shape else (x + 1)[:1])
+    return y * (1 + max(n, 0))
+
+
+def test_run_time_if_and_loop_compile_once(tmp_path):
+    """The If's condition and the Loop's trip count stay inputs: one library for every value."""
+    rep = backend.prepare(_control_model(), cache_dir=tmp_path)
+    assert rep.control_names == {"c", "n"} and rep.bound_names == set()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for c, n in [(True, 0), (False, 1), (True, 5), (False, -2)]:
+        (z,) = rep.run({"c": np.array(c), "n": np.array(n, np.int64), "x": x})
+        np.testing.assert_allclose(z, _control_expected(c, n, x))
+    assert len(list(tmp_path.glob("*.so"))) == 1 and rep.run_time_control
+
+
+def test_control_inputs_are_bound_when_run_time_control_flow_cannot_compile(tmp_path):
+    """Branches of different shapes need the condition known: it is bound, one library per value."""
+    rep = backend.prepare(_control_model(branches_same_shape=False), cache_dir=tmp_path)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for c, n in [(True, 2), (False, 2), (False, 3)]:
+        (z,) = rep.run({"c": np.array(c), "n": np.array(n, np.int64), "x": x})
+        np.testing.assert_allclose(z, _control_expected(c, n, x, branches_same_shape=False))
+    assert not rep.run_time_control and len(list(tmp_path.glob("*.so"))) == 3

@@ -593,6 +593,8 @@ def _output_tensors(name: str, value) -> list[tuple[str, SSAValue]]:
         return [(sequence_item_name(name, i), item) for i, item in enumerate(value.items)]
     if isinstance(value, MapSequence):
         return [(name, value.values)]
+    if not isinstance(value, SSAValue):  # a sequence a run-time loop collected (collected_rows.py)
+        raise UnsupportedOpError(f"graph output '{name}' is a sequence whose length is known only at run time")
     return [(name, value)]
 
 
