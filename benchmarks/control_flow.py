@@ -1,7 +1,8 @@
 """Loop and Scan decided at run time against onnxruntime: `python benchmarks/control_flow.py [--repeat N]`.
 
 The Loop applies a recurrent cell, h <- tanh(h @ W + b) with h of 1 x 64, n
-times, n a graph input; the Scan, an LSTM-style step h <- tanh(h @ W + x_t @ U + b),
+times, n a graph input, then again stacking every h (a scan output whose rows
+grow in a heap buffer, doubled when full); the Scan, an LSTM-style step h <- tanh(h @ W + x_t @ U + b),
 runs over a sequence of T steps, T known at run time, stacking every h. One
 library per model runs every n or T as a real loop (onnx_to_krnl/control_flow.py).
 Timed in turn with onnxruntime at one thread (benchmarks/run.py's `_interleaved`,
@@ -33,29 +34,37 @@ def info(name: str, elem: int, shape: list) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, elem, shape)
 
 
-def cell_loop() -> onnx.ModelProto:
+def cell_loop(collect: bool = False) -> onnx.ModelProto:
+    """The cell applied n times; `collect`: every h stacked too (a scan output under a
+    run-time trip count, its rows growing in a buffer doubled when full)."""
     row = [1, WIDTH]
+    nodes = [
+        helper.make_node("MatMul", ["h", "W"], ["hw"]),
+        helper.make_node("Add", ["hw", "b"], ["pre"]),
+        helper.make_node("Tanh", ["pre"], ["h_next"]),
+        helper.make_node("Identity", ["go"], ["go_next"]),
+    ]
+    outputs = [info("go_next", TensorProto.BOOL, []), info("h_next", TensorProto.FLOAT, row)]
+    if collect:
+        nodes.append(helper.make_node("Identity", ["h_next"], ["h_row"]))
+        outputs.append(info("h_row", TensorProto.FLOAT, row))
     body = helper.make_graph(
-        [
-            helper.make_node("MatMul", ["h", "W"], ["hw"]),
-            helper.make_node("Add", ["hw", "b"], ["pre"]),
-            helper.make_node("Tanh", ["pre"], ["h_next"]),
-            helper.make_node("Identity", ["go"], ["go_next"]),
-        ],
+        nodes,
         "cell",
         [info("i", TensorProto.INT64, []), info("go", TensorProto.BOOL, []), info("h", TensorProto.FLOAT, row)],
-        [info("go_next", TensorProto.BOOL, []), info("h_next", TensorProto.FLOAT, row)],
+        outputs,
     )
     rng = np.random.default_rng(0)
     weights = [
         numpy_helper.from_array((rng.standard_normal((WIDTH, WIDTH)) * 0.1).astype(np.float32), "W"),
         numpy_helper.from_array((rng.standard_normal(WIDTH) * 0.1).astype(np.float32), "b"),
     ]
+    results = [info("h", TensorProto.FLOAT, row)] + ([info("hs", TensorProto.FLOAT, ["n", *row])] if collect else [])
     graph = helper.make_graph(
-        [helper.make_node("Loop", ["n", "", "h0"], ["h"], body=body)],
-        "cell_loop",
+        [helper.make_node("Loop", ["n", "", "h0"], [r.name for r in results], body=body)],
+        "cell_loop_collect" if collect else "cell_loop",
         [info("n", TensorProto.INT64, []), info("h0", TensorProto.FLOAT, row)],
-        [info("h", TensorProto.FLOAT, row)],
+        results,
         weights,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
@@ -117,6 +126,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         loops = {n: {"n": np.array(n, np.int64), "h0": h0} for n in (1, 100, 10_000)}
         _compare(cell_loop(), loops, Path(tmp), args.repeat)
+        _compare(cell_loop(collect=True), loops, Path(tmp), args.repeat)
         scans = {
             t: {"h0": h0, "xs": rng.standard_normal((t, 1, WIDTH)).astype(np.float32)} for t in (1, 100, 1000, 10_000)
         }

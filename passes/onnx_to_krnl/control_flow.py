@@ -11,9 +11,13 @@ arguments to those buffers, runs the body, then copies its outputs into the
 state: outputs that are themselves buffers of the state (a value carried
 unchanged, two values swapped) are first copied aside, so that no copy reads
 a state buffer another one has just overwritten. Each scan output is stored
-as row `step` of a scratch buffer of trip-count rows (inline-control-flow
-keeps scan outputs only under a constant trip count), the graph output given
-the rows run (`krnl.dynamic_output`). Scan: an `scf.while` over the scan axis
+as row `step` of a scratch buffer: in the arena, of trip-count rows, under a
+constant trip count up to `MAX_PREALLOCATED_TRIPS`; else on the heap
+(`krnl.grow`, carried by the scf.while), reallocated with twice the rows
+whenever an iteration finds it full. One that continues a loop-carried value
+(`appended_to`) starts with that value's rows and takes each iteration's rows
+after them. The graph output is given the rows run (`krnl.dynamic_output`),
+then a heap buffer is freed. Scan: an `scf.while` over the scan axis
 (Scan-8: inside one over the batch axis), the states in its result buffers;
 each iteration copies its step of every scan input into a buffer the body
 reads, and stores each scan output at its step of the result (both sized at
