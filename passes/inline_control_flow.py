@@ -245,18 +245,23 @@ class _Inliner:
 
     def keep_if(self, op: OnnxOp) -> None:
         """An If on a run-time condition: both branches typed; each result takes
-        the one type both branches give it."""
+        the one type both branches give it, or, where their static shapes differ
+        in one dim, their type with that dim dynamic and unnamed (the branch
+        taken decides it: the lowering then needs the result to be a graph output)."""
         then_outputs = self.settle_graph(op, "then_branch", [])
         else_outputs = self.settle_graph(op, "else_branch", [])
         for index, (result, then_value, else_value) in enumerate(zip(op.results, then_outputs, else_outputs)):
+            result_type = then_value.type
             if then_value.type != else_value.type:
+                result_type = _one_dim_apart(then_value, else_value)
+            if result_type is None:
                 raise self.refusal(
                     op,
-                    f"its condition is known only at run time and its branches give result {index} different"
-                    f" types ({then_value.type}, {else_value.type}); a run-time If needs them the same",
+                    f"its condition is known only at run time and its branches give result {index} types"
+                    f" ({then_value.type}, {else_value.type}) that differ in more than one static dim",
                 )
-            if result.type != then_value.type:
-                Rewriter.replace_value_with_new_type(result, then_value.type)
+            if result.type != result_type:
+                Rewriter.replace_value_with_new_type(result, result_type)
 
     def keep_loop(self, op: OnnxOp) -> None:
         """A Loop whose trip count or condition is known only at run time: its body
@@ -407,6 +412,19 @@ class _Inliner:
             rank = len(static_shape(items[0]) or ())
             stacked.append(self.stack(op, items[::-1] if reverse else items, axis % (rank + 1)))
         return [*states, *stacked]
+
+
+def _one_dim_apart(first: SSAValue, second: SSAValue) -> TensorType | None:
+    """The type of two values of static shapes with the one dim they differ in
+    dynamic (unnamed), if they differ in one dim only."""
+    shapes = [static_shape(first), static_shape(second)]
+    element = first.type.get_element_type() if isinstance(first.type, TensorType) else None
+    if None in shapes or len(shapes[0]) != len(shapes[1]) or element != second.type.get_element_type():
+        return None
+    apart = [axis for axis, (a, b) in enumerate(zip(*shapes)) if a != b]
+    if len(apart) != 1:
+        return None
+    return TensorType(element, [DYNAMIC_INDEX if k in apart else d for k, d in enumerate(shapes[0])])
 
 
 def _dim(ttype: TensorType, axis: int) -> tuple[int, str]:

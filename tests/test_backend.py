@@ -215,7 +215,8 @@ def test_run_time_if_and_loop_compile_once(tmp_path):
 
 
 def test_control_inputs_are_bound_when_run_time_control_flow_cannot_compile(tmp_path):
-    """Branches of different shapes need the condition known: it is bound, one library per value."""
+    """Branches of different shapes, the If's result then used by the Loop, need the condition
+    known: it is bound, one library per value."""
     rep = backend.prepare(_control_model(branches_same_shape=False), cache_dir=tmp_path)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     for c, n in [(True, 2), (False, 2), (False, 3)]:

@@ -70,28 +70,51 @@ def scalar_flag(g: GraphLowering, op: OnnxOp, index: int, what: str) -> SSAValue
     return g.top.load(buffer, [0] * len(shape))
 
 
-@lowers("If", run_time_dims=True)
+@lowers("If", run_time_dims=True, dynamic=True)
 def lower_if(g: GraphLowering, op: OnnxOp) -> None:
     condition = scalar_flag(g, op, 0, "condition")
-    results = [g.result(op, k) for k in range(len(op.results))]
+    graphs = [op.graph(name).block for name in ("then_branch", "else_branch")]
+    shapes = [[output.type.get_shape() for output in graph.last_op.operands] for graph in graphs]
+    apart = [k for k, (then_shape, else_shape) in enumerate(zip(*shapes)) if then_shape != else_shape]
+    results = [
+        g.dynamic_result(op, k, [max(dims) for dims in zip(shapes[0][k], shapes[1][k])])
+        if k in apart
+        else g.result(op, k)
+        for k in range(len(op.results))
+    ]
     regions = []
-    for name in ("then_branch", "else_branch"):
-        graph, block = op.graph(name).block, Block()
-        _write_results_directly(g, graph, results)
+    for graph in graphs:
+        block = Block()
+        _write_results_directly(g, graph, [None if k in apart else r for k, r in enumerate(results)])
         outputs = lower_graph(g, graph, block)
-        for output, result in zip(outputs, results):
-            if output is not result:
-                copy_reshaped(g.top.at_end(block), output, result)
-        block.add_op(scf.YieldOp())
+        end = g.top.at_end(block)
+        extents = []
+        for k, (output, result) in enumerate(zip(outputs, results)):
+            if k in apart:  # into the first rows along the axis the branches differ in
+                _copy_at(end, output, result, lambda ivs: ivs, lambda ivs: ivs)
+                extents.append(end.index(shape_of(output)[_differing_axis(op, k)]))
+            elif output is not result:
+                copy_reshaped(end, output, result)
+        block.add_op(scf.YieldOp(*extents))
         regions.append(Region(block))
-    g.top.insert(scf.IfOp(condition, [], *regions))
+    branch = g.top.insert(scf.IfOp(condition, [IndexType()] * len(apart), *regions))
+    for k, extent in zip(apart, branch.results):
+        g.finish_dynamic_result(op, k, extent)
 
 
-def _write_results_directly(g: GraphLowering, graph: Block, results: list[SSAValue]) -> None:
+def _differing_axis(op: OnnxOp, index: int) -> int:
+    """The axis of result `index` that the branch taken decides (its one dynamic dim)."""
+    return op.results[index].type.get_shape().index(DYNAMIC_INDEX)
+
+
+def _write_results_directly(g: GraphLowering, graph: Block, results: list[SSAValue | None]) -> None:
     """Let the branch's node computing each output (seen through Identity) write
-    the If's result buffer, as graph outputs are (`GraphLowering.destinations`)."""
+    the If's result buffer, as graph outputs are (`GraphLowering.destinations`);
+    not where the result is None (a buffer of another shape than the output's)."""
     claimed: set[SSAValue] = set()
     for value, result in zip(graph.last_op.operands, results):
+        if result is None:
+            continue
         while passes_through(value) and value.owner.parent is graph:
             value = value.owner.input(0)
         owner = value.owner
