@@ -585,6 +585,56 @@ def test_run_time_if_with_branches_of_different_shapes_is_refused(tmp_path):
         onnxc.compile(model, tmp_path / "m.so")
 
 
+def test_branch_decided_shape_used_in_a_loop_body_is_refused(tmp_path):
+    """An If in a Loop's body whose branches differ in shape, its result summed
+    there: the body's ops would read the larger buffer whole, so it is refused."""
+    then_graph = helper.make_graph([helper.make_node("Identity", ["s"], ["ix"])], "then", [], [_info("ix", F, [2, 3])])
+    else_graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["s", "axes"], ["r"], keepdims=1)], "else", [], [_info("r", F, [2, 1])]
+    )
+    body = helper.make_graph(
+        [
+            helper.make_node("If", ["c"], ["y"], then_branch=then_graph, else_branch=else_graph, name="pick"),
+            helper.make_node("ReduceSum", ["y"], ["t"], keepdims=0),
+            helper.make_node("Add", ["s", "t"], ["s2"]),
+            helper.make_node("Identity", ["cond"], ["go"]),
+        ],
+        "body",
+        [_info("i", I64, []), _info("cond", B, []), _info("s", F, [2, 3])],
+        [_info("go", B, []), _info("s2", F, [2, 3])],
+    )
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    loop = helper.make_node("Loop", ["n", "", "x"], ["z"], body=body)
+    inputs = [_info("c", B, []), _info("n", I64, []), _info("x", F, [2, 3])]
+    model = _model([loop], inputs, [_info("z", F, [2, 3])], [axes])
+    with pytest.raises(
+        UnsupportedOpError, match=r"node 'pick'.*result 0 is decided at run time.*only be a graph output"
+    ):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
+def test_scan_output_of_a_loop_in_a_loop_body_used_there_is_refused(tmp_path):
+    inner = _negating_loop().graph.node[0]  # rows of -s, +s, ... (n of them) collected
+    body = helper.make_graph(
+        [
+            inner,
+            helper.make_node("ReduceSum", ["all", "zero"], ["t"], keepdims=0),
+            helper.make_node("Add", ["s0", "t"], ["s2"]),
+            helper.make_node("Identity", ["cond"], ["go"]),
+        ],
+        "outer_body",
+        [_info("j", I64, []), _info("cond", B, []), _info("s0", F, [2])],
+        [_info("go", B, []), _info("s2", F, [2])],
+    )
+    zero = numpy_helper.from_array(np.array([0], np.int64), "zero")
+    loop = helper.make_node("Loop", ["n", "", "x"], ["z"], body=body)
+    model = _model([loop], [_info("n", I64, []), _info("x", F, [2])], [_info("z", F, [2])], [zero])
+    with pytest.raises(
+        UnsupportedOpError, match=r"node 'steps'.*result 1 is decided at run time.*only be a graph output"
+    ):
+        onnxc.compile(model, tmp_path / "m.so")
+
+
 def test_run_time_loop_whose_carried_value_grows_is_refused(tmp_path):
     body = helper.make_graph(
         [helper.make_node("Identity", ["cond"], ["going"]), helper.make_node("Concat", ["s", "s"], ["s2"], axis=0)],

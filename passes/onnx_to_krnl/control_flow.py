@@ -76,6 +76,7 @@ def lower_if(g: GraphLowering, op: OnnxOp) -> None:
     graphs = [op.graph(name).block for name in ("then_branch", "else_branch")]
     shapes = [[output.type.get_shape() for output in graph.last_op.operands] for graph in graphs]
     apart = [k for k, (then_shape, else_shape) in enumerate(zip(*shapes)) if then_shape != else_shape]
+    _check_only_returned(g, op, apart, "its branches give it different shapes")
     results = [
         g.dynamic_result(op, k, [max(dims) for dims in zip(shapes[0][k], shapes[1][k])])
         if k in apart
@@ -100,6 +101,17 @@ def lower_if(g: GraphLowering, op: OnnxOp) -> None:
     branch = g.top.insert(scf.IfOp(condition, [IndexType()] * len(apart), *regions))
     for k, extent in zip(apart, branch.results):
         g.finish_dynamic_result(op, k, extent)
+
+
+def _check_only_returned(g: GraphLowering, op: OnnxOp, indices: Sequence[int], why: str) -> None:
+    """Refuse results `indices`, whose shape the run decides, used other than as graph
+    outputs: in a loop body or branch, which `GraphLowering` does not check for them."""
+    for k in indices:
+        result = op.results[k]
+        if result.uses and result not in g.dynamic:
+            raise g.unsupported(
+                op, f"the shape of result {k} is decided at run time ({why}); it may only be a graph output"
+            )
 
 
 def _differing_axis(op: OnnxOp, index: int) -> int:
@@ -131,6 +143,7 @@ def lower_loop(g: GraphLowering, op: OnnxOp) -> None:
     top = g.top
     states = [g.result(op, k) for k in range(len(carried))]
     scans = _scan_rows(op, states)
+    _check_only_returned(g, op, [scan.index for scan in scans], "the iterations run decide it")
     trips = _preallocated_trips(op)
     buffers = [_scan_buffer(g, op, scan, trips) for scan in scans] if trips is not None else []
     for value, state in zip(carried, states):
