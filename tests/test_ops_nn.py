@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import Case, ints, rand, run_case, with_output_types
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import ShapeError, UnsupportedOpError
@@ -318,3 +320,28 @@ def test_einsum_bad_equation_is_a_shape_error(tmp_path):
     case = Case("Einsum", {"a": rand(2, 3)}, {"equation": "ijk->i"})
     with pytest.raises(ShapeError):
         onnxc.compile(with_output_types(case.model(), [np.zeros(2, np.float32)]), tmp_path / "model.so")
+
+
+@pytest.mark.parametrize("stride, batch", [(1, 2), (2, "N")])
+def test_depthwise_conv_applies_the_following_clip_in_its_store(stride, batch, tmp_path):
+    """MobileNetV2's ReLU6 after a depthwise conv is no loop of its own (one nest writes the
+    clipped sums), and the result is Clip's, over static and symbolic dims."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], group=4, strides=[stride] * 2, pads=[1] * 4),
+        helper.make_node("Clip", ["c", "lo", "hi"], ["y"]),
+    ]
+    constants = {"w": rand(4, 1, 3, 3), "b": rand(4), "lo": np.array(0, np.float32), "hi": np.array(0.5, np.float32)}
+    graph = helper.make_graph(
+        nodes,
+        "dw_relu6",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 4, 40, 40])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(value, name) for name, value in constants.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    krnl = onnxc.compile(model, tmp_path / "dw.mlir", emit="krnl").read_text()
+    assert krnl.count("arith.minimumf") == 1  # the store's: no Clip nest of its own
+    x = rand(2, 4, 40, 40)
+    (got,) = onnxc.Session(onnxc.compile(model, tmp_path / "dw.so")).run(None, {"x": x})
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5)

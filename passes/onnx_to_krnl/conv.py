@@ -21,7 +21,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_text,
 )
 from onnxc.passes.onnx_to_krnl.conv1d import lower_conv1d_as_gemm
-from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
+from onnxc.passes.onnx_to_krnl.matmul_kernel import clip_bounds, lower_conv_as_gemm, single_user
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 SHORT_ROW = 32
@@ -39,31 +39,38 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     if lower_conv_as_gemm(g, op) or lower_conv1d_as_gemm(g, op):
         return
     g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
-    x, weights, bias, out = g.input(op, 0), g.input(op, 1), g.input(op, 2), g.result(op)
+    x, weights, bias = g.input(op, 0), g.input(op, 1), g.input(op, 2)
     (_, channels, *input_sizes), (out_channels, group_channels, *kernel) = shape_of(x), shape_of(weights)
     depthwise = (
         op.attr("group") == channels
         and group_channels == 1
         and all(isinstance(d, int) for d in (channels, out_channels, *kernel))
         and out_channels % channels == 0
-        and isinstance(out.type.get_element_type(), Float32Type)
+        and isinstance(op.results[0].type.get_element_type(), Float32Type)
         and len(kernel) == 2
         and (bias is None or shape_of(bias) == (out_channels,))
     )
-    windows = sliding_windows(g, op, input_sizes, shape_of(out)[2:], kernel)
+    windows = sliding_windows(g, op, input_sizes, g.tensor_shape(op, op.results[0])[2:], kernel) if depthwise else []
     shifted = ShiftedRows.of(windows, g.top, strided=True) if depthwise else None
     if shifted is None:
-        direct_conv(g, op, x, weights, bias, out)
+        direct_conv(g, op, x, weights, bias, g.result(op))
         return
+    # A following Relu/Clip is applied in the store (MobileNetV2's ReLU6 after each depthwise conv).
+    clip = single_user(op.results[0])
+    bounds = clip_bounds(g, clip) if clip is not None and clip.input(0) is op.results[0] else None
+    out = g.result(op if bounds is None else clip)
+    if bounds is not None:
+        g.alias(op.results[0], out)
+        g.fused.add(clip)
     planes = shifted.planes(g, x)
     row = shifted.window_x.output_size
     if isinstance(row, int):
-        shifted_depthwise_conv(g, planes, weights, bias, out, shifted, by_rows=row > SHORT_ROW)
+        shifted_depthwise_conv(g, planes, weights, bias, out, shifted, by_rows=row > SHORT_ROW, clip=bounds)
         return
     short = g.top.compare_index("sle", row, SHORT_ROW)
     for by_rows, condition in ((False, short), (True, g.top.not_(short))):
         with g.lowering_at(g.top.if_then(condition)):
-            shifted_depthwise_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows)
+            shifted_depthwise_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, clip=bounds)
 
 
 def shifted_depthwise_conv(
@@ -75,13 +82,15 @@ def shifted_depthwise_conv(
     shifted: ShiftedRows,
     *,
     by_rows: bool,
+    clip: tuple[float, float] | None = None,
 ) -> None:
     """A depthwise (one input channel per output channel) conv over the zero-padded planes
     of its input (see ShiftedRows; phase planes for a stride): each output sums its KH*KW
     shifted reads, each times its weight, in registers, with unit stride and no padding
     branches. Short rows go along the wide rows of a plane (row by row, the 7- to 28-wide
     rows of mobile nets left much of the work to scalar tails), long ones row by row,
-    straight into `out`. Same sums, in the same order, as `direct_conv`."""
+    straight into `out`. Same sums, in the same order, as `direct_conv`; then `clip`'s
+    bounds, as Clip computes them."""
     batch, channels = shape_of(planes)[:2]
     out_channels, _, kernel_h, kernel_w = shape_of(weights)
     out_h, out_w = shape_of(out)[2:]
@@ -107,6 +116,10 @@ def shifted_depthwise_conv(
     total = init
     for weight, offset in weights_and_offsets:
         total = point.add(total, point.mul(point.load(planes, [n, channel, point.add(column, offset)]), weight))
+    if clip is not None:
+        low, high = clip
+        total = point.max(total, point.constant(low, f32)) if low != float("-inf") else total
+        total = point.min(total, point.constant(high, f32)) if high != float("inf") else total
     point.store(total, target, at)
     if not by_rows and shifted.drops_columns:
         shifted.compact(g, wide, out)

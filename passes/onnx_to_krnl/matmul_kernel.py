@@ -72,7 +72,7 @@ MIN_GROUP_ROWS = 8
 (depthwise convs, one row per product, stay direct loop nests)."""
 
 
-def _single_user(value: SSAValue) -> OnnxOp | None:
+def single_user(value: SSAValue) -> OnnxOp | None:
     """The op that is `value`'s only use, if it is an onnx op of the same block
     (not one of a run-time branch or loop body, which must not run here)."""
     uses = list(value.uses)
@@ -81,7 +81,7 @@ def _single_user(value: SSAValue) -> OnnxOp | None:
     return None
 
 
-def _clip_bounds(g: GraphLowering, op: OnnxOp) -> tuple[float, float] | None:
+def clip_bounds(g: GraphLowering, op: OnnxOp) -> tuple[float, float] | None:
     """The clamp of a Relu or a Clip with constant (or absent) bounds."""
     if op.OP_TYPE == "Relu":
         return 0.0, float("inf")
@@ -169,7 +169,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     matrix = weights.reshape(out_channels, -1).astype(np.float64)
     shift = bias.astype(np.float64) if bias.size else np.zeros(out_channels)
     last, fused = op, []
-    user = _single_user(op.results[0])
+    user = single_user(op.results[0])
     if user is not None and user.OP_TYPE == "BatchNormalization" and user.input(0) is op.results[0]:
         folded = batch_norm_affine(user)
         if folded is not None and folded[0].shape == (out_channels,):
@@ -177,15 +177,15 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
             matrix, shift = matrix * scale[:, None], shift * scale + offset
             last, fused = user, [user]
     residual = None
-    user = _single_user(last.results[0])
+    user = single_user(last.results[0])
     if user is not None:
         residual = _residual(g, op, user, last.results[0])
         if residual is not None:
             last, fused = user, [*fused, user]
     clip = (float("-inf"), float("inf"))
-    user = _single_user(last.results[0])
+    user = single_user(last.results[0])
     if user is not None and user.input(0) is last.results[0]:
-        bounds = _clip_bounds(g, user)
+        bounds = clip_bounds(g, user)
         if bounds is not None:
             clip, last, fused = bounds, user, [*fused, user]
     g.fused.update(fused)
