@@ -191,8 +191,8 @@ class ShiftedRows:
     stride: kernel offset (ky, kx) reads phase (ky % s_y, kx % s_x) shifted by
     (ky // s_y, kx // s_x). Outputs are computed for every q in [0, columns): whole padded
     rows (the columns ox >= OW are discarded by `compact`), so that the loop over q has
-    unit stride and no padding branches; or row by row, for ox in [0, OW). Sizes known at run time
-    only are index values, computed where `of` was called."""
+    unit stride and no padding branches; or row by row, for ox in [0, OW). Sizes known at
+    run time only are index values, computed where `of` was called."""
 
     window_y: SlidingWindow
     window_x: SlidingWindow
