@@ -178,6 +178,11 @@ def test_op_in_no_module_follows_the_newest_opset():
         ([helper.make_node("Add", ["x"], ["y"], name="a")], InvalidModelError, "required input #1"),
         ([helper.make_node("Dropout", ["x"], ["y", "m", "z"], name="d")], InvalidModelError,
          "3 outputs given, the operator has at most 2"),
+        ([helper.make_node("Not", ["x"], ["y"], name="n")], InvalidModelError,
+         "node 'n' (Not): input #0 ('X') is a tensor(float); Not takes tensor(bool) there"),
+        ([helper.make_node("Constant", [], ["k"], value=numpy_helper.from_array(np.array([2], np.int64))),
+          helper.make_node("Add", ["x", "k"], ["y"], name="a")], InvalidModelError,
+         "node 'a' (Add): input #1 ('B') is a tensor(int64) but input #0 ('A') a tensor(float): both are of type T"),
     ],
 )
 def test_malformed_graphs_name_the_node(nodes, error, message):

@@ -46,10 +46,11 @@ from onnxc.dialects.onnx import (
 from onnxc.dialects.symbolic import symbol_name
 from onnxc.dialects.types import element_type_of_onnx
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
+from onnxc.frontend.input_types import declared_type_of, fresh_symbol, input_type
 from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node
 from onnxc.frontend.sequences import COMPILE_TIME_OPS, MapSequence, TensorOptional, TensorSequence, sequence_item_name
-from onnxc.frontend.input_types import declared_type_of, fresh_symbol, input_type
 from onnxc.frontend.tensors import decode_tensor
+from onnxc.frontend.type_constraints import check_input_types
 
 ONNX_DOMAINS = ("", "ai.onnx")
 # Result type of a node output the model declares nothing about: shape inference fills it in.
@@ -302,6 +303,8 @@ class _GraphImporter:
         upgraded_to = upgraded_to or replaced_since
 
         operands = self._operands(op_class, node)
+        schema = op_schema(node.op_type, domain, max(self.opset, upgraded_to or 0))
+        check_input_types(node, schema, [self.values[name] if name else None for name in node.input])
         result_types, result_names = self._results(op_class, node)
         attributes = {
             attr.name: self._attribute(op_class, node, attr)
