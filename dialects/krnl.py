@@ -460,6 +460,10 @@ class EntryPointOp(IRDLOperation):
     map_keys = opt_prop_def(ArrayAttr)
     """Per output, the keys of an output that is a sequence of maps (ZipMap: row n of
     the tensor is map n, column c the value of key c), empty for a tensor."""
+    sequence_axes = opt_prop_def(ArrayAttr)
+    """Per output, [axis, keepdims, size] of an output that is a sequence of run-time
+    length (its items the tensor's slices of `size` along axis, the last maybe shorter;
+    keepdims 0: slices of one without the axis), empty for a tensor."""
 
     assembly_format = "attr-dict"
     irdl_options = (ParsePropInAttrDict(),)
@@ -474,6 +478,7 @@ class EntryPointOp(IRDLOperation):
         dims: Sequence[Sequence[str]] = (),
         checks: Sequence[DimCheck] = (),
         map_keys: ArrayAttr | None = None,
+        sequence_axes: ArrayAttr | None = None,
     ):
         properties = {
             "func": SymbolRefAttr(func),
@@ -489,6 +494,8 @@ class EntryPointOp(IRDLOperation):
             properties["checks"] = ArrayAttr([ArrayAttr([StringAttr(t) for t in c.strings()]) for c in checks])
         if map_keys is not None:
             properties["map_keys"] = map_keys
+        if sequence_axes is not None:
+            properties["sequence_axes"] = sequence_axes
         super().__init__(properties=properties)
 
     def dim_expressions(self) -> list[list[str]]:
@@ -501,6 +508,15 @@ class EntryPointOp(IRDLOperation):
             return [[] for _ in self.output_names.data]
         return [
             [k.data if isinstance(k, StringAttr) else k.value.data for k in keys.data] for keys in self.map_keys.data
+        ]
+
+    def output_sequence_axes(self) -> list[tuple[int, bool, int] | None]:
+        """`sequence_axes` as (axis, keepdims, size) per output, None for a tensor."""
+        if self.sequence_axes is None:
+            return [None for _ in self.output_names.data]
+        return [
+            (axes.data[0].value.data, bool(axes.data[1].value.data), axes.data[2].value.data) if axes.data else None
+            for axes in self.sequence_axes.data
         ]
 
     def dim_checks(self) -> list[DimCheck]:

@@ -92,6 +92,10 @@ WEIGHTS_ATTR = "onnx.weights"
 # On @main_graph: per graph output, the keys of a sequence-of-maps output (ZipMap's
 # class labels, integers or strings), an empty array for a tensor; absent if none is one.
 OUTPUT_MAP_KEYS_ATTR = "onnx.output_map_keys"
+# On @main_graph: per graph output, [axis, keepdims, size] of a sequence of run-time length
+# returned as the tensor it slices (frontend/sequence_values.py), [] for a tensor;
+# absent if none is one.
+OUTPUT_SEQUENCE_AXES_ATTR = "onnx.output_sequence_axes"
 # On an op: the schema version it follows when newer than the module's opset
 # (the importer rewrites old attribute forms, e.g. Unsqueeze axes, into inputs).
 SINCE_VERSION_ATTR = "onnx.since_version"

@@ -31,7 +31,7 @@ from onnx.backend.base import Backend, BackendRep
 from onnxc.dialects.onnx import CONTROL_OPERANDS, SHAPE_ONLY_OPS, SHAPE_OPERANDS
 from onnxc.errors import InputError, ShapeError, UnsupportedOpError
 from onnxc.frontend.importer import free_names
-from onnxc.frontend.sequences import sequence_item_name
+from onnxc.frontend.sequence_values import sequence_item_name
 
 CACHE_ENV = "ONNXC_BACKEND_CACHE"
 """Directory for compiled libraries; default: a temporary directory per process."""

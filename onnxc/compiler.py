@@ -19,7 +19,13 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IntegerAttr, ModuleO
 from xdsl.printer import Printer
 
 from onnxc.dialects import make_context
-from onnxc.dialects.onnx import BATCH_SYMBOL_ATTR, BATCHED_INPUTS_ATTR, NOT_SEPARABLE_ATTR
+from onnxc.dialects.onnx import (
+    BATCH_SYMBOL_ATTR,
+    BATCHED_INPUTS_ATTR,
+    NOT_SEPARABLE_ATTR,
+    OUTPUT_MAP_KEYS_ATTR,
+    OUTPUT_SEQUENCE_AXES_ATTR,
+)
 from onnxc.dialects.types import dim_params
 from onnxc.errors import CompileError, OnnxcError
 from onnxc.frontend.importer import MAIN_FUNCTION, import_model
@@ -232,9 +238,20 @@ def _batch_loop_module(model, module: ModuleOp, shapes, ctx) -> ModuleOp:
     batch_one = {name: [1, *arg.type.get_shape()[1:]] for name, arg, b in zip(names, graph.body.block.args, batched) if b}
     pinned = import_model(model, shapes={**(shapes or {}), verdict.symbol: [1], **batch_one})
     pinned_graph = _main_graph(pinned)
+    if not _same_outputs_per_sample(graph, pinned_graph):
+        # sequences resolved while importing (a SplitToSequence along the batch) differ at batch 1
+        graph.attributes[NOT_SEPARABLE_ATTR] = StringAttr("the model imported at batch 1 has other outputs")
+        return module
     pinned_graph.attributes[BATCH_SYMBOL_ATTR] = StringAttr(verdict.symbol)
     pinned_graph.attributes[BATCHED_INPUTS_ATTR] = ArrayAttr([IntegerAttr(int(b), i64) for b in batched])
     return pinned
+
+
+def _same_outputs_per_sample(graph: func.FuncOp, pinned: func.FuncOp) -> bool:
+    """Whether the graph imported at batch 1 returns the same outputs (the entry point
+    checks that each has the sample's leading dim of 1)."""
+    keys = ("onnx.output_names", OUTPUT_SEQUENCE_AXES_ATTR, OUTPUT_MAP_KEYS_ATTR)
+    return all(graph.attributes.get(key) == pinned.attributes.get(key) for key in keys)
 
 
 def module_text(module: ModuleOp) -> str:

@@ -23,7 +23,13 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from onnxc.dialects.krnl import EntryPointOp
-from onnxc.dialects.onnx import BATCH_SYMBOL_ATTR, BATCHED_INPUTS_ATTR, DIM_CHECKS_ATTR, OUTPUT_MAP_KEYS_ATTR
+from onnxc.dialects.onnx import (
+    BATCH_SYMBOL_ATTR,
+    BATCHED_INPUTS_ATTR,
+    DIM_CHECKS_ATTR,
+    OUTPUT_MAP_KEYS_ATTR,
+    OUTPUT_SEQUENCE_AXES_ATTR,
+)
 from onnxc.dialects.symbolic import DimCheck
 from onnxc.errors import InvalidModelError, ShapeError
 from onnxc.passes import onnx_to_krnl  # noqa: F401  (registers the lowerings)
@@ -56,6 +62,7 @@ class ConvertOnnxToKrnlPass(ModulePass):
             dims=lowering.argument_dims(),
             checks=[DimCheck.from_strings(*(s.data for s in c.data)) for c in checks.data] if checks else (),
             map_keys=map_keys,
+            sequence_axes=graph.attributes.get(OUTPUT_SEQUENCE_AXES_ATTR),
         )
         Rewriter.replace_op(graph, [lowered, entry_point], new_results=[])
 

@@ -101,8 +101,13 @@ def compile_and_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray], tmp_pa
 
 
 def assert_matches(actual: list[np.ndarray], expected: list[np.ndarray]) -> None:
+    """Outputs equal in type and shape and close in value; a sequence output (a list) item by item."""
     assert len(actual) == len(expected)
     for got, want in zip(actual, expected):
+        if isinstance(want, list):
+            assert isinstance(got, list), type(got)
+            assert_matches(got, want)
+            continue
         want = np.asarray(want)
         assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
         if np.issubdtype(want.dtype, np.floating):
@@ -165,9 +170,7 @@ class Model:
 def make_tensor(array: np.ndarray, dtype: int | None = None) -> tuple[OnnxcTensor, np.ndarray]:
     shape = np.array(array.shape, np.int64)
     code = _ONNX_OF_NUMPY[array.dtype] if dtype is None else dtype
-    tensor = OnnxcTensor(
-        array.ctypes.data, shape.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), array.ndim, code, 0
-    )
+    tensor = OnnxcTensor(array.ctypes.data, shape.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), array.ndim, code, 0)
     return tensor, shape
 
 

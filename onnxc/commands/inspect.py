@@ -17,8 +17,8 @@ from onnx import helper
 
 from onnxc.commands.compile import add_shape_option
 from onnxc.errors import ShapeError
-from onnxc.tools.flops import COUNTING_RULE, node_flops
 from onnxc.frontend.importer import load_model, model_opset
+from onnxc.tools.flops import COUNTING_RULE, node_flops
 from onnxc.tools.support import op_support
 
 

@@ -13,7 +13,7 @@ and imported as any run-time Loop:
 
 - a sequence that starts empty and only has one tensor appended per iteration
   (SequenceInsert at the end) is no longer carried; the appended tensor is a
-  scan output, and the sequence result is its rows (`CollectedRows`), which
+  scan output, and the sequence result is its rows (a `SlicedSequence`), which
   stacking along a new first axis (`ConcatFromSequence(axis=0, new_axis=1)`,
   torch.stack) gives as they are;
 - a tensor only concatenated with one tensor along axis 0 (`Concat(s, t)`)
@@ -25,25 +25,16 @@ and imported as any run-time Loop:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import onnx
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, i64
-from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import APPENDED_TO_ATTR
-from onnxc.errors import UnsupportedOpError
+from onnxc.frontend.sequence_values import SlicedSequence
 
 if TYPE_CHECKING:
     from onnxc.frontend.importer import _GraphImporter
-
-
-@dataclass(frozen=True)
-class CollectedRows:
-    """A sequence of run-time length: the rows of a Loop's scan output (`rows`)."""
-
-    rows: SSAValue
 
 
 def collect_into_scan_outputs(
@@ -100,20 +91,10 @@ def collect_into_scan_outputs(
     block.last_op.attributes[APPENDED_TO_ATTR] = ArrayAttr([IntegerAttr(c, i64) for c in continued])
     outputs = dict(zip(kept + own_scans, (importer.values[name] for name in kept_names)))
     for k, name in collected_names.items():
-        outputs[k] = importer.values[name] if empty[k] is None else CollectedRows(importer.values[name])
+        outputs[k] = (
+            importer.values[name] if empty[k] is None else SlicedSequence(importer.values[name], 0, keepdims=False)
+        )
     return [outputs[k] for k in range(len(node.output))]
-
-
-def stacked(node: onnx.NodeProto, sequence: CollectedRows, axis: int, new_axis: int) -> SSAValue:
-    """ConcatFromSequence of collected rows: the rows themselves when stacked along a new first axis."""
-    if new_axis and axis == 0:
-        return sequence.rows
-    raise UnsupportedOpError(
-        f"a sequence a run-time loop collected can only be stacked along a new first axis, not with axis={axis},"
-        f" new_axis={new_axis}",
-        node=node.name,
-        op_type=node.op_type,
-    )
 
 
 def _only_use(body: onnx.GraphProto, name: str, output: str, op_type: str) -> onnx.NodeProto | None:

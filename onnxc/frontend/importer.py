@@ -33,6 +33,7 @@ from onnxc.dialects.onnx import (
     OPS,
     OPSET_ATTR,
     OUTPUT_MAP_KEYS_ATTR,
+    OUTPUT_SEQUENCE_AXES_ATTR,
     SINCE_VERSION_ATTR,
     TRAINING_DOMAIN,
     OnnxOp,
@@ -48,7 +49,14 @@ from onnxc.dialects.types import element_type_of_onnx
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend.input_types import declared_type_of, fresh_symbol, input_type
 from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node
-from onnxc.frontend.sequences import COMPILE_TIME_OPS, MapSequence, TensorOptional, TensorSequence, sequence_item_name
+from onnxc.frontend.sequence_values import (
+    MapSequence,
+    SlicedSequence,
+    TensorOptional,
+    TensorSequence,
+    sequence_item_name,
+)
+from onnxc.frontend.sequences import COMPILE_TIME_OPS
 from onnxc.frontend.tensors import decode_tensor
 from onnxc.frontend.type_constraints import check_input_types
 
@@ -164,7 +172,7 @@ class _GraphImporter:
         for node in self._sorted_nodes(self.graph, initializer_names | {vi.name for vi in inputs}):
             self._import_node(block, node)
 
-        outputs, output_names, map_keys = [], [], []
+        outputs, output_names, map_keys, sequence_axes = [], [], [], []
         for vi in self.graph.output:
             if vi.name not in self.values:
                 raise InvalidModelError(f"graph output '{vi.name}' is never produced")
@@ -173,6 +181,7 @@ class _GraphImporter:
                 outputs.append(tensor)
                 output_names.append(name)
                 map_keys.append(value.keys if isinstance(value, MapSequence) else ())
+                sequence_axes.append(_sequence_axes(value))
         block.add_op(func.ReturnOp(*outputs))
 
         function = func.FuncOp(MAIN_FUNCTION, (list(arg_types), [v.type for v in outputs]), Region(block))
@@ -180,6 +189,8 @@ class _GraphImporter:
         function.attributes["onnx.output_names"] = _strings(output_names)
         if any(map_keys):
             function.attributes[OUTPUT_MAP_KEYS_ATTR] = ArrayAttr([_keys(keys) for keys in map_keys])
+        if any(sequence_axes):
+            function.attributes[OUTPUT_SEQUENCE_AXES_ATTR] = ArrayAttr([_keys(axes) for axes in sequence_axes])
         module.body.block.add_op(function)
         return module
 
@@ -594,11 +605,16 @@ def _output_tensors(name: str, value) -> list[tuple[str, SSAValue]]:
         value = value.content
     if isinstance(value, TensorSequence):
         return [(sequence_item_name(name, i), item) for i, item in enumerate(value.items)]
-    if isinstance(value, MapSequence):
+    if isinstance(value, MapSequence | SlicedSequence):
         return [(name, value.values)]
-    if not isinstance(value, SSAValue):  # a sequence a run-time loop collected (collected_rows.py)
-        raise UnsupportedOpError(f"graph output '{name}' is a sequence whose length is known only at run time")
     return [(name, value)]
+
+
+def _sequence_axes(value) -> tuple[int, ...]:
+    """(axis, keepdims, size) of a graph output that is a sequence of run-time length, else ()."""
+    if isinstance(value, TensorOptional):
+        value = value.content
+    return (value.axis, int(value.keepdims), value.size) if isinstance(value, SlicedSequence) else ()
 
 
 def _small_results(node: onnx.NodeProto, opset: int, feeds: dict[str, np.ndarray], names: list[str]) -> bool:
@@ -666,5 +682,5 @@ def _strings(values) -> ArrayAttr:
 
 
 def _keys(keys: Sequence[int | str]) -> ArrayAttr:
-    """A map output's keys: integers (i64) or strings."""
+    """Integers (i64) or strings as an attribute: a map output's keys, a sequence output's axes."""
     return ArrayAttr([StringAttr(k) if isinstance(k, str) else IntegerAttr(k, i64) for k in keys])

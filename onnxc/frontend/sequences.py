@@ -19,13 +19,13 @@ pass). A handler returns the node's output values, or None to fall back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     IntegerAttr,
     NameLoc,
     NoneAttr,
@@ -39,41 +39,13 @@ from xdsl.ir import Block, SSAValue
 
 from onnxc.dialects.onnx import build_op
 from onnxc.errors import InvalidModelError, UnsupportedOpError
-from onnxc.frontend.collected_rows import CollectedRows, collect_into_scan_outputs, stacked
+from onnxc.frontend.collected_rows import collect_into_scan_outputs
+from onnxc.frontend.sequence_values import MapSequence, SlicedSequence, TensorOptional, TensorSequence
 
 if TYPE_CHECKING:
     from onnxc.frontend.importer import _GraphImporter
 
 MAX_UNROLLED_ITERATIONS = 4096
-
-
-@dataclass(frozen=True)
-class TensorSequence:
-    """A sequence value of known length: the SSA values of its tensors."""
-
-    items: tuple[SSAValue, ...]
-
-
-@dataclass(frozen=True)
-class TensorOptional:
-    """An optional value of known presence: its content (a tensor or sequence) or None."""
-
-    content: SSAValue | TensorSequence | None
-
-
-@dataclass(frozen=True)
-class MapSequence:
-    """ZipMap's sequence of maps, one per row of `values` [N, C]: key `keys[c]` maps to
-    column c. Only a graph output may be one: the library returns `values`, and
-    `Session` builds the maps from the keys recorded in the signature (docs/abi.md)."""
-
-    values: SSAValue
-    keys: tuple[int, ...] | tuple[str, ...]
-
-
-def sequence_item_name(name: str, index: int) -> str:
-    """The name of the tensor that carries item `index` of sequence input or output `name`."""
-    return f"{name}[{index}]"
 
 
 Handler = Callable[["_GraphImporter", Block, onnx.NodeProto], list | None]
@@ -144,7 +116,10 @@ def add_op(
     **attributes,
 ):
     """Append an onnx op (results typed by shape inference later) named after `node`."""
-    attrs = {k: IntegerAttr(v, i64) for k, v in attributes.items()}
+    attrs = {
+        k: IntegerAttr(v, i64) if isinstance(v, int) else ArrayAttr([IntegerAttr(d, i64) for d in v])
+        for k, v in attributes.items()
+    }
     op = build_op(op_type, inputs, UnrankedTensorType(NoneType()), attrs, outputs, importer.opset)
     op.location = NameLoc(StringAttr(node.name or node.output[0]), NoneAttr())
     block.add_op(op)
@@ -190,12 +165,35 @@ def _sequence_erase(importer, block, node):
 
 def _sequence_at(importer, block, node):
     seq, position = _inputs(importer, node)
+    if isinstance(seq, SlicedSequence):
+        if seq.size != 1:
+            raise _refuse(importer, node, f"an item of a sequence of run-time length cut in pieces of {seq.size}")
+        item = add_op(importer, block, node, "Gather", [seq.values, position], axis=seq.axis).results[0]
+        if not seq.keepdims:
+            return [item]
+        return [
+            add_op(
+                importer, block, node, "Unsqueeze", [item, _int64s(importer, block, node, [seq.axis], "axes")]
+            ).results[0]
+        ]
     items = _sequence(importer, node, seq).items
     return [items[_position(importer, node, position, len(items), 0, insert=False)]]
 
 
 def _sequence_length(importer, block, node):
-    length = len(_sequence(importer, node, _inputs(importer, node)[0]).items)
+    sequence = _inputs(importer, node)[0]
+    if isinstance(sequence, SlicedSequence):  # ceil(n / size) of the sliced axis' n
+        shape = add_op(importer, block, node, "Shape", [sequence.values]).results[0]
+
+        def scalar(what: str, value: int) -> SSAValue:
+            return importer.constant(block, f"{node.name or node.output[0]}.{what}", np.array(value, np.int64))
+
+        length = add_op(importer, block, node, "Gather", [shape, scalar("axis", sequence.axis)]).results[0]
+        if sequence.size == 1:
+            return [length]
+        padded = add_op(importer, block, node, "Add", [length, scalar("rest", sequence.size - 1)]).results[0]
+        return [add_op(importer, block, node, "Div", [padded, scalar("size", sequence.size)]).results[0]]
+    length = len(_sequence(importer, node, sequence).items)
     return [importer.constant(block, node.output[0], np.array(length, dtype=np.int64))]
 
 
@@ -214,11 +212,11 @@ def _split_to_sequence(importer, block, node):
         raise _refuse(importer, node, "the split sizes must be constants at compile time")
     if length == DYNAMIC_INDEX and (split is None or split.ndim == 0):
         # explicit sizes give the sequence's length whatever the axis's (Split checks they cover it)
-        raise _refuse(
-            importer,
-            node,
-            "the input's size along the split axis must be known at compile time (the sequence's length)",
-        )
+        if split is None:
+            return [SlicedSequence(data, axis, keepdims=bool(keepdims))]
+        if int(split) < 1:
+            raise InvalidModelError(f"split {int(split)} is not positive", node=node.name, op_type=node.op_type)
+        return [SlicedSequence(data, axis, keepdims=True, size=int(split))]
     if split is None:
         sizes = [1] * length
     elif split.ndim == 0:
@@ -240,8 +238,8 @@ def _split_to_sequence(importer, block, node):
 
 def _concat_from_sequence(importer, block, node):
     sequence = _inputs(importer, node)[0]
-    if isinstance(sequence, CollectedRows):
-        return [stacked(node, sequence, _attribute(node, "axis", 0), _attribute(node, "new_axis", 0))]
+    if isinstance(sequence, SlicedSequence):
+        return [_joined_slices(importer, block, node, sequence)]
     items = list(_sequence(importer, node, sequence).items)
     if not items:
         raise _refuse(importer, node, "concatenating an empty sequence (its element shape is unknown)")
@@ -249,6 +247,51 @@ def _concat_from_sequence(importer, block, node):
     if _attribute(node, "new_axis", 0):
         return [_stack(importer, block, node, items, axis)]
     return [add_op(importer, block, node, "Concat", items, axis=axis).results[0]]
+
+
+def _joined_slices(importer, block, node, sequence: SlicedSequence) -> SSAValue:
+    """ConcatFromSequence of a sequence of run-time length: its tensor, transposed so that
+    the sliced axis is the joined one. Stacking slices that kept a dim of one adds that
+    dim after it; concatenating slices without it merges the sliced axis into the next.
+    Joining along another axis than the sliced one needs the tensor's rank."""
+    axis, stack = _attribute(node, "axis", 0), bool(_attribute(node, "new_axis", 0))
+    values, sliced, keepdims, size = sequence.values, sequence.axis, sequence.keepdims, sequence.size
+    rank = None
+    if isinstance(values.type, TensorType):
+        rank = values.type.get_num_dims() + (stack and keepdims) - (not stack and not keepdims)
+        axis = axis % rank if -rank <= axis < rank else axis
+    if axis == sliced and stack != keepdims:
+        return values
+    if (keepdims and not stack) or (size != 1 and stack) or (axis != sliced and not (rank and 0 <= axis < rank)):
+        raise _refuse(
+            importer,
+            node,
+            f"{'stacking' if stack else 'concatenating'} the slices of a sequence of run-time length (cut along"
+            f" axis {sliced} of {values.type}{'' if size == 1 else f' in pieces of {size}'}) along axis {axis}",
+        )
+    if stack and keepdims:
+        kept = _int64s(importer, block, node, [sliced + 1], "axes")
+        values = add_op(importer, block, node, "Unsqueeze", [values, kept]).results[0]
+    if axis != sliced:
+        order = [d for d in range(rank + (not stack)) if d != sliced]
+        order.insert(axis, sliced)
+        values = add_op(importer, block, node, "Transpose", [values], perm=order).results[0]
+    return values if stack else _merged_dims(importer, block, node, values, axis)
+
+
+def _merged_dims(importer, block, node, values: SSAValue, axis: int) -> SSAValue:
+    """`values` with dims axis and axis + 1 merged into one, whatever its rank."""
+    shape = add_op(importer, block, node, "Shape", [values]).results[0]
+
+    def dims(start: int, end: int) -> SSAValue:
+        bounds = [_int64s(importer, block, node, [bound], f"dims{bound}") for bound in (start, end)]
+        return add_op(importer, block, node, "Slice", [shape, *bounds]).results[0]
+
+    pair = [dims(axis, axis + 1), dims(axis + 1, axis + 2)]
+    product = add_op(importer, block, node, "Mul", pair).results[0]
+    parts = [dims(0, axis), product, dims(axis + 2, np.iinfo(np.int64).max)]
+    merged = add_op(importer, block, node, "Concat", parts, axis=0).results[0]
+    return add_op(importer, block, node, "Reshape", [values, merged]).results[0]
 
 
 def _sequence_map(importer, block, node):

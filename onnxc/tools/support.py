@@ -36,8 +36,8 @@ from xdsl.ir import Block
 import onnxc
 from onnxc.dialects.onnx import DOMAINS, OPS, op_schema
 from onnxc.dialects.types import element_type_of_onnx
-from onnxc.frontend.importer import DEPRECATED_REPLACEMENTS, ONNX_DOMAINS
 from onnxc.frontend import microsoft, sequences
+from onnxc.frontend.importer import DEPRECATED_REPLACEMENTS, ONNX_DOMAINS
 from onnxc.frontend.microsoft import MICROSOFT_DOMAIN
 
 # The inputs bodies are built for: each required input of rank 1 to 4, every dim 2 (some bodies

@@ -134,7 +134,30 @@ def control_flow() -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-KINDS = {"control_flow": control_flow, "old_opset": old_opset, "deprecated": deprecated_ops, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms, "non_zero": non_zero}
+def run_time_sequence() -> onnx.ModelProto:
+    """SplitToSequence along a run-time dim M of [2, M]: a sequence of run-time length,
+    its length, an item at a run-time position, the items stacked along axis 0, and the
+    sequence itself as a graph output."""
+    sequence = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["s"], axis=1, keepdims=0, name="split"),
+        helper.make_node("SequenceLength", ["s"], ["n"], name="length"),
+        helper.make_node("SequenceAt", ["s", "p"], ["item"], name="at"),
+        helper.make_node("ConcatFromSequence", ["s"], ["stacked"], axis=0, new_axis=1, name="stack"),
+    ]
+    graph = helper.make_graph(
+        nodes, "run_time_sequence",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "M"]),
+         helper.make_tensor_value_info("p", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("n", TensorProto.INT64, []),
+         helper.make_tensor_value_info("item", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("stacked", TensorProto.FLOAT, ["M", 2]),
+         helper.make_value_info("s", sequence)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+KINDS = {"run_time_sequence": run_time_sequence, "control_flow": control_flow, "old_opset": old_opset, "deprecated": deprecated_ops, "mnist": build_mnist_cnn, "symbolic": symbolic_batch, "constants": constant_forms, "non_zero": non_zero}
 
 if __name__ == "__main__":
     onnx.save(KINDS[sys.argv[1]](), sys.argv[2])
