@@ -54,6 +54,7 @@ class Status(IntEnum):
     ERR_RANK = 4
     ERR_SHAPE = 5
     ERR_NOMEM = 6
+    ERR_INDEX = 7
 
     @property
     def c_name(self) -> str:
@@ -72,7 +73,12 @@ _STATUS_MEANINGS = {
     Status.ERR_RANK: "a tensor's rank differs from the signature",
     Status.ERR_SHAPE: "a dimension differs from the signature",
     Status.ERR_NOMEM: "arena, scratch or output memory could not be allocated",
+    Status.ERR_INDEX: "an index read from an input is outside its dim",
 }
+
+INDEX_SITE_SHIFT = 8
+"""ONNXC_ERR_INDEX comes with 1 + the failing check's place in the signature's
+`index_sites` in the bits from this one up (0 there: no site named)."""
 
 DTYPE_NAMES: dict[int, str] = {code: name for code, name in dtypes.NAME_OF_ONNX.items() if code != dtypes.STRING}
 """enum onnxc_dtype: the ONNX element type codes a tensor may have (ONNXC_DTYPE_<X> is

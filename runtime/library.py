@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from onnxc.errors import InvalidModelError
-from onnxc.runtime.abi import ABI_VERSION, TENSOR_FIELDS, Status
+from onnxc.runtime.abi import ABI_VERSION, INDEX_SITE_SHIFT, TENSOR_FIELDS, Status
 
 _CTYPE_OF_C_TYPE = {
     "void *": ctypes.c_void_p,
@@ -48,10 +48,10 @@ class OnnxcTensor(ctypes.Structure):
 
 def describe_status(status: int) -> str:
     """`5 (ONNXC_ERR_SHAPE: a dimension differs from the signature)`."""
-    try:
-        known = Status(status)
-    except ValueError:
+    code, site = status & ((1 << INDEX_SITE_SHIFT) - 1), status >> INDEX_SITE_SHIFT
+    if code not in set(Status) or site and code != Status.ERR_INDEX:
         return f"{status} (unknown status: not defined by onnxc.h)"
+    known = Status(code)
     return f"{status} ({known.c_name}: {known.meaning})"
 
 

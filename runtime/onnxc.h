@@ -69,7 +69,9 @@ enum onnxc_status {
   ONNXC_ERR_DTYPE = 3,   /* a tensor's dtype differs from the signature */
   ONNXC_ERR_RANK = 4,    /* a tensor's rank differs from the signature */
   ONNXC_ERR_SHAPE = 5,   /* a dimension differs from the signature */
-  ONNXC_ERR_NOMEM = 6    /* arena, scratch or output memory could not be allocated */
+  ONNXC_ERR_NOMEM = 6,   /* arena, scratch or output memory could not be allocated */
+  ONNXC_ERR_INDEX = 7    /* an index read from an input is outside its dim; status >> 8 is
+                            1 + the node's place in the signature's "index_sites" */
 };
 
 /* Symbolic dims (ABI version 3): a dim given as -1 with an entry in "dims" is

@@ -29,7 +29,7 @@ import numpy as np
 from onnxc import dtypes
 from onnxc.errors import InputError, InvalidModelError, RuntimeFailure
 from onnxc.runtime import dim_expressions
-from onnxc.runtime.abi import MAX_DIM
+from onnxc.runtime.abi import INDEX_SITE_SHIFT, MAX_DIM, Status
 from onnxc.runtime.library import OnnxcTensor, describe_status, open_model_library
 from onnxc.runtime.profiling import Profile
 
@@ -64,6 +64,10 @@ class NodeArg:
     dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16, ml_dtypes' for float8...)
     map_keys: tuple[int | str, ...] = ()
     """For an output that is a sequence of maps (ZipMap): the key of each column."""
+    sequence_axis: tuple[int, bool, int] | None = None
+    """For an output that is a sequence of run-time length: (axis, keepdims, size), its
+    items the tensor's slices of `size` along axis, the last maybe shorter (keepdims
+    false: slices of one without the axis)."""
 
     @property
     def dynamic(self) -> bool:
@@ -76,12 +80,24 @@ class NodeArg:
         tensor = f"tensor({_ORT_TYPE_NAMES.get(self.element_type, self.element_type)})"
         if self.map_keys:
             return f"seq(map({'string' if isinstance(self.map_keys[0], str) else 'int64'},{tensor}))"
-        return tensor
+        return f"seq({tensor})" if self.sequence_axis is not None else tensor
 
-    def maps(self, values: np.ndarray) -> list[dict]:
-        """A sequence-of-maps output as onnxruntime returns it: one dict per row of `values`."""
-        rows = values.reshape(-1, len(self.map_keys)).tolist()
-        return [dict(zip(self.map_keys, row)) for row in rows]
+    @property
+    def structured(self) -> bool:
+        """A sequence output: the library's tensor is returned as a list."""
+        return bool(self.map_keys) or self.sequence_axis is not None
+
+    def structure(self, values: np.ndarray) -> list:
+        """A sequence output as onnxruntime returns it: a list of dicts (one per row of
+        `values`) for a sequence of maps, else the list of the tensor's slices."""
+        if self.map_keys:
+            rows = values.reshape(-1, len(self.map_keys)).tolist()
+            return [dict(zip(self.map_keys, row)) for row in rows]
+        axis, keepdims, size = self.sequence_axis
+        if not keepdims:
+            return [np.take(values, i, axis=axis) for i in range(values.shape[axis])]
+        before = (slice(None),) * axis
+        return [values[(*before, slice(start, start + size))] for start in range(0, values.shape[axis], size)]
 
     @property
     def onnx_type(self) -> int:
@@ -99,6 +115,13 @@ def _dim_check(check: object) -> tuple[str, str, str, str, str]:
     if check[1] not in ("==", ">="):
         raise ValueError(f"a dim check's relation is == or >=, not {check[1]!r}")
     return tuple(check)
+
+
+def _index_site(site: object) -> tuple[str, str]:
+    """[node, op_type] of a signature's `index_sites`."""
+    if not (isinstance(site, list) and len(site) == 2 and all(isinstance(t, str) for t in site)):
+        raise ValueError(f"an index site is [node, op_type], not {site!r}")
+    return site[0], site[1]
 
 
 def _node_args(entries: list) -> tuple[NodeArg, ...]:
@@ -127,8 +150,30 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
             raise ValueError(f"{entry['name']!r} has map_keys {keys!r}, not a list of integers or of strings")
         if keys and (element_type != "float32" or len(shape) not in (1, 2) or shape[-1] != len(keys)):
             raise ValueError(f"{entry['name']!r}: {len(keys)} map_keys for a {element_type} tensor of shape {shape}")
-        args.append(NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code), tuple(keys)))
+        args.append(
+            NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code), tuple(keys), _sequence(entry))
+        )
     return tuple(args)
+
+
+def _sequence(entry: dict) -> tuple[int, bool, int] | None:
+    """(axis, keepdims, size) of a signature entry's `sequence`, None if it has none."""
+    sequence = entry.get("sequence")
+    if sequence is None:
+        return None
+    fields = [sequence.get(k) for k in ("axis", "keepdims", "size")] if isinstance(sequence, dict) else [None] * 3
+    axis, keepdims, size = fields
+    if (
+        type(axis) is not int
+        or not 0 <= axis < len(entry["shape"])
+        or type(keepdims) is not bool
+        or type(size) is not int
+        or size < 1
+        or size > 1
+        and not keepdims
+    ):
+        raise ValueError(f"{entry['name']!r} has sequence {sequence!r}, not an axis, keepdims and a size")
+    return axis, keepdims, size
 
 
 def _output_shape(arg: NodeArg, symbols: Mapping[str, tuple[int, str]]) -> tuple[int, ...]:
@@ -291,6 +336,7 @@ class Session:
         self._inputs = _node_args(signature["inputs"])
         self._outputs = _node_args(signature["outputs"])
         self._dim_checks = [_dim_check(check) for check in signature.get("checks", [])]
+        self._index_sites = [_index_site(site) for site in signature.get("index_sites", [])]
 
     def get_inputs(self) -> list[NodeArg]:
         return list(self._inputs)
@@ -304,7 +350,8 @@ class Session:
 
     def run(self, output_names: Sequence[str] | None, input_feed: Mapping[str, object]) -> list[np.ndarray | list]:
         """The outputs named in `output_names` (all, in signature order, if None) for `input_feed`:
-        arrays, and for a sequence-of-maps output (ZipMap) a list of dicts, as onnxruntime."""
+        arrays, a list of arrays for a sequence output, and for a sequence-of-maps output
+        (ZipMap) a list of dicts, as onnxruntime."""
         selected = self._output_positions(output_names)
         planned = self._planned_call(input_feed)
         if planned is not None:
@@ -332,17 +379,17 @@ class Session:
         return self._selected(selected, [_array_of(output) for output in outputs])
 
     @functools.cached_property
-    def _returns_maps(self) -> bool:
-        return any(arg.map_keys for arg in self._outputs)
+    def _returns_structures(self) -> bool:
+        return any(arg.structured for arg in self._outputs)
 
     def _selected(self, positions: Sequence[int] | None, outputs: list[np.ndarray]) -> list[np.ndarray | list]:
-        """The outputs at `positions` (None: all), a sequence of maps as a list of dicts."""
+        """The outputs at `positions` (None: all), a sequence as a list."""
         args = self._outputs
         if positions is None:
-            if not self._returns_maps:
+            if not self._returns_structures:
                 return outputs
             positions = range(len(args))
-        return [args[p].maps(outputs[p]) if args[p].map_keys else outputs[p] for p in positions]
+        return [args[p].structure(outputs[p]) if args[p].structured else outputs[p] for p in positions]
 
     def _planned_call(self, input_feed: object) -> tuple[_CallPlan, list[np.ndarray]] | None:
         """The plan and arrays of a call whose inputs are C-contiguous aligned arrays of the
@@ -483,7 +530,16 @@ class Session:
                 if self._closed and self._running == 0:
                     self._library.close()
         if status != 0:
-            raise RuntimeFailure(f"run_main_graph returned {describe_status(status)}", model=self.path)
+            raise self._failure(status)
+
+    def _failure(self, status: int) -> RuntimeFailure:
+        """The error of a nonzero status; an index out of range names its node."""
+        site = status >> INDEX_SITE_SHIFT
+        if status & ((1 << INDEX_SITE_SHIFT) - 1) == Status.ERR_INDEX and 0 < site <= len(self._index_sites):
+            node, op_type = self._index_sites[site - 1]
+            message = "an index read from an input is outside the dim it indexes (ONNXC_ERR_INDEX)"
+            return RuntimeFailure(message, model=self.path, node=node, op_type=op_type)
+        return RuntimeFailure(f"run_main_graph returned {describe_status(status)}", model=self.path)
 
     def _take_dynamic_outputs(self, outputs: Sequence[TypedArray], structs: ctypes.Array) -> None:
         """Copy every library-allocated output into a numpy array, then free it

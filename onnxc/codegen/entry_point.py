@@ -56,6 +56,8 @@ class TensorSpec:
     """Each dim's symbolic expression ("" where static), if any dim is symbolic."""
     map_keys: list[int | str] = field(default_factory=list)
     """The keys of an output that is a sequence of maps (ZipMap), one per column."""
+    sequence_axis: tuple[int, bool, int] | None = None
+    """(axis, keepdims, size) of an output that is a sequence of run-time length: its slices."""
 
     @property
     def dtype(self) -> int:
@@ -87,6 +89,8 @@ class TensorSpec:
             entry["dims"] = self.dims
         if self.map_keys:
             entry["map_keys"] = self.map_keys
+        if self.sequence_axis is not None:
+            entry["sequence"] = dict(zip(("axis", "keepdims", "size"), self.sequence_axis))
         return entry | {"dynamic": True} if self.dynamic else entry
 
 
@@ -117,11 +121,15 @@ class EntryPointBuilder:
         ]
         output_types = arg_types[len(input_names) :]
         self.outputs = [
-            TensorSpec(n, t, symbol, dims[len(input_names) + k], keys)
-            for k, (n, t, keys) in enumerate(zip(output_names, output_types, entry.output_map_keys()))
+            TensorSpec(n, t, symbol, dims[len(input_names) + k], keys, axis)
+            for k, (n, t, keys, axis) in enumerate(
+                zip(output_names, output_types, entry.output_map_keys(), entry.output_sequence_axes())
+            )
         ]
         if symbol and any(spec.dynamic for spec in self.outputs):
             raise CompileError("codegen: a batch loop cannot return outputs of value-dependent shape")
+        if symbol and any(spec.memref.get_shape()[:1] != (1,) for spec in self.outputs):
+            raise CompileError("codegen: a batch loop's outputs must each hold one sample (a leading dim of 1)")
 
     def build(self) -> None:
         self.build_run_main_graph()
@@ -308,6 +316,7 @@ class EntryPointBuilder:
             self.fail_if(b.icmp_signed("!=", size, self.batch_size), Status.ERR_SHAPE)
 
     def build_signature(self) -> None:
+        sites = self.parent.index_sites
         document = (
             json.dumps(
                 {
@@ -318,6 +327,7 @@ class EntryPointBuilder:
                     "inputs": [spec.signature() for spec in self.inputs],
                     "outputs": [spec.signature() for spec in self.outputs],
                     **({"checks": [c.strings() for c in self.checks]} if self.checks else {}),
+                    **({"index_sites": [[c.node.data, c.op_type.data] for c in sites]} if sites else {}),
                 }
                 | ({"profile": self.parent.profiler.signature()} if self.parent.profiler else {})
             ).encode()

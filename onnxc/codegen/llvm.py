@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 # The emitter modules register their ops' emitters (function_translator.EMITTERS) as they are imported.
-from onnxc.codegen import emit_arith, emit_growth, emit_memory, gemm_int8  # noqa: F401
+from onnxc.codegen import emit_arith, emit_checks, emit_growth, emit_memory, gemm_int8  # noqa: F401
 from onnxc.codegen.entry_point import EntryPointBuilder
 from onnxc.codegen.llvm_idioms import constant_global
 from onnxc.codegen.llvm_types import I8, static_shape_of
@@ -29,6 +29,7 @@ from onnxc.codegen.profiling import KernelProfiler
 from onnxc.codegen.target import Target
 from onnxc.codegen.weights import WEIGHT_ALIGNMENT, WEIGHTS_SYMBOL, WeightTable, uses_large_data
 from onnxc.dialects.krnl import EntryPointOp, GlobalOp
+from onnxc.dialects.krnl_checks import CheckIndicesOp
 from onnxc.dialects.onnx import tensor_value
 from onnxc.dialects.types import numpy_dtype_of
 from onnxc.errors import CompileError
@@ -67,6 +68,8 @@ class ModuleTranslator:
         self.gemm_kernels: dict = {}  # see gemm.MatmulEmitter.micro_kernel
         # Times every kernel call (`onnxc --profile`), given the ONNX nodes by name (profiling.node_records).
         self.profiler = KernelProfiler(profile) if profile is not None else None
+        # The index checks, in the order of the signature's `index_sites` (emit_checks.py).
+        self.index_sites = [op for op in module.walk() if isinstance(op, CheckIndicesOp)]
 
     def declare(self, name: str, ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
         """The function `name` of the module, declared on first use."""

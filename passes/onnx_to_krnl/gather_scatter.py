@@ -3,7 +3,8 @@ ScatterND, TensorScatter, OneHot, ReverseSequence, and the scatters MaxUnpool
 and Col2Im.
 
 Indices are data (read in the loop body), negative ones count from the end of
-their dim. Scatters copy `data` to the output, then apply the updates in the
+their dim; before the nest, `krnl.check_indices` fails the run if one lies
+outside its dim (constant ones are checked here). Scatters copy `data` to the output, then apply the updates in the
 order of the updates tensor, so that with duplicate indices the last update
 wins (reduction "none") or all are combined, as in the reference.
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.krnl_checks import CheckIndicesOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import delinearize, element_count
@@ -31,12 +34,32 @@ from onnxc.passes.onnx_to_krnl.common import (
 )
 
 
+def checked_indices(g: GraphLowering, op: OnnxOp, sizes: Sequence[Bound]) -> SSAValue:
+    """The buffer of `op`'s indices (input 1), each element p of which must lie in
+    [-size, size) of sizes[p % len(sizes)]: checked now if constant and `sizes` static,
+    else by the run before the nest reading them (a ShapeError or ONNXC_ERR_INDEX)."""
+    indices = g.input(op, 1)
+    known = constant_array(op.input(1))
+    if known is not None and all(isinstance(size, int) for size in sizes):
+        limits = np.resize(np.array(sizes, np.int64), known.size).reshape(known.shape)
+        outside = (known < -limits) | (known >= limits)
+        if outside.any():
+            position = tuple(int(p) for p in np.argwhere(outside)[0])
+            raise g.shape_error(
+                op, f"index {int(known[position])} at {list(position)} is outside its dim of {int(limits[position])}"
+            )
+        return indices
+    g.top.insert(CheckIndicesOp(indices, [g.top.index(size) for size in sizes], op.node_name, op.OP_TYPE))
+    return indices
+
+
 @lowers("Gather", run_time_dims=True)
 def lower_gather(g: GraphLowering, op: OnnxOp) -> None:
     """out[a..., i..., b...] = data[a..., indices[i...], b...] with the index at `axis`."""
-    data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    data, out = g.input(op, 0), g.result(op)
     shape = shape_of(data)
     axis = normalized_axis(g, op, op.attr("axis"), len(shape))
+    indices = checked_indices(g, op, [shape[axis]])
     index_rank = len(shape_of(indices))
     ivs, b = g.top.loop_nest(shape_of(out))
     index = load_index(b, indices, ivs[axis : axis + index_rank], shape[axis])
@@ -46,9 +69,10 @@ def lower_gather(g: GraphLowering, op: OnnxOp) -> None:
 @lowers("GatherElements", run_time_dims=True)
 def lower_gather_elements(g: GraphLowering, op: OnnxOp) -> None:
     """out[i] = data[i with i[axis] := indices[i]]."""
-    data, indices, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    data, out = g.input(op, 0), g.result(op)
     shape = shape_of(data)
     axis = normalized_axis(g, op, op.attr("axis"), len(shape))
+    indices = checked_indices(g, op, [shape[axis]])
     ivs, b = g.top.loop_nest(shape_of(out))
     source = list(ivs)
     source[axis] = load_index(b, indices, ivs, shape[axis])
@@ -81,6 +105,7 @@ def lower_gather_nd(g: GraphLowering, op: OnnxOp) -> None:
     index_rank = len(shape_of(indices))
     rest_rank = len(shape_of(out)) - (index_rank - 1)
     depth = _index_depth(g, op, indices, len(shape_of(data)) - batch_dims - rest_rank)
+    checked_indices(g, op, shape_of(data)[batch_dims : batch_dims + depth])
     ivs, b = g.top.loop_nest(shape_of(out))
     picked = _nd_index(b, indices, ivs[: index_rank - 1], shape_of(data), batch_dims, depth)
     b.store(b.load(data, [*ivs[:batch_dims], *picked, *ivs[index_rank - 1 :]]), out, ivs)
@@ -117,7 +142,7 @@ def lower_scatter_elements(g: GraphLowering, op: OnnxOp) -> None:
     """out[i with i[axis] := indices[i]] = updates[i]."""
     shape = shape_of(g.input(op, 0))
     axis = normalized_axis(g, op, op.attr("axis"), len(shape))
-    indices = g.input(op, 1)
+    indices = checked_indices(g, op, [shape[axis]])
 
     def destination(b: KernelBuilder, ivs: list[SSAValue]) -> list[Bound]:
         target: list[Bound] = list(ivs)
@@ -134,6 +159,7 @@ def lower_scatter_nd(g: GraphLowering, op: OnnxOp) -> None:
     indices = g.input(op, 1)
     prefix_rank = len(shape_of(indices)) - 1
     depth = _index_depth(g, op, indices, len(shape) - (len(shape_of(g.input(op, 2))) - prefix_rank))
+    checked_indices(g, op, shape[:depth])
 
     def destination(b: KernelBuilder, ivs: list[SSAValue]) -> list[Bound]:
         return [*_nd_index(b, indices, ivs[:prefix_rank], shape, 0, depth), *ivs[prefix_rank:]]
