@@ -129,6 +129,19 @@ CASES: dict[str, Case] = {
     "conv_depthwise_stride2_unpadded": Case(
         "Conv", {"x": rand(2, 3, 9, 9), "w": rand(3, 1, 3, 3)}, {"group": 3, "strides": [2, 2]}
     ),
+    # Grouped convs of few channels per group on the same path: ResNeXt-style groups of 4 in and
+    # 4 out (one pass of 4 outputs), 3 in and 6 out (two passes of 3), strided 5x5 groups of 4.
+    "conv_grouped_few_channels": Case(
+        "Conv", {"x": rand(1, 16, 9, 10), "w": rand(16, 4, 3, 3), "b": rand(16)}, {"group": 4, "pads": [1, 1, 1, 1]}
+    ),
+    "conv_grouped_three_in_six_out": Case(
+        "Conv", {"x": rand(2, 6, 7, 7), "w": rand(12, 3, 3, 3)}, {"group": 2, "pads": [0, 1, 2, 1]}
+    ),
+    "conv_grouped_stride2_5x5": Case(
+        "Conv",
+        {"x": rand(1, 8, 21, 40), "w": rand(8, 4, 5, 5), "b": rand(8)},
+        {"group": 2, "pads": [2, 2, 2, 2], "strides": [2, 2]},
+    ),
     # Strided pools whose windows stay inside the input (one window per output, vectorized along
     # the row), and one whose last ceil_mode window reaches past it (row by row).
     "max_pool_strided_inside_ceil": Case(

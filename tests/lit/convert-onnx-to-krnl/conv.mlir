@@ -143,9 +143,10 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // -----
 
 // Depthwise 3x3, pads 1, two output channels per input channel: the input is
-// zero-padded into 6x6 planes; output m (input channel m / 2) is computed at
-// q in [0, 3*6 + 4 = 22), the bias plus nine taps at q + ky*6 + kx, into wide
-// rows whose first 4 columns of each 6 a last nest keeps in %y.
+// zero-padded into 6x6 planes; outputs 2g and 2g + 1 of input channel g are
+// computed together at q in [0, 3*6 + 4 = 22), each the bias plus nine taps at
+// q + ky*6 + kx, the two sharing each read, into wide rows whose first 4
+// columns of each 6 a last nest keeps in %y.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x4x4xf32>, %w: tensor<4x1x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
     %y = "onnx.Conv"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {group = 2, pads = [1, 1, 1, 1]} : (tensor<1x2x4x4xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
@@ -162,14 +163,18 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         memref.load %x
 // CHECK:         memref.store %{{.+}}, %[[PLANES]]
 // CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x4x22xf32>
-// CHECK:         ^bb0(%[[n:.+]]: index, %[[m:.+]]: index):
-// CHECK-NEXT:      %[[CH:.+]] = arith.divsi %[[m]], %[[C2]] : index
-// CHECK-COUNT-9:   memref.load %w[%[[m]]
-// CHECK-NEXT:      %[[BIAS:.+]] = memref.load %b[%[[m]]] : memref<4xf32>
+// CHECK:         ^bb0(%[[n:.+]]: index, %[[g:.+]]: index):
+// CHECK-NEXT:      %[[M0:.+]] = arith.muli %[[g]], %[[C2]] : index
+// CHECK-NEXT:      %[[M1:.+]] = arith.addi %[[M0]], %{{.+}} : index
+// CHECK-COUNT-9:   memref.load %w[%[[M0]]
+// CHECK-COUNT-9:   memref.load %w[%[[M1]]
+// CHECK-NEXT:      memref.load %b[%[[M0]]] : memref<4xf32>
+// CHECK-NEXT:      memref.load %b[%[[M1]]] : memref<4xf32>
 // CHECK-NEXT:      scf.for %[[q:.+]] = %{{.+}} to %[[C22]] step %{{.+}} {
 // CHECK:             %[[LAST:.+]] = arith.addi %[[q]], %[[C14]] : index
-// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[CH]], %[[LAST]]] : memref<1x2x36xf32>
-// CHECK:             memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[m]], %[[q]]] : memref<1x4x22xf32>
+// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[g]], %[[LAST]]] : memref<1x2x36xf32>
+// CHECK:             memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[M0]], %[[q]]] : memref<1x4x22xf32>
+// CHECK-NEXT:        memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[M1]], %[[q]]] : memref<1x4x22xf32>
 // CHECK:         memref.load %[[WIDE]]
 // CHECK-NEXT:    memref.store %{{.+}}, %y
 
@@ -223,3 +228,32 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         %[[V:.+]] = memref.load %[[ACC]][{{.*}}] : memref<1x2x4xf32>
 // CHECK-NEXT:    %[[R:.+]] = arith.truncf %[[V]] : f32 to f16
 // CHECK-NEXT:    memref.store %[[R]], %y[{{.*}}] : memref<1x2x4xf16>
+
+// -----
+
+// Grouped 3x3 (ResNeXt-style), two groups of 4 input and 4 output channels, pads 1:
+// the shifted-rows path of depthwise convs. Per (n, group g), outputs 4g .. 4g + 3
+// are computed together, each summing 4 x 9 taps of input channels 4g .. 4g + 3
+// in registers, each read shared by the four sums.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x8x5x5xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x5x5xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 2, pads = [1, 1, 1, 1]} : (tensor<1x8x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x5x5xf32>
+    func.return %y : tensor<1x8x5x5xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x8x49xf32>
+// CHECK:         memref.alloc() : memref<1x8x33xf32>
+// CHECK:         ^bb0(%[[n:[0-9]+]]: index, %[[g:[0-9]+]]: index):
+// CHECK-NEXT:      %[[M0:.+]] = arith.muli %[[g]], %[[C4]] : index
+// CHECK-COUNT-3:   arith.addi %[[M0]]
+// CHECK-NEXT:      %[[I0:.+]] = arith.muli %[[g]], %[[C4]] : index
+// CHECK-COUNT-3:   arith.addi %[[I0]]
+// CHECK-COUNT-144: memref.load %w
+// CHECK:           scf.for %[[q:.+]] = {{.+}} {
+// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[I0]], %[[q]]] : memref<1x8x49xf32>
+// CHECK-COUNT-4:     arith.mulf
+// CHECK-COUNT-35:    memref.load %[[PLANES]]
+// CHECK-COUNT-4:     memref.store %{{.+}}, %{{.+}}[%[[n]], %{{.+}}, %[[q]]] : memref<1x8x33xf32>
