@@ -239,11 +239,18 @@ class ShiftedRows:
         if self.phases == 1 and all(isinstance(pad, int) and pad == 0 for pad in pads):
             return reshaped_view(b, x, shape)
         planes = alloc_shaped(b, x.type.get_element_type(), shape)
-        fill(b, planes, b.constant(0.0, x.type.get_element_type()))
         (sy, sx), (top, left) = (
             (w.stride for w in (self.window_y, self.window_x)),
             (self.window_y.pad_begin, self.window_x.pad_begin),
         )
+        rows = [_phase_range(b, py, sy, top, height, self.height) for py in range(sy)]
+        columns = [_phase_range(b, px, sx, left, width, self.width) for px in range(sx)]
+        if all(isinstance(bound, int) for bound in (self.height, self.width, *sum(rows + columns, ()))):
+            common = (max(low for low, _ in columns), min(high for _, high in columns))
+            if common[0] < common[1]:
+                self._write_planes(b, x, planes, rows, columns, common)
+                return planes
+        fill(b, planes, b.constant(0.0, x.type.get_element_type()))
         for py in range(sy):
             for px in range(sx):
                 rows = _phase_range(b, py, sy, top, height, self.height)
@@ -255,6 +262,57 @@ class ShiftedRows:
                 at = body.add(body.mul(plane, py * sx + px), body.add(body.mul(r, self.width), q))
                 body.store(body.load(x, [n, c, y, x_]), planes, [n, c, at])
         return planes
+
+    def _write_planes(
+        self,
+        b: KernelBuilder,
+        x: SSAValue,
+        planes: SSAValue,
+        rows: list[tuple[int, int]],
+        columns: list[tuple[int, int]],
+        common: tuple[int, int],
+    ) -> None:
+        """Every element of the planes written once, in one nest (static sizes): per row
+        phase, its padding rows zeroed; its image rows read once, each run of sx input
+        columns written to the sx column phases (an interleaved read the loop vectorizer
+        handles), the few columns outside `common` (the columns every phase copies) and
+        the padding columns each phase's own. A fill of all the planes and one strided copy
+        per phase cost three times the depthwise conv after them (64 channels, 112 wide)."""
+        batch, channels = shape_of(planes)[:2]
+        (sy, sx), (top, left) = (
+            (w.stride for w in (self.window_y, self.window_x)),
+            (self.window_y.pad_begin, self.window_x.pad_begin),
+        )
+        plane = self.height * self.width
+        zero = b.constant(0.0, x.type.get_element_type())
+        (n, c), outer = b.loop_nest([batch, channels])
+        for py, (first_row, end_row) in enumerate(rows):
+            bases = [plane * (py * sx + px) for px in range(sx)]
+            for padding in ((0, first_row), (end_row, self.height)):
+                if padding[0] == padding[1]:
+                    continue
+                (r, q), body = outer.for_nest([padding, (0, self.width)])
+                for base in bases:
+                    body.store(zero, planes, [n, c, body.add(base, body.add(body.mul(r, self.width), q))])
+            (r,), row = outer.for_nest([(first_row, end_row)])
+            y = row.sub(row.add(row.mul(r, sy), py), top)
+            starts = [row.add(base, row.mul(r, self.width)) for base in bases]
+
+            def copy(span: tuple[int, int], phases: range) -> None:
+                (q,), body = row.for_nest([span])
+                for px in phases:
+                    value = body.load(x, [n, c, y, body.sub(body.add(body.mul(q, sx), px), left)])
+                    body.store(value, planes, [n, c, body.add(starts[px], q)])
+
+            copy(common, range(sx))
+            for px, (low, high) in enumerate(columns):
+                for span in ((low, common[0]), (common[1], high)):
+                    if span[0] < span[1]:
+                        copy(span, range(px, px + 1))
+                for span in ((0, low), (high, self.width)):
+                    if span[0] < span[1]:
+                        (q,), body = row.for_nest([span])
+                        body.store(zero, planes, [n, c, body.add(starts[px], q)])
 
     def compact(self, g: GraphLowering, wide: SSAValue, out: SSAValue) -> None:
         """out[n, c, y, x] = wide[n, c, y*width + x]: the real columns of the wide rows."""

@@ -181,7 +181,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // -----
 
 // Depthwise 3x3 at stride 2, pads 1: the 8x8 padded image is split into four 4x4 phase
-// planes (even/odd rows x even/odd columns; one copy nest each), so that every tap reads
+// planes (even/odd rows x even/odd columns, written by one nest), so that every tap reads
 // at unit stride: tap (ky, kx) reads phase (ky % 2, kx % 2) at q + (ky / 2)*4 + kx / 2,
 // the last one (2, 2) phase 0 at q + 5. Wide rows of 4, 3*4 - 1 = 11 columns.
 builtin.module attributes {onnx.opset = 17 : i64} {
