@@ -49,6 +49,7 @@ from onnxc.dialects.types import element_type_of_onnx
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend.input_types import declared_type_of, fresh_symbol, input_type
 from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node
+from onnxc.frontend.preview import PREVIEW_DOMAIN, function_graph
 from onnxc.frontend.sequence_values import (
     MapSequence,
     SlicedSequence,
@@ -280,6 +281,12 @@ class _GraphImporter:
         if domain == MICROSOFT_DOMAIN:
             for part in expand_microsoft_node(node, self.opset):
                 self._import_node(block, part)
+            return
+        if domain == PREVIEW_DOMAIN:  # FlexAttention: its function's nodes in its place
+            graph = function_graph(node, [self._value(name, node).type for name in node.input])
+            outputs = self.inline_graph(block, graph, [self.values[name] for name in node.input])
+            for name, value in zip(node.output, outputs):
+                self._define(name, value, f"output of node '{node.name}'")
             return
         if domain not in DOMAINS:
             raise UnsupportedOpError(f"operator domain '{node.domain}' is not supported", **where)

@@ -36,7 +36,7 @@ from xdsl.ir import Block
 import onnxc
 from onnxc.dialects.onnx import DOMAINS, OPS, op_schema
 from onnxc.dialects.types import element_type_of_onnx
-from onnxc.frontend import microsoft, sequences
+from onnxc.frontend import microsoft, preview, sequences
 from onnxc.frontend.importer import DEPRECATED_REPLACEMENTS, ONNX_DOMAINS
 from onnxc.frontend.microsoft import MICROSOFT_DOMAIN
 
@@ -63,6 +63,11 @@ def op_support(op_type: str, domain: str = "", opset: int | None = None) -> Supp
     dialect_domain = "" if domain in ONNX_DOMAINS else domain
     if domain == MICROSOFT_DOMAIN:
         return _microsoft_support(op_type)
+    if domain == preview.PREVIEW_DOMAIN:
+        if op_type not in preview.EXPANDED_OPS:
+            return Support(False, f"{domain} operator not supported")
+        source = _source(preview.__name__)
+        return Support(True, f"imported by {source} as the nodes of its ONNX function", source)
     if dialect_domain not in DOMAINS:
         return Support(False, f"operator domain '{domain}' is not supported")
     opset = opset or onnx.defs.onnx_opset_version()
