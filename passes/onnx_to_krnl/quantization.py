@@ -38,7 +38,12 @@ from onnxc.passes.onnx_to_krnl.common import (
 )
 from onnxc.passes.onnx_to_krnl.conv import direct_conv
 from onnxc.passes.onnx_to_krnl.matmul import matmul_batch_rank, matmul_nest
-from onnxc.passes.onnx_to_krnl.quantized_gemm import lower_qlinear_conv_as_gemm, lower_qlinear_matmul_as_gemm
+from onnxc.passes.onnx_to_krnl.quantized_gemm import (
+    lower_conv_integer_as_gemm,
+    lower_matmul_integer_as_gemm,
+    lower_qlinear_conv_as_gemm,
+    lower_qlinear_matmul_as_gemm,
+)
 
 Loader = Callable[[KernelBuilder, Sequence[Bound]], SSAValue]
 """(builder in a nest over a tensor, the nest's ivs) -> the parameter (scale or
@@ -367,14 +372,19 @@ def int32_result(g: GraphLowering, op: OnnxOp) -> SSAValue:
 @lowers("MatMulInteger", run_time_dims=True)
 def lower_matmul_integer(g: GraphLowering, op: OnnxOp) -> None:
     """int32 (A - a_zero_point) @ (B - b_zero_point)."""
-    integer_matmul(g, op, (0, 2, 1, 3), int32_result(g, op))
+    out = int32_result(g, op)
+    if not lower_matmul_integer_as_gemm(g, op, out):
+        integer_matmul(g, op, (0, 2, 1, 3), out)
 
 
 @lowers("ConvInteger", run_time_dims=True)
 def lower_conv_integer(g: GraphLowering, op: OnnxOp) -> None:
     """int32 Conv of (x - x_zero_point) and (w - w_zero_point); padding is the zero point."""
+    out = int32_result(g, op)
+    if lower_conv_integer_as_gemm(g, op, out):
+        return
     x, w = conv_operands(g, op, (0, 2, 1, 3))
-    direct_conv(g, op, x, w, None, int32_result(g, op))
+    direct_conv(g, op, x, w, None, out)
 
 
 def requantize(
