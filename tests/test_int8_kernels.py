@@ -75,7 +75,40 @@ def test_int8_matmul_encoder_matches_onnxruntime(tmp_path):
     assert np.abs(actual - expected).max() <= 0.1 * np.abs(expected).max()
 
 
-@pytest.mark.parametrize("name", ["resnet", "bert"])
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_qlinear_conv_is_onnxruntimes(x_type, stride, tmp_path):
+    """A depthwise QLinearConv (per-channel weight scales, int32 bias, x zero point padding)
+    on the float depthwise conv gives onnxruntime's bytes exactly."""
+    rng = np.random.default_rng(stride)
+    channels = 24
+    info = np.iinfo(x_type)
+    x = rng.integers(info.min, info.max, (1, channels, 11, 11), endpoint=True).astype(x_type)
+    initializers = {
+        "xs": np.float32(0.05), "xz": x_type(7), "w": rng.integers(-128, 127, (channels, 1, 3, 3)).astype(np.int8),
+        "ws": rng.uniform(0.001, 0.01, channels).astype(np.float32), "wz": np.zeros(channels, np.int8),
+        "ys": np.float32(0.4), "yz": x_type(-3 if x_type == np.int8 else 120),
+        "b": rng.integers(-5000, 5000, channels).astype(np.int32),
+    }  # fmt: skip
+    node = onnx.helper.make_node(
+        "QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+        group=channels, pads=[1, 1, 1, 1], strides=[stride, stride],
+    )  # fmt: skip
+    elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(x_type))
+    graph = onnx.helper.make_graph(
+        [node], "depthwise", [onnx.helper.make_tensor_value_info("x", elem, x.shape)],
+        [onnx.helper.make_tensor_value_info("y", elem, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in initializers.items()],
+    )  # fmt: skip
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model)
+    assert "tensor<24x1x3x3xf32>" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()  # the float conv
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
+
+
+@pytest.mark.parametrize("name", ["resnet", "mobilenet", "bert"])
 def test_dynamic_int8_matches_onnxruntime(name, tmp_path):
     """Dynamic quantization's ConvInteger/MatMulInteger (a zero point known at run time)
     take the kernel with int32 results: the sums are exact, so the outputs are

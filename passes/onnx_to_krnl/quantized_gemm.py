@@ -46,7 +46,7 @@ def _scalar(value: SSAValue | None, dtype=None) -> float | int | None:
     return array.reshape(-1)[0].item()
 
 
-def _epilogue_clamp(g: GraphLowering, op: OnnxOp) -> tuple[OnnxOp, tuple[int, int]]:
+def epilogue_clamp(g: GraphLowering, op: OnnxOp) -> tuple[OnnxOp, tuple[int, int]]:
     """The last op the kernel computes (op, or a Clip of its result with constant bounds it
     then fuses) and the clamp of the stored bytes."""
     info = np.iinfo(np.uint8 if is_unsigned(op.results[0].type.get_element_type()) else np.int8)
@@ -77,7 +77,7 @@ def _int8_weights(op: OnnxOp, index: int, zero_index: int) -> np.ndarray | None:
     return weights
 
 
-def _requantization(
+def requantization(
     op: OnnxOp, channels: int, x_scale_index: int, w_scale_index: int
 ) -> tuple[np.ndarray, int, float] | None:
     """(float32 multiplier per channel, y zero point, x zero point), or None where a
@@ -93,7 +93,7 @@ def _requantization(
     return (product / np.float32(y_scale)).astype(np.float32), int(y_zero), int(x_zero)
 
 
-def _scalar_zero_point(g: GraphLowering, op: OnnxOp, index: int) -> int | SSAValue | None:
+def scalar_zero_point(g: GraphLowering, op: OnnxOp, index: int) -> int | SSAValue | None:
     """A zero point of one value: the value where known at compile time (0 where absent),
     else its buffer, read at run time (DynamicQuantizeLinear's); None for any other shape."""
     value = op.input(index)
@@ -107,7 +107,7 @@ def _scalar_zero_point(g: GraphLowering, op: OnnxOp, index: int) -> int | SSAVal
     return buffer if all(isinstance(d, int) for d in shape) and int(np.prod(shape)) == 1 else None
 
 
-def _zero_value(b, zero: int | SSAValue, element) -> SSAValue:
+def zero_value(b, zero: int | SSAValue, element) -> SSAValue:
     """The zero point as an `element` in the builder `b`."""
     return b.constant(zero, element) if isinstance(zero, int) else b.load(zero, [0] * len(shape_of(zero)))
 
@@ -121,7 +121,7 @@ def _offsets(g: GraphLowering, op: OnnxOp, weight_sums: np.ndarray, bias: np.nda
     biases = weight_buffer(g, op, bias.astype(np.int32), i32, f"{hint}_bias") if np.any(bias) else None
     offsets = g.top.alloc(MemRefType(i32, [weight_sums.size]))
     (i,), body = g.top.loop_nest([weight_sums.size])
-    product = body.mul(body.convert(_zero_value(body, zero, zero.type.get_element_type()), i32), body.load(sums, [i]))
+    product = body.mul(body.convert(zero_value(body, zero, zero.type.get_element_type()), i32), body.load(sums, [i]))
     base = body.load(biases, [i]) if biases is not None else body.constant(0, i32)
     body.store(body.sub(base, product), offsets, [i])
     return offsets
@@ -154,11 +154,11 @@ def lower_qlinear_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     if not _fits_conv_kernel(g, op, weights):
         return False
     bias = constant_array(op.input(8)) if op.input(8) is not None else np.zeros(weights.shape[0], np.int32)
-    requantization = _requantization(op, weights.shape[0], 1, 4)
-    if bias is None or requantization is None:
+    parameters = requantization(op, weights.shape[0], 1, 4)
+    if bias is None or parameters is None:
         return False
-    multipliers, y_zero, x_zero = requantization
-    last, clip = _epilogue_clamp(g, op)
+    multipliers, y_zero, x_zero = parameters
+    last, clip = epilogue_clamp(g, op)
     out = g.result(last)
     g.alias(op.results[0], out)
     _conv_as_gemm(g, op, weights, bias, x_zero, out, _Epilogue(multipliers, y_zero, clip))
@@ -168,7 +168,7 @@ def lower_qlinear_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
 def lower_conv_integer_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
     """ConvInteger (2-D, group 1, uint8 x with one zero point, int8 weights with zero
     point 0) as krnl.qmatmul into the int32 `out`."""
-    weights, x_zero = _int8_weights(op, 1, 3), _scalar_zero_point(g, op, 2)
+    weights, x_zero = _int8_weights(op, 1, 3), scalar_zero_point(g, op, 2)
     if x_zero is None or not _fits_conv_kernel(g, op, weights):
         return False
     _conv_as_gemm(g, op, weights, np.zeros(weights.shape[0], np.int32), x_zero, out, _Epilogue())
@@ -256,7 +256,7 @@ def _padded(g: GraphLowering, x: SSAValue, windows, x_zero: int | SSAValue) -> S
     inside_y = body.and_(body.compare_index("sge", y, 0), body.compare_index("slt", y, height))
     inside_x = body.and_(body.compare_index("sge", x_, 0), body.compare_index("slt", x_, width))
     value = body.load(x, [0, c, body.min(body.max(y, 0), height - 1), body.min(body.max(x_, 0), width - 1)])
-    body.store(body.select(body.and_(inside_y, inside_x), value, _zero_value(body, x_zero, element)), padded, [0, *ivs])
+    body.store(body.select(body.and_(inside_y, inside_x), value, zero_value(body, x_zero, element)), padded, [0, *ivs])
     return padded
 
 
@@ -300,11 +300,11 @@ def _fits_matmul_kernel(g: GraphLowering, op: OnnxOp, weights: np.ndarray | None
 def lower_qlinear_matmul_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     """QLinearMatMul of uint8 a [..., M, K] by constant int8 b [K, N] (zero point 0) as krnl.qmatmul."""
     weights = _int8_weights(op, 3, 5)
-    requantization = _requantization(op, weights.shape[1], 1, 4) if _fits_matmul_kernel(g, op, weights) else None
-    if requantization is None:
+    parameters = requantization(op, weights.shape[1], 1, 4) if _fits_matmul_kernel(g, op, weights) else None
+    if parameters is None:
         return False
-    multipliers, y_zero, a_zero = requantization
-    last, clip = _epilogue_clamp(g, op)
+    multipliers, y_zero, a_zero = parameters
+    last, clip = epilogue_clamp(g, op)
     out = g.result(last)
     g.alias(op.results[0], out)
     _matmul_as_gemm(g, op, weights, a_zero, out, _Epilogue(multipliers, y_zero, clip))
@@ -314,7 +314,7 @@ def lower_qlinear_matmul_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
 def lower_matmul_integer_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
     """MatMulInteger of uint8 a (one zero point) by constant int8 b [K, N] (zero point 0)
     as krnl.qmatmul into the int32 `out`."""
-    weights, a_zero = _int8_weights(op, 1, 3), _scalar_zero_point(g, op, 2)
+    weights, a_zero = _int8_weights(op, 1, 3), scalar_zero_point(g, op, 2)
     if a_zero is None or not _fits_matmul_kernel(g, op, weights):
         return False
     _matmul_as_gemm(g, op, weights, a_zero, out, _Epilogue())

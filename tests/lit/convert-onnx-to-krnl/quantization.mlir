@@ -193,3 +193,22 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK:           arith.select %{{.+}}, %{{.+}}, %[[LOW]] : f64
 // CHECK:           arith.select %{{.+}}, %{{.+}}, %[[HIGH]] : f64
 // CHECK:           memref.store %{{.+}}, %q
+
+// -----
+
+// Per-tensor QuantizeLinear (one scale, one zero point) loops over 1-D views of x and y,
+// so that it vectorizes along all of their elements.
+builtin.module attributes {onnx.opset = 21 : i64} {
+  func.func @main_graph(%x: tensor<1x4x3x3xf32>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<1x4x3x3xui8> {
+    %y = "onnx.QuantizeLinear"(%x, %s, %z) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (tensor<1x4x3x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x3x3xui8>
+    func.return %y : tensor<1x4x3x3xui8>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[X:.+]] = krnl.view %x[0 : i64] : memref<1x4x3x3xf32> to memref<36xf32>
+// CHECK-NEXT:    %[[Y:.+]] = krnl.view %y[0 : i64] : memref<1x4x3x3xui8> to memref<36xui8>
+// CHECK:         krnl.iterate
+// CHECK-NEXT:    ^bb0(%[[I:.+]]: index):
+// CHECK-NEXT:      memref.load %[[X]][%[[I]]] : memref<36xf32>
+// CHECK:           memref.store %{{.+}}, %[[Y]][%[[I]]] : memref<36xui8>
