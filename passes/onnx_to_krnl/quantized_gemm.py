@@ -342,6 +342,7 @@ def _matmul_as_gemm(g, op, weights, a_zero: int | SSAValue, out: SSAValue, epilo
     tile, k4, r, t = ivs
     row, k = body.add(body.mul(tile, ROW_TILE), r), body.add(body.mul(k4, 4), t)
     inside = body.and_(body.compare_index("slt", row, rows), body.compare_index("slt", k, reduction))
-    value = body.load(g.buffers[a_value], [*_row_index(body, body.min(row, rows - 1), a_shape[:-1]), body.min(k, reduction - 1)])
+    at = [*_row_index(body, body.min(row, rows - 1), a_shape[:-1]), body.min(k, reduction - 1)]
+    value = body.load(g.buffers[a_value], at)
     body.store(body.select(inside, value, body.constant(0, value.type)), a, ivs)
     _insert_qmatmul(g, op, a, b, out, offsets, epilogue, (rows, columns, groups), a_signed=False)
