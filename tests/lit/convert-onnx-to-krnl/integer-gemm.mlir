@@ -47,3 +47,27 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK-NEXT:    %[[ZERO:.+]] = memref.load %zx[] : memref<ui8>
 // CHECK-NEXT:    %{{.+}} = arith.select %[[INSIDE]], %[[VALUE]], %[[ZERO]] : ui8
 // CHECK:         krnl.qmatmul %[[A]], %[[PACKED]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 9 : i64, 1 : i64], {{.*}} a_signed} : memref<1x1x12x4xi8>, memref<1x64x4xui8>, memref<1x2x3x3xi32>, memref<2xi32>
+
+// -----
+
+// A pointwise (1x1, stride 1, unpadded) conv packs x read as [C, H*W], along whole planes;
+// a zero point known at compile time makes the offsets at compile time.
+builtin.module attributes {onnx.opset = 21 : i64} {
+  func.func @main_graph(%x: tensor<1x6x2x3xui8>) -> tensor<1x2x2x3xi32> {
+    %zx = "onnx.Constant"() {value = dense<5> : tensor<ui8>} : () -> tensor<ui8>
+    %w = "onnx.Constant"() {value = dense<[[[[1]], [[2]], [[3]], [[4]], [[5]], [[6]]], [[[-1]], [[0]], [[1]], [[-2]], [[0]], [[2]]]]> : tensor<2x6x1x1xi8>} : () -> tensor<2x6x1x1xi8>
+    %y = "onnx.ConvInteger"(%x, %w, %zx) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<1x6x2x3xui8>, tensor<2x6x1x1xi8>, tensor<ui8>) -> tensor<1x2x2x3xi32>
+    func.return %y : tensor<1x2x2x3xi32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[OFFSETS:.+]] = krnl.global {value = #onnx.weight<"convinteger_offsets", tensor<2xi32>>}
+// CHECK-NEXT:    %[[A:.+]] = krnl.global {value = #onnx.weight<"convinteger_panels", tensor<1x2x12x4xi8>>}
+// CHECK-NEXT:    %[[PACKED:.+]] = memref.alloc() : memref<2x64x4xui8>
+// CHECK-NEXT:    %[[PLANES:.+]] = krnl.view %x[0 : i64] : memref<1x6x2x3xui8> to memref<6x6xui8>
+// CHECK:         krnl.iterate({{.+}}) bounds [0, 0] to [2, 6] {
+// CHECK-NEXT:    ^bb0(%[[K4:.+]]: index, %[[COLUMN:.+]]: index):
+// CHECK:           memref.load %[[PLANES]][%{{.+}}, %[[COLUMN]]] : memref<6x6xui8>
+// CHECK:           memref.store %{{.+}}, %[[PACKED]][%[[K4]], %[[COLUMN]], %{{.+}}] : memref<2x64x4xui8>
+// CHECK:         krnl.qmatmul %[[A]], %[[PACKED]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 6 : i64, 2 : i64], {{.*}} a_signed}
