@@ -264,8 +264,10 @@ def lower_dynamic_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"element type {x.type.get_element_type()} is not supported")
     target = quantization_target(g, op)
     y, scale_out, zero_out = (g.result(op, k) for k in range(3))
-    shape = shape_of(x)
     top = g.top
+    if len(shape_of(x)) > 1:  # one loop along all elements, for the reductions and the quantization
+        x, y = flat_view(top, x), flat_view(top, y)
+    shape = shape_of(x)
     everything = [(0, d) for d in shape]
     zero = top.constant(0.0, f32)
     highest = top.reduce(everything, zero, lambda b, ivs, acc: b.max(acc, b.load(x, ivs)))
