@@ -24,7 +24,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, has_static_shape, shape_of, weight_buffer
-from onnxc.passes.onnx_to_krnl.conv import SHORT_ROW, shifted_depthwise_conv
+from onnxc.passes.onnx_to_krnl.conv import SHORT_ROW, shifted_grouped_conv
 from onnxc.passes.onnx_to_krnl.quantized_gemm import epilogue_clamp, requantization, scalar_zero_point, zero_value
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
@@ -131,5 +131,5 @@ def _float_sums(g, op, weights: np.ndarray, bias: np.ndarray | None, x_zero, shi
     weight_values = weight_buffer(g, op, weights, f32, f"{name}_weights")
     bias_values = weight_buffer(g, op, bias.astype(np.float32), f32, f"{name}_bias") if bias is not None else None
     by_rows = shifted.window_x.output_size > SHORT_ROW
-    shifted_depthwise_conv(g, shifted.planes(g, centered), weight_values, bias_values, sums, shifted, by_rows=by_rows)
+    shifted_grouped_conv(g, shifted.planes(g, centered), weight_values, bias_values, sums, shifted, by_rows=by_rows)
     return sums
