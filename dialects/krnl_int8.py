@@ -1,4 +1,4 @@
-"""`krnl.qmatmul`: the int8 matrix product with int32 accumulation and requantization.
+"""`krnl.qmatmul`: the int8 matrix product with int32 accumulation (and requantization).
 
 One of the files whose OPS make up the `krnl` dialect (dialects/__init__.py), as
 krnl_matmul.py is for the float kernel; emitted by codegen/gemm_int8.py.
@@ -8,9 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, UnitAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, IntegerType, MemRefType, UnitAttr, i64
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, opt_prop_def, prop_def
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
 QMATMUL_COLUMN_PAD = 64
@@ -43,7 +51,9 @@ class QMatmulOp(IRDLOperation):
     Exactly one of A and B is signed (`a_signed`): the products are u8 x s8, exact in int32.
     Epilogue: v = acc + offsets[i] (int32), y = round_half_even(float(v) * multipliers[i])
     (float32) + zero_point, clamped to `clip` = [lo, hi] and stored as a byte; i is the row
-    m, or the column n with `per_column` (then both tables have Np entries).
+    m, or the column n with `per_column` (then both tables have Np entries). A C of int32
+    (MatMulInteger, ConvInteger) takes v itself: no multipliers, zero_point and clip unused.
+    Batch offsets count bytes of A and B and elements of C.
     """
 
     name = "krnl.qmatmul"
@@ -52,7 +62,7 @@ class QMatmulOp(IRDLOperation):
     b = operand_def(MemRefType)
     c = operand_def(MemRefType)
     offsets = operand_def(MemRefType)
-    multipliers = operand_def(MemRefType)
+    multipliers = opt_operand_def(MemRefType)
 
     sizes = prop_def(ArrayAttr)
     row_tile = prop_def(IntegerAttr)
@@ -65,8 +75,8 @@ class QMatmulOp(IRDLOperation):
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
-        "$a `,` $b `into` $c `offsets` $offsets `multipliers` $multipliers attr-dict `:` "
-        "type($a) `,` type($b) `,` type($c) `,` type($offsets) `,` type($multipliers)"
+        "$a `,` $b `into` $c `offsets` $offsets (`multipliers` $multipliers^)? attr-dict `:` "
+        "type($a) `,` type($b) `,` type($c) `,` type($offsets) (`,` type($multipliers)^)?"
     )
 
     def __init__(
@@ -75,7 +85,7 @@ class QMatmulOp(IRDLOperation):
         b: SSAValue,
         c: SSAValue,
         offsets: SSAValue,
-        multipliers: SSAValue,
+        multipliers: SSAValue | None,
         *,
         sizes: Sequence[int],
         row_tile: int,
@@ -97,7 +107,12 @@ class QMatmulOp(IRDLOperation):
             "per_column": UnitAttr() if per_column else None,
         }
         properties = {name: value for name, value in properties.items() if value is not None}
-        super().__init__(operands=[a, b, c, offsets, multipliers], properties=properties)
+        super().__init__(operands=[a, b, c, offsets, [multipliers] if multipliers else []], properties=properties)
+
+    @property
+    def int32_result(self) -> bool:
+        element = self.c.type.get_element_type()
+        return isinstance(element, IntegerType) and element.width.data == 32
 
     @property
     def m_n_k4(self) -> tuple[int, int, int]:
@@ -125,8 +140,10 @@ class QMatmulOp(IRDLOperation):
         if list(self.b.type.get_shape()) != [k4, padded_columns(n), 4]:
             raise VerifyException("krnl.qmatmul: B must have shape [K4, Np, 4]")
         entries = padded_columns(n) if self.per_column is not None else m
+        if (self.multipliers is None) != self.int32_result:
+            raise VerifyException("krnl.qmatmul: multipliers requantize a C of bytes; a C of int32 has none")
         for table in (self.offsets, self.multipliers):
-            if list(table.type.get_shape()) != [entries]:
+            if table is not None and list(table.type.get_shape()) != [entries]:
                 raise VerifyException(f"krnl.qmatmul: offsets and multipliers must have {entries} entries")
         if len(_values(self.batch)) % 3 or not _values(self.batch) or len(_values(self.clip)) != 2:
             raise VerifyException("krnl.qmatmul: batch lists (a, b, c) offset triples; clip is [lo, hi]")

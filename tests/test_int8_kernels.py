@@ -1,6 +1,7 @@
 """int8 models on the integer kernel (fuse-qdq, onnx_to_krnl/quantized_gemm.py,
 codegen/gemm_int8.py): QDQ and QOperator models made by onnxruntime.quantization agree with
-onnxruntime to within one quantization step of their last quantized tensor, with the
+onnxruntime to within one quantization step of their last quantized tensor (dynamic ones to
+float rounding), with the
 vpdpbusd path (host, when it has VNNI), the portable path (an AVX2 build) and, under qemu,
 ppc64le, s390x, aarch64 and riscv64 builds."""
 
@@ -74,11 +75,69 @@ def test_int8_matmul_encoder_matches_onnxruntime(tmp_path):
     assert np.abs(actual - expected).max() <= 0.1 * np.abs(expected).max()
 
 
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_depthwise_qlinear_conv_is_onnxruntimes(x_type, stride, tmp_path):
+    """A depthwise QLinearConv (per-channel weight scales, int32 bias, x zero point padding)
+    on the float depthwise conv gives onnxruntime's bytes exactly."""
+    rng = np.random.default_rng(stride)
+    channels = 24
+    info = np.iinfo(x_type)
+    x = rng.integers(info.min, info.max, (1, channels, 11, 11), endpoint=True).astype(x_type)
+    initializers = {
+        "xs": np.float32(0.05), "xz": x_type(7), "w": rng.integers(-128, 127, (channels, 1, 3, 3)).astype(np.int8),
+        "ws": rng.uniform(0.001, 0.01, channels).astype(np.float32), "wz": np.zeros(channels, np.int8),
+        "ys": np.float32(0.4), "yz": x_type(-3 if x_type == np.int8 else 120),
+        "b": rng.integers(-5000, 5000, channels).astype(np.int32),
+    }  # fmt: skip
+    node = onnx.helper.make_node(
+        "QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+        group=channels, pads=[1, 1, 1, 1], strides=[stride, stride],
+    )  # fmt: skip
+    elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(x_type))
+    graph = onnx.helper.make_graph(
+        [node], "depthwise", [onnx.helper.make_tensor_value_info("x", elem, x.shape)],
+        [onnx.helper.make_tensor_value_info("y", elem, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in initializers.items()],
+    )  # fmt: skip
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    model = onnx.shape_inference.infer_shapes(model)
+    krnl = onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    assert "tensor<24x1x3x3xf32>" in krnl  # the weights of the float depthwise conv
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
+
+
+@pytest.mark.parametrize("name", ["resnet", "mobilenet", "bert"])
+def test_dynamic_int8_matches_onnxruntime(name, tmp_path):
+    """Dynamic quantization's ConvInteger/MatMulInteger (a zero point known at run time)
+    take the kernel with int32 results: the sums are exact, so the outputs are
+    onnxruntime's up to the float ops after them."""
+    model = _model(name, "dynamic")
+    assert "krnl.qmatmul" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    feeds = quantized.random_inputs(model, 5)
+    expected = _reference(model, feeds)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, feeds)[0]
+    assert np.array_equal(actual.argmax(-1), expected.argmax(-1))
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
+
+
+def test_portable_int32_path_matches_vnni(tmp_path):
+    """The int32 epilogue of an x86-64-v3 build (portable dot product) gives the host's sums."""
+    model = _model("resnet", "dynamic")
+    feeds = quantized.random_inputs(model, 6)
+    host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
+    portable = onnxc.Session(onnxc.compile(model, tmp_path / "v3.so", cpu="x86-64-v3")).run(None, feeds)[0]
+    np.testing.assert_array_equal(portable, host)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["ppc64le", "s390x", "aarch64", "riscv64"])
-def test_int8_foreign_target_matches_x86(target, tmp_path):
+@pytest.mark.parametrize("quant_format", ["qdq", "dynamic"])
+def test_int8_foreign_target_matches_x86(target, quant_format, tmp_path):
     require_emulator(target)
-    model = _model("resnet", "qdq")
+    model = _model("resnet", quant_format)
     feeds = quantized.random_inputs(model, 8)
     host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
     library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)

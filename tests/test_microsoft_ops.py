@@ -135,3 +135,71 @@ def test_qoperator_model_matches_onnxruntime(name, tmp_path):
     assert (actual.argmax(-1) == expected.argmax(-1)).mean() >= 0.9
     output_step = (expected.max() - expected.min()) / 255
     assert np.abs(actual - expected).max() <= 4 * output_step
+
+
+def _lstm_weights(directions: int, rows: int, hidden: int, per_column: bool) -> dict:
+    """8-bit weights [D, rows, 4H] with a scale and zero point per direction (or per column)."""
+    shape = (directions, 4 * hidden) if per_column else (directions,)
+    return {
+        "q": RNG.integers(-127, 128, (directions, rows, 4 * hidden)).astype(I8),
+        "scale": RNG.uniform(0.005, 0.02, shape).astype(F32),
+        "zero": RNG.integers(-3, 4, shape).astype(I8),
+    }
+
+
+@pytest.mark.parametrize("direction, per_column", [("forward", False), ("bidirectional", True)])
+def test_dynamic_quantize_lstm_is_the_lstm_of_its_dequantized_weights(direction, per_column, tmp_path):
+    """DynamicQuantizeLSTM expands to LSTM on (W - zero point) * scale, transposed to LSTM's
+    layout: onnxruntime's float LSTM on those weights gives the same outputs (Y, Y_h, Y_c)."""
+    directions, features, hidden = (2 if direction == "bidirectional" else 1), 6, 5
+    w = _lstm_weights(directions, features, hidden, per_column)
+    r = _lstm_weights(directions, hidden, hidden, per_column)
+    bias = RNG.standard_normal((directions, 8 * hidden)).astype(F32) * 0.1
+    x = RNG.standard_normal((4, 2, features)).astype(F32)
+    initializers = {
+        "w": w["q"], "r": r["q"], "b": bias, "ws": w["scale"], "wz": w["zero"], "rs": r["scale"], "rz": r["zero"]
+    }  # fmt: skip
+    outputs = ["y", "y_h", "y_c"]
+    node = helper.make_node(
+        "DynamicQuantizeLSTM", ["x", "w", "r", "b", "", "", "", "", "ws", "wz", "rs", "rz"], outputs,
+        name="lstm0", domain="com.microsoft", hidden_size=hidden, direction=direction,
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node], "dq_lstm", [value_info("x", F32, x.shape)], [helper.make_empty_tensor_value_info(o) for o in outputs],
+        [numpy_helper.from_array(a, n) for n, a in initializers.items()],
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=8)
+
+    def dequantized(p):
+        scale, zero = (p[k].reshape(directions, 1, -1) for k in ("scale", "zero"))
+        return ((p["q"].astype(F32) - zero.astype(F32)) * scale).transpose(0, 2, 1)
+
+    lstm = helper.make_node("LSTM", ["x", "w", "r", "b"], outputs, hidden_size=hidden, direction=direction)
+    float_graph = helper.make_graph(
+        [lstm], "lstm", [value_info("x", F32, x.shape)], [helper.make_empty_tensor_value_info(o) for o in outputs],
+        [numpy_helper.from_array(a, n) for n, a in {"w": dequantized(w), "r": dequantized(r), "b": bias}.items()],
+    )  # fmt: skip
+    float_model = helper.make_model(float_graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    session = onnxruntime.InferenceSession(float_model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for actual, expected in zip(compile_and_run(model, {"x": x}, tmp_path), session.run(None, {"x": x})):
+        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_dynamic_lstm_tagger_is_close_to_onnxruntime(tmp_path):
+    """The dynamic LSTM tagger (DynamicQuantizeLSTM, MatMulInteger): onnxruntime also quantizes
+    the LSTM's input and hidden state at each step, onnxc does not, so the two differ by that
+    rounding: by no more than onnxruntime's int8 model differs from the float model."""
+    base = quantized.BUILDERS["lstm"]()
+    model = quantized.quantize(base, "dynamic", calibration_samples=2)
+    assert any(node.op_type == "DynamicQuantizeLSTM" for node in model.graph.node)
+    feeds = quantized.random_inputs(model, 7)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, feeds
+    )
+    (float_result,) = onnxruntime.InferenceSession(base.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, feeds
+    )
+    (actual,) = compile_and_run(model, feeds, tmp_path)
+    assert np.abs(actual - expected).max() <= np.abs(expected - float_result).max()
+    assert (actual.argmax(-1) == expected.argmax(-1)).mean() >= 0.9

@@ -43,6 +43,14 @@ CASES: dict[str, Case] = {
     "quantize_uint16_saturates": Case(
         "QuantizeLinear", {"x": TIES * 600}, initializers={"s": scalar(1, F32), "z": scalar(5, np.uint16)}, opset=21
     ),
+    # Computed in float32 for 8- and 16-bit targets: ties beside a large zero point, and
+    # quotients past 2^24 (where float32 has no halves) saturating.
+    "quantize_uint16_large_zero_point_float32": Case(
+        "QuantizeLinear",
+        {"x": np.array([534.5, 535.5, -64999.5, -65000.5, -65001.5, 2.0**24 + 2, -(2.0**25)], F32)},
+        initializers={"s": scalar(1, F32), "z": scalar(65000, np.uint16)},
+        opset=21,
+    ),
     "quantize_output_dtype_int8": Case(
         "QuantizeLinear",
         {"x": TIES},

@@ -6,7 +6,8 @@
           micro-kernel: rows x nv accumulators over the K4 groups of 4 products, each step
             nv vector loads of B, one 4-byte broadcast of A per row, rows * nv dot products
           epilogue: + offset, * multiplier (float32), round half to even, + zero point,
-            clamp, narrow to bytes, a masked store of each vector (rows past M skipped)
+            clamp, narrow to bytes, a masked store of each vector (rows past M skipped);
+            for a C of int32, a masked store of the sums plus offsets
 
 The dot product of a step, by target:
 - x86 with AVX512-VNNI: `vpdpbusd` on zmm (16 columns per vector, 4 products per lane);
@@ -93,19 +94,23 @@ class QGemmEmitter:
     def emit(self) -> None:
         t, op = self.t, self.op
         kernel = self.kernel_function()
-        pointers = [t.get(v) for v in (op.a, op.b, op.c, op.offsets, op.multipliers)]
+        tables = [op.offsets] if op.multipliers is None else [op.offsets, op.multipliers]
+        pointers = [t.get(v) for v in (op.a, op.b, op.c, *tables)]
+        c_element = I32 if op.int32_result else I8
         for a_offset, b_offset, c_offset in op.batch_triples:
-            a, b, c = (t.builder.gep(p, [_c(o)], source_etype=I8) for p, o in zip(pointers, (a_offset, b_offset, c_offset)))
+            a, b = (t.builder.gep(p, [_c(o)], source_etype=I8) for p, o in zip(pointers, (a_offset, b_offset)))
+            c = t.builder.gep(pointers[2], [_c(c_offset)], source_etype=c_element)
             t.builder.call(kernel, [a, b, c, *pointers[3:]])
 
     # ---------------------------------------------------------------- the kernel function
 
     def kernel_function(self) -> ir.Function:
         name = self.module.get_unique_name(f"{self.t.builder.function.name}.qgemm")
-        fn = internal_function(self.module, name, ir.FunctionType(ir.VoidType(), [PTR] * 5))
+        tables = 1 if self.op.int32_result else 2
+        fn = internal_function(self.module, name, ir.FunctionType(ir.VoidType(), [PTR] * (3 + tables)))
         fn.attributes.add("noinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        a, b_in, c, offsets, multipliers = fn.args
+        a, b_in, c, offsets, *multipliers = fn.args
         s = self.shape
         nr = s.lanes * s.vectors
         tiles = -(-self.m // self.mr)
@@ -118,7 +123,7 @@ class QGemmEmitter:
                     row0 = b.add(b.mul(tile, _c(self.mr)), _c(first))
                     with b.if_then(b.icmp_signed("<", row0, _c(self.m))):
                         accumulators = self.micro_kernel(b, b.gep(a_tile, [_c(first * 4)], source_etype=I8), b_tile, rows)
-                        self.epilogue(b, accumulators, c, offsets, multipliers, row0, jr)
+                        self.epilogue(b, accumulators, c, offsets, multipliers[0] if multipliers else None, row0, jr)
         b.ret_void()
         return fn
 
@@ -186,33 +191,47 @@ class QGemmEmitter:
     # ---------------------------------------------------------------- requantization
 
     def epilogue(self, b, accumulators, c, offsets, multipliers, row0, jr) -> None:
+        """Each row's vectors plus their offsets, requantized to bytes (or, with no
+        `multipliers`, as int32), stored masked to the columns below N."""
         s, op = self.shape, self.op
         lanes = s.lanes
-        ints, floats, bytes_ = ir.VectorType(I32, lanes), ir.VectorType(F32, lanes), ir.VectorType(I8, lanes)
-        low, high = op.clip_bounds
-        zero_point = ir.Constant(ints, [op.zero_point.value.data] * lanes)
-        # rint: the current rounding mode, to nearest even (roundeven is a libcall on ppc64le).
-        round_even = self.declare(f"llvm.rint.v{lanes}f32", floats, [floats])
-        store = self.declare(f"llvm.masked.store.v{lanes}i8.p0", ir.VoidType(), [bytes_, PTR, I32, ir.VectorType(I1, lanes)])
+        ints, floats = ir.VectorType(I32, lanes), ir.VectorType(F32, lanes)
+        stored = ints if multipliers is None else ir.VectorType(I8, lanes)
+        mask_type = ir.VectorType(I1, lanes)
+        store_name = f"llvm.masked.store.v{lanes}i{stored.element.width}.p0"
+        store = self.declare(store_name, ir.VoidType(), [stored, PTR, I32, mask_type])
         per_column = op.per_column is not None
         for r, row in enumerate(accumulators):
             m = b.add(row0, _c(r))
             with b.if_then(b.icmp_signed("<", m, _c(self.m))):
                 if not per_column:
                     offset = self.splat(b, b.load(b.gep(offsets, [m], source_etype=I32), typ=I32), ints)
-                    scale = self.splat(b, b.load(b.gep(multipliers, [m], source_etype=F32), typ=F32), floats)
+                    if multipliers is not None:
+                        scale = self.splat(b, b.load(b.gep(multipliers, [m], source_etype=F32), typ=F32), floats)
                 for v, acc in enumerate(row):
                     column = b.add(jr, _c(v * lanes))
                     if per_column:
                         offset = b.load(b.gep(offsets, [column], source_etype=I32), typ=ints, align=4)
-                        scale = b.load(b.gep(multipliers, [column], source_etype=F32), typ=floats, align=4)
+                        if multipliers is not None:
+                            scale = b.load(b.gep(multipliers, [column], source_etype=F32), typ=floats, align=4)
                     sums = acc if self.partial == 1 else self.pairs_added(b, acc, lanes)
-                    value = b.fmul(b.sitofp(b.add(sums, offset), floats), scale)
-                    quantized = b.add(b.fptosi(b.call(round_even, [value]), ints), zero_point)
-                    quantized = self.clamp(b, quantized, low, high, ints)
-                    pointer = b.gep(c, [b.add(b.mul(m, _c(op.ldc.value.data)), column)], source_etype=I8)
+                    value = b.add(sums, offset)
+                    if multipliers is not None:
+                        value = b.trunc(self.requantized(b, value, scale), stored)
+                    pointer = b.gep(c, [b.add(b.mul(m, _c(op.ldc.value.data)), column)], source_etype=stored.element)
                     mask = self.lane_mask(b, column, lanes)
-                    b.call(store, [b.trunc(quantized, bytes_), pointer, ir.Constant(I32, 1), mask])
+                    b.call(store, [value, pointer, ir.Constant(I32, stored.element.width // 8), mask])
+
+    def requantized(self, b, sums: ir.Value, scale: ir.Value) -> ir.Value:
+        """round_half_even(float(sums) * scale) + zero point, clamped to `clip` (int32 lanes)."""
+        lanes = self.shape.lanes
+        ints, floats = ir.VectorType(I32, lanes), ir.VectorType(F32, lanes)
+        # rint: the current rounding mode, to nearest even (roundeven is a libcall on ppc64le).
+        round_even = self.declare(f"llvm.rint.v{lanes}f32", floats, [floats])
+        zero_point = ir.Constant(ints, [self.op.zero_point.value.data] * lanes)
+        value = b.fmul(b.sitofp(sums, floats), scale)
+        quantized = b.add(b.fptosi(b.call(round_even, [value]), ints), zero_point)
+        return self.clamp(b, quantized, *self.op.clip_bounds, ints)
 
     @staticmethod
     def clamp(b, value, low: int, high: int, ints) -> ir.Value:

@@ -9,6 +9,8 @@ the same patterns in these as in a QDQ model: one set of integer kernels serves 
 
 onnxruntime computes some of these with float lookup tables or float scale ratios, so a
 result may differ from it by one quantization step (documented in docs/supported-ops.md).
+DynamicQuantizeLSTM (of dynamic quantization) becomes an LSTM on its dequantized weights,
+which constprop folds to float weights: the LSTM runs in float.
 Any other op of the domain is refused, naming it.
 """
 
@@ -155,6 +157,46 @@ def _qgemm(b: _Builder, node: onnx.NodeProto) -> None:
     b.quantize(b.add("Gemm", inputs, **attributes), 7, 8)
 
 
+SEVERAL_OUTPUTS = frozenset({"DynamicQuantizeLSTM"})
+"""Ops whose expansion writes all their outputs (the others have one)."""
+
+LSTM_ATTRIBUTES = (
+    "activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "input_forget",
+)  # fmt: skip
+
+
+@expands(
+    "DynamicQuantizeLSTM",
+    "LSTM on its dequantized weights, in float (onnxruntime also rounds the activations to 8 bits at each "
+    "step: results differ from it by that rounding, not within one step)",
+)
+def _dynamic_quantize_lstm(b: _Builder, node: onnx.NodeProto) -> None:
+    """DynamicQuantizeLSTM(X, W, R, B, sequence_lens, initial_h, initial_c, P, W scale,
+    W zero point, R scale, R zero point): an LSTM whose W [D, I, 4H] and R [D, H, 4H] are
+    8-bit, transposed against LSTM's, with a scale and zero point per direction ([D]) or
+    per direction and column ([D, 4H]). onnxruntime also quantizes X and the hidden state
+    at each step; here the LSTM runs in float on the dequantized weights, so its results
+    differ from onnxruntime's by that activation rounding (not within one step)."""
+    weights = [
+        b.add("Transpose", [_dequantized_per_column(b, x, scale)], perm=[0, 2, 1]) for x, scale in ((1, 8), (2, 10))
+    ]
+    inputs = [b.input(0), *weights, *(b.input(k) for k in range(3, 8))]
+    while inputs and not inputs[-1]:
+        inputs.pop()
+    kept = {name: b.attr(name) for name in LSTM_ATTRIBUTES if b.attr(name) is not None}
+    name = f"{b.prefix}/LSTM_{len(b.nodes)}"
+    b.nodes.append(helper.make_node("LSTM", inputs, list(node.output), name=name, **kept))
+
+
+def _dequantized_per_column(b: _Builder, x: int, scale: int) -> str:
+    """(x - zero point) * scale, in float, for x [D, rows, columns] with a scale and zero
+    point (inputs scale, scale + 1) of shape [D] or [D, columns]."""
+    shape = b.add("Constant", [], value=helper.make_tensor("shape", onnx.TensorProto.INT64, [3], [0, 1, -1]))
+    zero_point = b.add("Cast", [b.add("Reshape", [b.input(scale + 1), shape])], to=onnx.TensorProto.FLOAT)
+    less_zero = b.add("Sub", [b.add("Cast", [b.input(x)], to=onnx.TensorProto.FLOAT), zero_point])
+    return b.add("Mul", [less_zero, b.add("Reshape", [b.input(scale), shape])])
+
+
 def expand_microsoft_node(node: onnx.NodeProto, opset: int) -> list[onnx.NodeProto]:
     """The ai.onnx nodes computing `node` (of the com.microsoft domain) in a model of ai.onnx
     `opset`; UnsupportedOpError for an op without an expansion."""
@@ -162,7 +204,7 @@ def expand_microsoft_node(node: onnx.NodeProto, opset: int) -> list[onnx.NodePro
     builder = _Builder(node, opset)
     if entry is None:
         builder.refuse(f"not supported (supported: {', '.join(sorted(EXPANSIONS))})")
-    if len(node.output) != 1:
+    if len(node.output) != 1 and node.op_type not in SEVERAL_OUTPUTS:
         builder.refuse(f"{len(node.output)} outputs, expected 1")
     entry[0](builder, node)
     return builder.nodes

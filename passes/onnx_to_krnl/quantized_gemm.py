@@ -1,13 +1,14 @@
-"""QLinearConv and QLinearMatMul with constant int8 weights as `krnl.qmatmul`.
+"""QLinearConv, QLinearMatMul, ConvInteger and MatMulInteger with constant int8 weights as `krnl.qmatmul`.
 
 The integer kernel (codegen/gemm_int8.py) multiplies uint8 activations by int8 weights in
-groups of 4 bytes, accumulating exactly in int32, and requantizes in its epilogue. What it
-needs is made here:
+groups of 4 bytes, accumulating exactly in int32, and requantizes in its epilogue (QLinear*)
+or stores the int32 sums (*Integer: dynamic quantization). What it needs is made here:
 - the weights packed at compile time in its layout (Conv: the rows of A, one per output
   channel; MatMul: the columns of B);
 - the zero-point compensation per output channel, also at compile time: sum (x - zx) w =
   sum x w - zx sum w (weights have zero point 0), folded with the bias into one int32
-  offset per channel;
+  offset per channel; where zx is known only at run time (DynamicQuantizeLinear's), a loop
+  over the channels makes the offsets from the weight sums;
 - the multiplier per channel x_scale * w_scale / y_scale in float32 (onnxruntime's MLAS
   requantizes the same way: results agree with it exactly, and with onnx.reference, which
   rounds in float64, to within one step at ties);
@@ -15,11 +16,14 @@ needs is made here:
   rows interleaved, padding reading the zero point; MatMul: the rows in tiles of mr).
 A Clip of the result with constant bounds (fuse-qdq's Relu/Clip) joins the epilogue.
 
-Other cases (uint8 weights, weight zero points, int8 activations, grouped convs, a weight
-not known at compile time) keep the generic lowerings of quantization.py.
+Other cases (uint8 weights, weight zero points, int8 activations, activation zero points per
+row, grouped convs, a weight not known at compile time) keep the generic lowerings of
+quantization.py.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, MemRefType, f32, i8, i32
@@ -28,6 +32,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.krnl_int8 import QMatmulOp, padded_columns
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import is_unsigned
+from onnxc.passes.helpers.run_time_dims import reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, has_static_shape, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.windows import sliding_windows
 
@@ -42,7 +47,7 @@ def _scalar(value: SSAValue | None, dtype=None) -> float | int | None:
     return array.reshape(-1)[0].item()
 
 
-def _epilogue_clamp(g: GraphLowering, op: OnnxOp) -> tuple[OnnxOp, tuple[int, int]]:
+def epilogue_clamp(g: GraphLowering, op: OnnxOp) -> tuple[OnnxOp, tuple[int, int]]:
     """The last op the kernel computes (op, or a Clip of its result with constant bounds it
     then fuses) and the clamp of the stored bytes."""
     info = np.iinfo(np.uint8 if is_unsigned(op.results[0].type.get_element_type()) else np.int8)
@@ -73,7 +78,7 @@ def _int8_weights(op: OnnxOp, index: int, zero_index: int) -> np.ndarray | None:
     return weights
 
 
-def _requantization(
+def requantization(
     op: OnnxOp, channels: int, x_scale_index: int, w_scale_index: int
 ) -> tuple[np.ndarray, int, float] | None:
     """(float32 multiplier per channel, y zero point, x zero point), or None where a
@@ -89,54 +94,133 @@ def _requantization(
     return (product / np.float32(y_scale)).astype(np.float32), int(y_zero), int(x_zero)
 
 
-def lower_qlinear_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
-    """QLinearConv (2-D, group 1, uint8 x, int8 weights with zero point 0) as krnl.qmatmul."""
-    x_value, out_shape = op.input(0), tuple(op.results[0].type.get_shape())
-    weights = _int8_weights(op, 3, 5)
+def scalar_zero_point(g: GraphLowering, op: OnnxOp, index: int) -> int | SSAValue | None:
+    """A zero point of one value: the value where known at compile time (0 where absent),
+    else its buffer, read at run time (DynamicQuantizeLinear's); None for any other shape."""
+    value = op.input(index)
+    if value is None:
+        return 0
+    known = _scalar(value)
+    if known is not None:
+        return int(known)
+    buffer = g.input(op, index)
+    shape = shape_of(buffer)
+    return buffer if all(isinstance(d, int) for d in shape) and int(np.prod(shape)) == 1 else None
+
+
+def zero_value(b, zero: int | SSAValue, element) -> SSAValue:
+    """The zero point as an `element` in the builder `b`."""
+    return b.constant(zero, element) if isinstance(zero, int) else b.load(zero, [0] * len(shape_of(zero)))
+
+
+def _offsets(g: GraphLowering, op: OnnxOp, weight_sums: np.ndarray, bias: np.ndarray, zero: int | SSAValue, hint: str):
+    """bias - zero * weight_sums, the int32 offset per row or column of the zero-point
+    compensation: made at compile time for a known zero point, else by a loop at run time."""
+    if isinstance(zero, int):
+        return weight_buffer(g, op, (bias - zero * weight_sums).astype(np.int32), i32, hint)
+    sums = weight_buffer(g, op, weight_sums.astype(np.int32), i32, f"{hint}_weight_sums")
+    biases = weight_buffer(g, op, bias.astype(np.int32), i32, f"{hint}_bias") if np.any(bias) else None
+    offsets = g.top.alloc(MemRefType(i32, [weight_sums.size]))
+    (i,), body = g.top.loop_nest([weight_sums.size])
+    product = body.mul(body.convert(zero_value(body, zero, zero.type.get_element_type()), i32), body.load(sums, [i]))
+    base = body.load(biases, [i]) if biases is not None else body.constant(0, i32)
+    body.store(body.sub(base, product), offsets, [i])
+    return offsets
+
+
+@dataclass(frozen=True)
+class _Epilogue:
+    """What krnl.qmatmul does with the sums: requantize them by `multipliers` (float32 per
+    row or column) to bytes with `zero_point` and `clip`, or (no multipliers) store int32."""
+
+    multipliers: np.ndarray | None = None
+    zero_point: int = 0
+    clip: tuple[int, int] = (int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max))
+
+
+def _fits_conv_kernel(g: GraphLowering, op: OnnxOp, weights: np.ndarray | None) -> bool:
+    """A 2-D group-1 conv of a uint8 batch-1 image with static shapes and int8 weights."""
+    x_value = op.input(0)
     if weights is None or weights.ndim != 4 or op.attr("group", 1) != 1 or not _is_unsigned(x_value):
         return False
     if not has_static_shape(x_value) or not has_static_shape(op.results[0]):
         return False  # the packed geometry is laid out at compile time
-    bias = constant_array(op.input(8)) if op.input(8) is not None else np.zeros(weights.shape[0], np.int32)
     x_shape = shape_of(g.buffers[x_value])
-    out_channels, channels, kernel_h, kernel_w = weights.shape
-    requantization = _requantization(op, out_channels, 1, 4)
-    if bias is None or requantization is None or len(x_shape) != 4 or x_shape[1] != channels or x_shape[0] != 1:
-        return False  # batch 1: one packed image
-    multipliers, y_zero, x_zero = requantization
-    _, _, height, width = x_shape
+    return len(x_shape) == 4 and x_shape[1] == weights.shape[1] and x_shape[0] == 1  # batch 1: one packed image
+
+
+def lower_qlinear_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
+    """QLinearConv (2-D, group 1, uint8 x, int8 weights with zero point 0) as krnl.qmatmul."""
+    weights = _int8_weights(op, 3, 5)
+    if not _fits_conv_kernel(g, op, weights):
+        return False
+    bias = constant_array(op.input(8)) if op.input(8) is not None else np.zeros(weights.shape[0], np.int32)
+    parameters = requantization(op, weights.shape[0], 1, 4)
+    if bias is None or parameters is None:
+        return False
+    multipliers, y_zero, x_zero = parameters
+    last, clip = epilogue_clamp(g, op)
+    out = g.result(last)
+    g.alias(op.results[0], out)
+    _conv_as_gemm(g, op, weights, bias, x_zero, out, _Epilogue(multipliers, y_zero, clip))
+    return True
+
+
+def lower_conv_integer_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
+    """ConvInteger (2-D, group 1, uint8 x with one zero point, int8 weights with zero
+    point 0) as krnl.qmatmul into the int32 `out`."""
+    weights, x_zero = _int8_weights(op, 1, 3), scalar_zero_point(g, op, 2)
+    if x_zero is None or not _fits_conv_kernel(g, op, weights):
+        return False
+    _conv_as_gemm(g, op, weights, np.zeros(weights.shape[0], np.int32), x_zero, out, _Epilogue())
+    return True
+
+
+def _conv_as_gemm(g, op, weights, bias, x_zero: int | SSAValue, out: SSAValue, epilogue: _Epilogue) -> None:
+    """krnl.qmatmul of the weights (rows) by the im2col matrix of x (input 0) into out."""
+    x_value, out_shape = op.input(0), tuple(op.results[0].type.get_shape())
+    out_channels, _, kernel_h, kernel_w = weights.shape
+    _, _, height, width = shape_of(g.buffers[x_value])
     window_y, window_x = sliding_windows(g, op, (height, width), out_shape[2:], (kernel_h, kernel_w))
     matrix = weights.reshape(out_channels, -1)
     reduction, columns = matrix.shape[1], out_shape[2] * out_shape[3]
     groups = -(-reduction // 4)
-    offsets = bias.astype(np.int64) - x_zero * matrix.astype(np.int64).sum(axis=1)
-
-    last, clip = _epilogue_clamp(g, op)
-    out = g.result(last)
-    g.alias(op.results[0], out)
-    name = op.node_name or "qlinearconv"
+    name = op.node_name or op.OP_TYPE.lower()
+    offsets = _offsets(g, op, matrix.astype(np.int64).sum(axis=1), bias.astype(np.int64), x_zero, f"{name}_offsets")
     a = weight_buffer(g, op, _row_tiles(matrix, groups), i8, f"{name}_panels")
     x_type = x_value.type.get_element_type()
     packed = g.top.alloc(MemRefType(x_type, [groups, padded_columns(columns), 4]))
     _pack_im2col(g, g.buffers[x_value], packed, (window_y, window_x), (kernel_h, kernel_w), reduction, x_zero)
+    _insert_qmatmul(g, op, a, packed, out, offsets, epilogue, (out_channels, columns, groups), a_signed=True)
+
+
+def _insert_qmatmul(g, op, a, b, out, offsets, epilogue: _Epilogue, sizes, *, a_signed: bool) -> None:
+    """krnl.qmatmul of A by B into out (its rows contiguous), the tables per row of a
+    signed A, per column of a signed B."""
+    multipliers = None
+    if epilogue.multipliers is not None:
+        table = epilogue.multipliers
+        if not a_signed:
+            table = np.zeros(padded_columns(sizes[1]), np.float32)
+            table[: sizes[1]] = epilogue.multipliers
+        multipliers = weight_buffer(g, op, table, f32, f"{op.node_name or op.OP_TYPE.lower()}_multipliers")
     g.top.insert(
         QMatmulOp(
             a,
-            packed,
+            b,
             out,
-            weight_buffer(g, op, offsets.astype(np.int32), i32, f"{name}_offsets"),
-            weight_buffer(g, op, multipliers, f32, f"{name}_multipliers"),
-            sizes=[out_channels, columns, groups],
+            offsets,
+            multipliers,
+            sizes=sizes,
             row_tile=ROW_TILE,
-            ldc=columns,
+            ldc=sizes[1],
             batch=[0, 0, 0],
-            zero_point=y_zero,
-            clip=clip,
-            a_signed=True,
-            per_column=False,
+            zero_point=epilogue.zero_point,
+            clip=epilogue.clip,
+            a_signed=a_signed,
+            per_column=not a_signed,
         )
     )
-    return True
 
 
 def _row_index(b, row, dims) -> list:
@@ -157,7 +241,7 @@ def _row_tiles(matrix: np.ndarray, groups: int) -> np.ndarray:
     return np.ascontiguousarray(padded.reshape(tiles, ROW_TILE, groups, 4).transpose(0, 2, 1, 3))
 
 
-def _padded(g: GraphLowering, x: SSAValue, windows, x_zero: int) -> SSAValue:
+def _padded(g: GraphLowering, x: SSAValue, windows, x_zero: int | SSAValue) -> SSAValue:
     """Image 0 of x [1, C, H, W] as [C, H', W'] with every position the windows read, the
     padding holding the zero point (x itself, as [C, H, W], where no window reaches padding)."""
     channels, height, width = shape_of(x)[1:]
@@ -173,64 +257,98 @@ def _padded(g: GraphLowering, x: SSAValue, windows, x_zero: int) -> SSAValue:
     inside_y = body.and_(body.compare_index("sge", y, 0), body.compare_index("slt", y, height))
     inside_x = body.and_(body.compare_index("sge", x_, 0), body.compare_index("slt", x_, width))
     value = body.load(x, [0, c, body.min(body.max(y, 0), height - 1), body.min(body.max(x_, 0), width - 1)])
-    body.store(body.select(body.and_(inside_y, inside_x), value, body.constant(x_zero, element)), padded, [0, *ivs])
+    body.store(body.select(body.and_(inside_y, inside_x), value, zero_value(body, x_zero, element)), padded, [0, *ivs])
     return padded
 
 
-def _pack_im2col(g, x, packed, windows, kernel, reduction: int, x_zero: int) -> None:
+def _pack_im2col(g, x, packed, windows, kernel, reduction: int, x_zero: int | SSAValue) -> None:
     """packed[k4, oy*OW + ox, t] = x[0, c, oy*sy - py + ky*dy, ox*sx - px + kx*dx] for
     k = 4*k4 + t = (c, ky, kx); the zero point where that is padding, 0 past K. Read from
-    the padded image, the innermost loop loads at the conv's stride without bounds checks."""
+    the padded image, the innermost loop loads at the conv's stride without bounds checks.
+    A pointwise conv (1x1, stride 1, no padding) reads x as [C, H*W] instead, along whole
+    planes: LLVM fully unrolled the 8- to 16-wide rows of mobile nets, then left them scalar
+    (the packing of a 512-channel 16x16 image: 17.6 us)."""
     window_y, window_x = windows
     kernel_h, kernel_w = kernel
     image = _padded(g, x, windows, x_zero)
     groups = shape_of(packed)[0]
     out_h, out_w = window_y.output_size, window_x.output_size
-    element = x.type.get_element_type()
-    ivs, body = g.top.loop_nest([groups, out_h, out_w])
-    k4, oy, ox = ivs
-    column = body.add(body.mul(oy, out_w), ox)
+    if image is x and (kernel_h, kernel_w, window_y.stride, window_x.stride) == (1, 1, 1, 1):
+        planes = reshaped_view(g.top, x, [reduction, out_h * out_w])
+        (k4, column), body = g.top.loop_nest([groups, out_h * out_w])
+        _store_groups(body, packed, k4, column, reduction, lambda k: body.load(planes, [k, column]))
+        return
+    (k4, oy, ox), body = g.top.loop_nest([groups, out_h, out_w])
     shift = 0 if image is x else 1  # the padded image starts pad_begin before x
-    for t in range(4):
-        k = body.add(body.mul(k4, 4), t)
-        inside_k = body.compare_index("slt", k, reduction)
-        k = body.min(k, reduction - 1)
+
+    def load(k: SSAValue) -> SSAValue:
         c, offset = body.div(k, kernel_h * kernel_w), body.rem(k, kernel_h * kernel_w)
         ky, kx = body.div(offset, kernel_w), body.rem(offset, kernel_w)
         y = body.add(body.mul(oy, window_y.stride), body.mul(ky, window_y.dilation))
         x_ = body.add(body.mul(ox, window_x.stride), body.mul(kx, window_x.dilation))
         if not shift:
             y, x_ = body.sub(y, window_y.pad_begin), body.sub(x_, window_x.pad_begin)
-        value = body.load(image, [0, c, y, x_])
+        return body.load(image, [0, c, y, x_])
+
+    _store_groups(body, packed, k4, body.add(body.mul(oy, out_w), ox), reduction, load)
+
+
+def _store_groups(body, packed: SSAValue, k4, column, reduction: int, load) -> None:
+    """packed[k4, column, t] = load(k) for k = 4*k4 + t below `reduction` (K), else 0."""
+    element = packed.type.get_element_type()
+    for t in range(4):
+        k = body.add(body.mul(k4, 4), t)
+        inside_k = body.compare_index("slt", k, reduction)
+        value = load(body.min(k, reduction - 1))
         body.store(body.select(inside_k, value, body.constant(0, element)), packed, [k4, column, t])
+
+
+def _fits_matmul_kernel(g: GraphLowering, op: OnnxOp, weights: np.ndarray | None) -> bool:
+    """uint8 a [..., M, K] of a static shape (the row tiles are laid out at compile time)
+    by int8 weights [K, N]."""
+    if weights is None or weights.ndim != 2 or not _is_unsigned(op.input(0)):
+        return False
+    a_shape = shape_of(g.buffers[op.input(0)])
+    return all(isinstance(d, int) for d in a_shape) and len(a_shape) >= 2 and a_shape[-1] == weights.shape[0]
 
 
 def lower_qlinear_matmul_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     """QLinearMatMul of uint8 a [..., M, K] by constant int8 b [K, N] (zero point 0) as krnl.qmatmul."""
     weights = _int8_weights(op, 3, 5)
-    a_value = op.input(0)
-    if weights is None or weights.ndim != 2 or not _is_unsigned(a_value):
+    parameters = requantization(op, weights.shape[1], 1, 4) if _fits_matmul_kernel(g, op, weights) else None
+    if parameters is None:
         return False
-    reduction, columns = weights.shape
-    requantization = _requantization(op, columns, 1, 4)
-    a_shape = shape_of(g.buffers[a_value])
-    static = all(isinstance(d, int) for d in a_shape)  # the row tiles are laid out at compile time
-    if requantization is None or len(a_shape) < 2 or a_shape[-1] != reduction or not static:
-        return False
-    multipliers, y_zero, a_zero = requantization
-    rows = int(np.prod(a_shape[:-1]))
-    groups, padded = -(-reduction // 4), padded_columns(columns)
-    offsets = np.zeros(padded, np.int64)
-    offsets[:columns] = -a_zero * weights.astype(np.int64).sum(axis=0)
-    table = np.zeros(padded, np.float32)
-    table[:columns] = multipliers
-    panels = np.zeros((groups * 4, padded), np.int8)
-    panels[:reduction, :columns] = weights
-
-    last, clip = _epilogue_clamp(g, op)
+    multipliers, y_zero, a_zero = parameters
+    last, clip = epilogue_clamp(g, op)
     out = g.result(last)
     g.alias(op.results[0], out)
-    name = op.node_name or "qlinearmatmul"
+    _matmul_as_gemm(g, op, weights, a_zero, out, _Epilogue(multipliers, y_zero, clip))
+    return True
+
+
+def lower_matmul_integer_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
+    """MatMulInteger of uint8 a (one zero point) by constant int8 b [K, N] (zero point 0)
+    as krnl.qmatmul into the int32 `out`."""
+    weights, a_zero = _int8_weights(op, 1, 3), scalar_zero_point(g, op, 2)
+    if a_zero is None or not _fits_matmul_kernel(g, op, weights):
+        return False
+    _matmul_as_gemm(g, op, weights, a_zero, out, _Epilogue())
+    return True
+
+
+def _matmul_as_gemm(g, op, weights, a_zero: int | SSAValue, out: SSAValue, epilogue: _Epilogue) -> None:
+    """krnl.qmatmul of a (input 0, packed in row tiles at run time) by the weights (columns)."""
+    a_value = op.input(0)
+    reduction, columns = weights.shape
+    a_shape = shape_of(g.buffers[a_value])
+    rows = int(np.prod(a_shape[:-1]))
+    groups, padded = -(-reduction // 4), padded_columns(columns)
+    sums = np.zeros(padded, np.int64)
+    sums[:columns] = weights.astype(np.int64).sum(axis=0)
+    panels = np.zeros((groups * 4, padded), np.int8)
+    panels[:reduction, :columns] = weights
+    name = op.node_name or op.OP_TYPE.lower()
+    offsets = _offsets(g, op, sums, np.zeros(padded, np.int64), a_zero, f"{name}_offsets")
     b = weight_buffer(g, op, np.ascontiguousarray(panels.reshape(groups, 4, padded).transpose(0, 2, 1)), i8,
                       f"{name}_panels")  # fmt: skip
     tiles = -(-rows // ROW_TILE)
@@ -239,23 +357,7 @@ def lower_qlinear_matmul_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     tile, k4, r, t = ivs
     row, k = body.add(body.mul(tile, ROW_TILE), r), body.add(body.mul(k4, 4), t)
     inside = body.and_(body.compare_index("slt", row, rows), body.compare_index("slt", k, reduction))
-    value = body.load(g.buffers[a_value], [*_row_index(body, body.min(row, rows - 1), a_shape[:-1]), body.min(k, reduction - 1)])
+    at = [*_row_index(body, body.min(row, rows - 1), a_shape[:-1]), body.min(k, reduction - 1)]
+    value = body.load(g.buffers[a_value], at)
     body.store(body.select(inside, value, body.constant(0, value.type)), a, ivs)
-    g.top.insert(
-        QMatmulOp(
-            a,
-            b,
-            out,
-            weight_buffer(g, op, offsets.astype(np.int32), i32, f"{name}_offsets"),
-            weight_buffer(g, op, table, f32, f"{name}_multipliers"),
-            sizes=[rows, columns, groups],
-            row_tile=ROW_TILE,
-            ldc=columns,
-            batch=[0, 0, 0],
-            zero_point=y_zero,
-            clip=clip,
-            a_signed=False,
-            per_column=True,
-        )
-    )
-    return True
+    _insert_qmatmul(g, op, a, b, out, offsets, epilogue, (rows, columns, groups), a_signed=False)

@@ -1,7 +1,7 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// QuantizeLinear per axis (axis 1 by default): x / scale[j] in f32, then in f64
-// rounded half to even, plus the zero point, clamped to [-128, 127] (NaN to
+// QuantizeLinear per axis (axis 1 by default): x / scale[j] in f32, then (in f32:
+// exact for an 8-bit target) rounded half to even, plus the zero point, clamped to [-128, 127] (NaN to
 // the low end: `ogt` is false for it), truncated to i8.
 builtin.module attributes {onnx.opset = 21 : i64} {
   func.func @main_graph(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %z: tensor<3xi8>) -> tensor<2x3xi8> {
@@ -11,23 +11,22 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK-DAG:     %[[LOW:.+]] = arith.constant -1.280000e+02 : f64
-// CHECK-DAG:     %[[HIGH:.+]] = arith.constant 1.270000e+02 : f64
+// CHECK-DAG:     %[[LOW:.+]] = arith.constant -1.280000e+02 : f32
+// CHECK-DAG:     %[[HIGH:.+]] = arith.constant 1.270000e+02 : f32
 // CHECK:         krnl.iterate
 // CHECK-NEXT:    ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
 // CHECK-NEXT:      %[[X:.+]] = memref.load %x[%[[I]], %[[J]]] : memref<2x3xf32>
 // CHECK-NEXT:      %[[S:.+]] = memref.load %s[%[[J]]] : memref<3xf32>
 // CHECK-NEXT:      %[[Q:.+]] = arith.divf %[[X]], %[[S]] : f32
 // CHECK-NEXT:      %[[Z:.+]] = memref.load %z[%[[J]]] : memref<3xi8>
-// CHECK-NEXT:      %[[WIDE:.+]] = arith.extf %[[Q]] : f32 to f64
-// CHECK-NEXT:      %[[R:.+]] = math.roundeven %[[WIDE]] : f64
-// CHECK-NEXT:      %[[ZF:.+]] = arith.sitofp %[[Z]] : i8 to f64
-// CHECK-NEXT:      %[[SUM:.+]] = arith.addf %[[R]], %[[ZF]] : f64
-// CHECK-NEXT:      %[[GT:.+]] = arith.cmpf ogt, %[[SUM]], %[[LOW]] : f64
-// CHECK-NEXT:      %[[UP:.+]] = arith.select %[[GT]], %[[SUM]], %[[LOW]] : f64
-// CHECK-NEXT:      %[[LT:.+]] = arith.cmpf olt, %[[UP]], %[[HIGH]] : f64
-// CHECK-NEXT:      %[[C:.+]] = arith.select %[[LT]], %[[UP]], %[[HIGH]] : f64
-// CHECK-NEXT:      %[[I32:.+]] = arith.fptosi %[[C]] : f64 to i32
+// CHECK-NEXT:      %[[R:.+]] = math.roundeven %[[Q]] : f32
+// CHECK-NEXT:      %[[ZF:.+]] = arith.sitofp %[[Z]] : i8 to f32
+// CHECK-NEXT:      %[[SUM:.+]] = arith.addf %[[R]], %[[ZF]] : f32
+// CHECK-NEXT:      %[[GT:.+]] = arith.cmpf ogt, %[[SUM]], %[[LOW]] : f32
+// CHECK-NEXT:      %[[UP:.+]] = arith.select %[[GT]], %[[SUM]], %[[LOW]] : f32
+// CHECK-NEXT:      %[[LT:.+]] = arith.cmpf olt, %[[UP]], %[[HIGH]] : f32
+// CHECK-NEXT:      %[[C:.+]] = arith.select %[[LT]], %[[UP]], %[[HIGH]] : f32
+// CHECK-NEXT:      %[[I32:.+]] = arith.fptosi %[[C]] : f32 to i32
 // CHECK-NEXT:      %[[I8:.+]] = arith.trunci %[[I32]] : i32 to i8
 // CHECK-NEXT:      memref.store %[[I8]], %y[%[[I]], %[[J]]] : memref<2x3xi8>
 
@@ -177,8 +176,8 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK-DAG:     %[[LOW:.+]] = arith.constant -8.000000e+00 : f64
-// CHECK-DAG:     %[[HIGH:.+]] = arith.constant 7.000000e+00 : f64
+// CHECK-DAG:     %[[LOW:.+]] = arith.constant -8.000000e+00 : f32
+// CHECK-DAG:     %[[HIGH:.+]] = arith.constant 7.000000e+00 : f32
 // CHECK:         krnl.iterate
 // CHECK:           %[[Q:.+]] = arith.divf
 // CHECK-NOT:       math.roundeven
@@ -189,7 +188,26 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK:         krnl.iterate
 // CHECK:           math.roundeven
 // CHECK:           builtin.unrealized_conversion_cast %{{.+}} : i4 to i8
-// CHECK:           arith.sitofp %{{.+}} : i8 to f64
-// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[LOW]] : f64
-// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[HIGH]] : f64
+// CHECK:           arith.sitofp %{{.+}} : i8 to f32
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[LOW]] : f32
+// CHECK:           arith.select %{{.+}}, %{{.+}}, %[[HIGH]] : f32
 // CHECK:           memref.store %{{.+}}, %q
+
+// -----
+
+// Per-tensor QuantizeLinear (one scale, one zero point) loops over 1-D views of x and y,
+// so that it vectorizes along all of their elements.
+builtin.module attributes {onnx.opset = 21 : i64} {
+  func.func @main_graph(%x: tensor<1x4x3x3xf32>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<1x4x3x3xui8> {
+    %y = "onnx.QuantizeLinear"(%x, %s, %z) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (tensor<1x4x3x3xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4x3x3xui8>
+    func.return %y : tensor<1x4x3x3xui8>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[X:.+]] = krnl.view %x[0 : i64] : memref<1x4x3x3xf32> to memref<36xf32>
+// CHECK-NEXT:    %[[Y:.+]] = krnl.view %y[0 : i64] : memref<1x4x3x3xui8> to memref<36xui8>
+// CHECK:         krnl.iterate
+// CHECK-NEXT:    ^bb0(%[[I:.+]]: index):
+// CHECK-NEXT:      memref.load %[[X]][%[[I]]] : memref<36xf32>
+// CHECK:           memref.store %{{.+}}, %[[Y]][%[[I]]] : memref<36xui8>

@@ -1,0 +1,47 @@
+// RUN: onnxc-opt %s -p convert-onnx-to-krnl | filecheck %s
+
+// A depthwise QLinearConv runs on the float depthwise conv: x less its zero point as
+// float32 (over [C, H*W] views), the shifted-rows conv with the weights and the int32
+// bias made float32 at compile time (its sums are exact), then the requantization per
+// channel: round half to even, plus the y zero point, clamped, narrowed to bytes.
+builtin.module attributes {onnx.opset = 21 : i64} {
+  func.func @main_graph(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
+    %xs = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+    %xz = "onnx.Constant"() {value = dense<3> : tensor<ui8>} : () -> tensor<ui8>
+    %w = "onnx.Constant"() {value = dense<[[[[1, 2, 3], [4, 5, 6], [7, 8, 9]]], [[[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]]]> : tensor<2x1x3x3xi8>} : () -> tensor<2x1x3x3xi8>
+    %ws = "onnx.Constant"() {value = dense<[0.25, 0.125]> : tensor<2xf32>} : () -> tensor<2xf32>
+    %wz = "onnx.Constant"() {value = dense<0> : tensor<2xi8>} : () -> tensor<2xi8>
+    %ys = "onnx.Constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+    %yz = "onnx.Constant"() {value = dense<128> : tensor<ui8>} : () -> tensor<ui8>
+    %b = "onnx.Constant"() {value = dense<[10, -20]> : tensor<2xi32>} : () -> tensor<2xi32>
+    %y = "onnx.QLinearConv"(%x, %xs, %xz, %w, %ws, %wz, %ys, %yz, %b) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1>}> {group = 2 : i64, pads = [1, 1, 1, 1]} : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x1x3x3xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+    func.return %y : tensor<1x2x4x4xui8>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK:         %[[CENTERED:.+]] = memref.alloc() : memref<1x2x4x4xf32>
+// CHECK:         %[[ZERO:.+]] = arith.uitofp %{{.+}} : i8 to f32
+// CHECK:         krnl.iterate
+// CHECK:           %[[X:.+]] = arith.uitofp %{{.+}} : i8 to f32
+// CHECK-NEXT:      %[[LESS:.+]] = arith.subf %[[X]], %[[ZERO]] : f32
+// CHECK-NEXT:      memref.store %[[LESS]], %{{.+}} : memref<2x16xf32>
+// CHECK:         %[[SUMS:.+]] = memref.alloc() : memref<1x2x4x4xf32>
+// CHECK-NEXT:    %[[W:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_weights", tensor<2x1x3x3xf32>>}
+// CHECK-NEXT:    %[[B:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_bias", tensor<2xf32>>}
+// CHECK:         memref.load %[[W]]
+// CHECK:         arith.mulf
+// CHECK:         %[[M:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_multipliers", tensor<2xf32>>}
+// CHECK-NEXT:    %[[S:.+]] = krnl.view %[[SUMS]][0 : i64] : memref<1x2x4x4xf32> to memref<2x16xf32>
+// CHECK-NEXT:    %[[Y:.+]] = krnl.view %y[0 : i64] : memref<1x2x4x4xui8> to memref<2x16xui8>
+// CHECK:         krnl.iterate
+// CHECK-NEXT:    ^bb0(%[[C:.+]]: index, %[[P:.+]]: index):
+// CHECK-NEXT:      %[[SUM:.+]] = memref.load %[[S]][%[[C]], %[[P]]]
+// CHECK-NEXT:      %[[MUL:.+]] = memref.load %[[M]][%[[C]]]
+// CHECK-NEXT:      %[[SCALED:.+]] = arith.mulf %[[SUM]], %[[MUL]] : f32
+// CHECK-NEXT:      %[[ROUNDED:.+]] = math.roundeven %[[SCALED]] : f32
+// CHECK-NEXT:      %[[SHIFTED:.+]] = arith.addf %[[ROUNDED]], %{{.+}} : f32
+// CHECK-NEXT:      %[[LOW:.+]] = arith.maximumf %[[SHIFTED]], %{{.+}} : f32
+// CHECK-NEXT:      %[[HIGH:.+]] = arith.minimumf %[[LOW]], %{{.+}} : f32
+// CHECK-NEXT:      %[[INT:.+]] = arith.fptosi %[[HIGH]] : f32 to i32
+// CHECK-NEXT:      %[[BYTE:.+]] = arith.trunci %[[INT]] : i32 to i8
