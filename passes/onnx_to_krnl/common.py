@@ -40,7 +40,7 @@ from onnxc.dialects.onnx import (
     tensor_value,
 )
 from onnxc.dialects.symbolic import Dim
-from onnxc.dialects.types import dim_params, is_float, is_low_precision, onnx_type_of, static_shape
+from onnxc.dialects.types import dim_params, is_float, is_low_precision, is_string, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.helpers.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 from onnxc.passes.helpers.run_time_dims import (
@@ -86,6 +86,9 @@ class GraphLowering:
 
         described = [(v, f"graph input '{n}'") for v, n in zip(inputs, self.input_names)]
         described += [(v, f"graph output '{n}'") for v, n in zip(self.outputs, self.output_names)]
+        for value, name in zip(self.outputs, self.output_names):
+            if is_string(value.type.get_element_type()):
+                raise UnsupportedOpError(f"graph output '{name}' is a string tensor: libraries return no strings yet")
         try:
             types = [
                 dynamic_memref_type(value) if value in self.dynamic else memref_type_of(value, name=description)

@@ -20,8 +20,10 @@ from xdsl.dialects.builtin import f32, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
+from onnxc.dialects.types import is_string
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.ngram_pool import NgramTrie, PoolError, build_trie
+from onnxc.passes.helpers.string_kernels import StringKeys, sorted_position
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.ml_linear import feature_index
 from onnxc.passes.onnx_to_krnl.ml_scores import load_as
@@ -30,20 +32,6 @@ MODES = ("TF", "IDF", "TFIDF")
 
 TokenOf = Callable[[KernelBuilder, SSAValue], tuple[SSAValue, SSAValue]]
 """(builder, position in the row) -> (token, whether the item is in the pool)."""
-
-
-def sorted_position(b: KernelBuilder, table: SSAValue, size: int, key: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """(position, found): the last position of a sorted table of `size` (>= 1)
-    entries whose entry is <= key (0 if none), and whether that entry is key. A
-    branch-free binary search whose halvings are known at compile time."""
-    base = 0
-    remaining = size
-    while remaining > 1:
-        half = remaining // 2
-        probe = b.add(base, half)
-        base = b.select_index(b.compare("le", b.load(table, [probe]), key), probe, base)
-        remaining -= half
-    return b.index(base), b.compare("eq", b.load(table, [base]), key)
 
 
 class NgramCounter:
@@ -127,18 +115,28 @@ class NgramCounter:
 @lowers("TfIdfVectorizer", run_time_dims=True)
 def lower_tfidf_vectorizer(g: GraphLowering, op: OnnxOp) -> None:
     x = g.input(op, 0)
-    if op.attr("pool_strings"):
-        raise g.unsupported(op, "a pool of strings (pool_strings): string tensors are not supported")
-    g.element_type(op, x)
+    strings = is_string(x.type.get_element_type())
+    if strings != bool(op.attr("pool_strings")):
+        raise g.unsupported(op, "a pool of strings for an integer input, or of integers for strings")
+    if not strings:
+        g.element_type(op, x)
     shape = shape_of(x)
     if len(shape) not in (1, 2):
         raise g.unsupported(op, f"input of rank {len(shape)} (a row [C] or rows [N, C] of tokens are expected)")
-    counter = NgramCounter(g, op, [int(v) for v in op.attr("pool_int64s") or []])
-    tokens = weight_buffer(g, op, np.array(counter.trie.tokens or [0], dtype=np.int64), i64, "ngram_tokens")
+    pool = list(op.attr("pool_strings")) if strings else [int(v) for v in op.attr("pool_int64s") or []]
+    counter = NgramCounter(g, op, pool)
+    tokens = counter.trie.tokens
+    if strings:
+        keys = StringKeys(tokens, lambda array, hint: weight_buffer(g, op, array, i64, hint))
+    else:
+        table = weight_buffer(g, op, np.array(tokens or [0], dtype=np.int64), i64, "ngram_tokens")
     (row,), b = g.top.loop_nest([shape[0] if len(shape) == 2 else 1])
 
     def token_of(inner: KernelBuilder, position: SSAValue) -> tuple[SSAValue, SSAValue]:
-        item = load_as(inner, x, feature_index(x, row, position), i64)
-        return sorted_position(inner, tokens, len(counter.trie.tokens), item)
+        if not strings:
+            return sorted_position(inner, table, len(tokens), load_as(inner, x, feature_index(x, row, position), i64))
+        found = keys.find(inner, inner.load(x, feature_index(x, row, position)))
+        known = inner.compare("ge", found, inner.constant(0, i64))
+        return inner.select_index(known, inner.to_index(found), 0), known
 
     counter.count_row(b, row, shape[-1], token_of)

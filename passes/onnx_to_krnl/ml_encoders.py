@@ -1,0 +1,109 @@
+"""LabelEncoder and CategoryMapper (ai.onnx.ml): each element looked up among keys
+known at compile time, giving the value at the key's position or the default.
+
+String keys are a byte trie searched byte by byte (passes/helpers/
+string_kernels.py); numeric keys a sorted table searched by an unrolled binary
+search, NaN matching a NaN key (as in onnxruntime). Of equal keys the first
+counts. Results that are strings (LabelEncoder to strings, CategoryMapper from
+integers) are refused: libraries return no strings yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects.builtin import i64
+from xdsl.ir import SSAValue
+
+from onnxc.dialects.onnx import OnnxOp
+from onnxc.dialects.types import is_float, is_string, numpy_dtype_of
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
+from onnxc.passes.helpers.string_kernels import StringKeys, sorted_position
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, weight_buffer
+
+Finder = Callable[[KernelBuilder, SSAValue], SSAValue]
+"""(builder, element) -> the i64 position of its key, or -1."""
+
+_DEFAULTS = {"string": "_Unused", "int": -1, "float": -0.0}
+"""LabelEncoder's default_tensor where absent, by the values' kind (the schema's)."""
+
+
+def key_finder(g: GraphLowering, op: OnnxOp, x: SSAValue, keys: list | np.ndarray) -> Finder:
+    """How to find an element of `x` among `keys` (strings for a string `x`)."""
+    element = x.type.get_element_type()
+    if is_string(element):
+        if not all(isinstance(k, str) for k in keys):
+            raise g.unsupported(op, "numeric keys for a string input")
+        found = StringKeys(list(keys), lambda array, hint: weight_buffer(g, op, array, i64, hint))
+        return found.find
+    g.element_type(op, x)
+    if any(isinstance(k, str) for k in keys):
+        raise g.unsupported(op, f"string keys for an input of {element}")
+    keys = np.asarray(keys).astype(numpy_dtype_of(element))
+    nan = np.isnan(keys) if is_float(element) else np.zeros(len(keys), dtype=bool)
+    order = [int(k) for k in np.argsort(keys, kind="stable") if not nan[k]]
+    first = [k for i, k in enumerate(order) if i == 0 or keys[k] != keys[order[i - 1]]]
+    nan_position = int(np.argmax(nan)) if nan.any() else -1
+    table = weight_buffer(g, op, keys[first] if first else keys[:1], element, "keys")
+    positions = weight_buffer(g, op, np.array(first or [-1], dtype=np.int64), i64, "key_positions")
+
+    def find(b: KernelBuilder, value: SSAValue) -> SSAValue:
+        position = b.constant(-1, i64)
+        if first:
+            slot, found = sorted_position(b, table, len(first), value)
+            position = b.select(found, b.load(positions, [slot]), position)
+        if nan_position >= 0:
+            position = b.select(b.is_nan(value), b.constant(nan_position, i64), position)
+        return position
+
+    return find
+
+
+def lower_lookup(g: GraphLowering, op: OnnxOp, keys, values: np.ndarray, default) -> None:
+    """result = values[position of x's key], or `default` where x is no key."""
+    x, out = g.input(op, 0), g.result(op)
+    element = out.type.get_element_type()
+    if is_string(element):
+        raise g.unsupported(op, "string results: libraries return no strings yet")
+    if len(keys) != len(values):
+        raise g.shape_error(op, f"{len(keys)} keys for {len(values)} values")
+    find = key_finder(g, op, x, keys)
+    dtype = numpy_dtype_of(element)
+    table = weight_buffer(g, op, np.asarray(values).astype(dtype) if len(values) else np.zeros(1, dtype), element, "values")
+    ivs, b = g.top.loop_nest(shape_of(x))
+    position = find(b, b.load(x, ivs))
+    found = b.compare("ge", position, b.constant(0, i64))
+    value = b.load(table, [b.select_index(found, b.to_index(position), 0)])
+    b.store(b.select(found, value, b.constant(np.asarray(default).astype(dtype).item(), element)), out, ivs)
+
+
+def _attribute(op: OnnxOp, prefix: str) -> tuple[str, list | np.ndarray]:
+    """The form (tensor, strings, int64s, floats) and value of `prefix`_... present."""
+    for form in ("tensor", "strings", "int64s", "floats"):
+        value = op.attr(f"{prefix}_{form}")
+        if value is not None and len(value):
+            return form, value
+    return "", []
+
+
+@lowers("LabelEncoder", run_time_dims=True)
+def lower_label_encoder(g: GraphLowering, op: OnnxOp) -> None:
+    _, keys = _attribute(op, "keys")
+    form, values = _attribute(op, "values")
+    if form == "tensor":
+        default = op.attr("default_tensor")
+        kind = "string" if values.dtype == object else "float" if values.dtype.kind == "f" else "int"
+        default = _DEFAULTS[kind] if default is None else np.asarray(default).reshape(-1)[0]
+    else:
+        default = op.attr({"strings": "default_string", "int64s": "default_int64", "floats": "default_float"}.get(form, "default_int64"))
+    lower_lookup(g, op, keys.tolist() if isinstance(keys, np.ndarray) else keys, values, default)
+
+
+@lowers("CategoryMapper", run_time_dims=True)
+def lower_category_mapper(g: GraphLowering, op: OnnxOp) -> None:
+    """Strings to integers (cats_strings[i] -> cats_int64s[i], else default_int64)."""
+    if not is_string(g.input(op, 0).type.get_element_type()):
+        raise g.unsupported(op, "integers to strings: libraries return no strings yet")
+    strings, ints = op.attr("cats_strings") or [], op.attr("cats_int64s") or []
+    lower_lookup(g, op, list(strings), np.asarray(ints, dtype=np.int64), op.attr("default_int64"))
