@@ -95,3 +95,142 @@ def test_tfidf_vectorizer_refusals(change, error, message, tmp_path):
     with pytest.raises(error, match=message) as info:
         onnxc.compile(_tfidf_model(**{**BASE, **change}), tmp_path / "model.so")
     assert "tfidf0" in str(info.value) and "TfIdfVectorizer" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- string inputs
+
+ML = "ai.onnx.ml"
+WORDS = np.array([["the", "Cat", "sat"], ["on", "", "é mat"]], dtype=object)
+
+
+def string_model(op_type: str, inputs: dict, output: tuple, domain: str = "", opset: int = 20, **attrs) -> onnx.ModelProto:
+    """One node of `op_type` (named node0) reading string or numeric inputs {name: (type, shape)}."""
+    node = helper.make_node(op_type, list(inputs), ["out"], name="node0", domain=domain, **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(n, t, s) for n, (t, s) in inputs.items()],
+        [helper.make_tensor_value_info("out", *output)],
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("", opset), helper.make_opsetid(ML, 4)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=9)
+
+
+def compare_with_onnxruntime(model: onnx.ModelProto, feeds: dict, tmp_path) -> None:
+    got = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, feeds)
+    assert_matches(got, expected_outputs(model, feeds, "onnxruntime"))
+
+
+STRING = onnx.TensorProto.STRING
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([["the", "cat", "sat"], ["on", "", "é mat"]], dtype=object),  # case, empty, UTF-8
+        np.array(["sat"], dtype=object),  # broadcast
+        np.array([["the"], ["é ma"]], dtype=object),  # a prefix is not equal
+    ],
+)
+def test_equal_strings(y, tmp_path):
+    model = string_model("Equal", {"x": (STRING, [2, 3]), "y": (STRING, list(y.shape))}, (onnx.TensorProto.BOOL, [2, 3]))
+    compare_with_onnxruntime(model, {"x": WORDS, "y": y}, tmp_path)
+
+
+PATTERNS = [
+    r"[a-z]+", r"\w*", r"(?:the|on)|é.*", r".", r"\bsat\b", r"[^aeiou]{2,}", r"\S+\s\S+", r"c?a?t?", r"(?s).*",
+    r"^the$", r"\d{3}-\d{4}", r"(ab)+|x*",
+]  # fmt: skip
+SENTENCES = np.array(
+    [["the", "Cat", "sat"], ["on", "", "é mat"], ["555-0199", "55-0199", "ababab"], ["x\ny", "xxx", "naïve"]],
+    dtype=object,
+)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_regex_full_match(pattern, tmp_path):
+    model = string_model("RegexFullMatch", {"x": (STRING, [4, 3])}, (onnx.TensorProto.BOOL, [4, 3]), pattern=pattern)
+    compare_with_onnxruntime(model, {"x": SENTENCES}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "pattern, message",
+    [(r"(a)\1", "groupref"), (r"a(?=b)", "assert"), (r"(?i)a", "flags"), (r"[α-ω]", "beyond ASCII"), (r"a(", "invalid")],
+)
+def test_regex_refusals(pattern, message, tmp_path):
+    model = string_model("RegexFullMatch", {"x": (STRING, [2])}, (onnx.TensorProto.BOOL, [2]), pattern=pattern)
+    with pytest.raises(UnsupportedOpError, match=message) as info:
+        onnxc.compile(model, tmp_path / "model.so")
+    assert "node0" in str(info.value) and "RegexFullMatch" in str(info.value)
+
+
+INT64, FLOAT, INT16 = onnx.TensorProto.INT64, onnx.TensorProto.FLOAT, onnx.TensorProto.INT16
+
+
+@pytest.mark.parametrize(
+    "inputs, output, attrs, x",
+    [
+        ((STRING, [2, 3]), (INT64, [2, 3]),
+         dict(keys_strings=["the", "é mat", "", "the"], values_int64s=[1, 2, 3, 4], default_int64=-7), WORDS),
+        ((STRING, [2, 3]), (FLOAT, [2, 3]), dict(keys_strings=["sat", "Cat"], values_floats=[0.5, 1.5]), WORDS),
+        ((STRING, [2, 3]), (INT16, [2, 3]),
+         dict(keys_tensor=helper.make_tensor("k", STRING, [2], [b"on", b"Cat"]),
+              values_tensor=helper.make_tensor("v", INT16, [2], [3, 4])), WORDS),
+        ((INT64, [5]), (FLOAT, [5]), dict(keys_int64s=[7, -2, 9], values_floats=[1.0, 2.0, 3.0], default_float=0.25),
+         np.array([9, 7, 0, -2, 9], dtype=np.int64)),
+        ((FLOAT, [5]), (INT64, [5]), dict(keys_floats=[0.5, float("nan"), -1.0], values_int64s=[10, 20, 30]),
+         np.array([float("nan"), 0.5, 2.0, -1.0, 0.0], dtype=np.float32)),
+    ],
+)  # fmt: skip
+def test_label_encoder(inputs, output, attrs, x, tmp_path):
+    model = string_model("LabelEncoder", {"x": inputs}, output, domain=ML, **attrs)
+    compare_with_onnxruntime(model, {"x": x}, tmp_path)
+
+
+def test_category_mapper(tmp_path):
+    attrs = dict(cats_strings=["sat", "on", "Cat"], cats_int64s=[5, 6, 7], default_int64=-3)
+    model = string_model("CategoryMapper", {"x": (STRING, [2, 3])}, (INT64, [2, 3]), domain=ML, **attrs)
+    compare_with_onnxruntime(model, {"x": WORDS}, tmp_path)
+
+
+def test_tfidf_vectorizer_strings(tmp_path):
+    pool = ["the", "cat", "sat", "on", "mat", "the", "cat", "cat", "sat", "é", "mat"]
+    attrs = dict(mode="TFIDF", min_gram_length=1, max_gram_length=2, max_skip_count=1, ngram_counts=[0, 5],
+                 ngram_indexes=list(range(8)), pool_strings=pool, weights=[0.5, 1, 2, 3, 4, 5, 6, 7])  # fmt: skip
+    model = string_model("TfIdfVectorizer", {"x": (STRING, [2, 6])}, (FLOAT, [2, 8]), opset=9, **attrs)
+    x = np.array([["the", "cat", "sat", "on", "the", "mat"], ["é", "mat", "cat", "x", "sat", ""]], dtype=object)
+    compare_with_onnxruntime(model, {"x": x}, tmp_path)
+
+
+def test_string_inputs_as_unicode_and_bytes_arrays(tmp_path):
+    """Session takes numpy `U` and `S` arrays as well as object arrays of str."""
+    model = string_model("Equal", {"x": (STRING, [2]), "y": (STRING, [2])}, (onnx.TensorProto.BOOL, [2]))
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
+    (got,) = session.run(None, {"x": np.array(["ab", "c"]), "y": np.array([b"ab", b"d"])})
+    np.testing.assert_array_equal(got, [True, False])
+
+
+def test_string_input_errors(tmp_path):
+    from onnxc.errors import InputError
+
+    model = string_model("Equal", {"x": (STRING, [2]), "y": (STRING, [2])}, (onnx.TensorProto.BOOL, [2]))
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
+    with pytest.raises(InputError, match="input 'x': an element is a int, not a str"):
+        session.run(None, {"x": np.array(["a", 3], dtype=object), "y": np.array(["a", "b"], dtype=object)})
+    with pytest.raises(InputError, match="input 'y': expected an array of str, got float32"):
+        session.run(None, {"x": np.array(["a", "b"], dtype=object), "y": np.zeros(2, np.float32)})
+    with pytest.raises(InputError, match="input 'y'"):
+        session.run(None, {"x": np.array(["a", "b"], dtype=object), "y": np.array(["a"], dtype=object)})
+
+
+@pytest.mark.parametrize(
+    "op_type, domain, attrs",
+    [
+        ("Identity", "", {}),
+        ("LabelEncoder", ML, dict(keys_int64s=[1], values_strings=["a"])),
+        ("CategoryMapper", ML, dict(cats_strings=["a"], cats_int64s=[1])),
+    ],
+)
+def test_string_results_refused(op_type, domain, attrs, tmp_path):
+    inputs = {"x": (INT64 if attrs.get("keys_int64s") or op_type == "CategoryMapper" else STRING, [2])}
+    model = string_model(op_type, inputs, (STRING, [2]), domain=domain, **attrs)
+    with pytest.raises(UnsupportedOpError, match="no strings yet"):
+        onnxc.compile(model, tmp_path / "model.so")

@@ -11,14 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, Signedness, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl_strings import StringByteOp, StringSizeOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-
-_UI8 = IntegerType(8, Signedness.UNSIGNED)
-
 
 def string_size(b: KernelBuilder, string: SSAValue) -> SSAValue:
     """The string's length in bytes, an index."""
@@ -28,19 +26,19 @@ def string_size(b: KernelBuilder, string: SSAValue) -> SSAValue:
 def string_byte(b: KernelBuilder, string: SSAValue, position: Bound) -> SSAValue:
     """Byte `position` of the string as an i64 in 0..255."""
     byte = b.insert(StringByteOp(string, b.index(position))).result
-    return b.convert(b.reinterpret(byte, _UI8), i64)
+    return b.insert(arith.ExtUIOp(byte, i64)).result
 
 
 def strings_equal(b: KernelBuilder, a: SSAValue, c: SSAValue) -> SSAValue:
     """a == c as i1: the same length and the same bytes."""
-    size = string_size(b, a)
-    same_size = b.compare_index("eq", size, string_size(b, c))
+    size, other_size = string_size(b, a), string_size(b, c)
+    same_size = b.compare_index("eq", size, other_size)
 
     def step(inner: KernelBuilder, ivs: list, equal: SSAValue) -> SSAValue:
         (i,) = ivs
         return inner.and_(equal, inner.compare("eq", string_byte(inner, a, i), string_byte(inner, c, i)))
 
-    return b.reduce([(0, b.min(size, string_size(b, c)))], same_size, step)
+    return b.reduce([(0, b.min(size, other_size))], same_size, step)
 
 
 def sorted_position(b: KernelBuilder, table: SSAValue, size: int, key: SSAValue) -> tuple[SSAValue, SSAValue]:
