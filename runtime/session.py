@@ -32,7 +32,7 @@ from onnxc.runtime import dim_expressions
 from onnxc.runtime.abi import INDEX_SITE_SHIFT, MAX_DIM, Status
 from onnxc.runtime.library import OnnxcTensor, describe_status, open_model_library
 from onnxc.runtime.profiling import Profile
-from onnxc.runtime.strings import STRING_ELEMENT, encode_strings
+from onnxc.runtime.strings import STRING_ELEMENT, decode_strings, encode_strings
 
 
 @dataclass
@@ -72,8 +72,9 @@ class NodeArg:
 
     @property
     def dynamic(self) -> bool:
-        """An output the library allocates, its shape depending on input values."""
-        return None in self.shape
+        """An output the library allocates: its shape depends on input values, or it is
+        a string tensor (whose bytes the library holds)."""
+        return None in self.shape or self.element_type == "string"
 
     @property
     def type(self) -> str:
@@ -125,7 +126,7 @@ def _index_site(site: object) -> tuple[str, str]:
     return site[0], site[1]
 
 
-def _node_args(entries: list) -> tuple[NodeArg, ...]:
+def _node_args(entries: list, outputs: bool) -> tuple[NodeArg, ...]:
     args = []
     for entry in entries:
         element_type = entry["dtype"]
@@ -141,7 +142,7 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
             isinstance(dim, int) and (dim >= 0 or dim == -1 and (dynamic or name)) for dim, name in zip(shape, symbols)
         ):
             raise ValueError(f"{entry['name']!r} has shape {list(shape)}, not a list of static dims")
-        if dynamic != any(dim == -1 and not name for dim, name in zip(shape, symbols)):
+        if dynamic != (outputs and code == dtypes.STRING or any(dim == -1 and not name for dim, name in zip(shape, symbols))):
             raise ValueError(f"{entry['name']!r}: 'dynamic' disagrees with shape {list(shape)}")
         shape = tuple(name or None if dim == -1 else dim for dim, name in zip(shape, symbols))
         keys = entry.get("map_keys", [])
@@ -333,8 +334,8 @@ class Session:
     def _read_signature(self, signature: dict) -> None:
         """The tensors and dim checks of a signature (docs/abi.md); KeyError, TypeError
         or ValueError where it is malformed."""
-        self._inputs = _node_args(signature["inputs"])
-        self._outputs = _node_args(signature["outputs"])
+        self._inputs = _node_args(signature["inputs"], outputs=False)
+        self._outputs = _node_args(signature["outputs"], outputs=True)
         self._dim_checks = [_dim_check(check) for check in signature.get("checks", [])]
         self._index_sites = [_index_site(site) for site in signature.get("index_sites", [])]
 
@@ -563,7 +564,7 @@ class Session:
                 shape = tuple(struct.shape[axis] for axis in range(struct.rank))
                 array = np.empty(shape, output.dtype)
                 ctypes.memmove(array.ctypes.data, struct.data, array.nbytes)
-                output.array = array
+                output.array = decode_strings(array) if output.dtype is STRING_ELEMENT else array
         except MemoryError as error:
             raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
         finally:

@@ -1,8 +1,11 @@
 """String tensors at the ABI: numpy arrays of str (object, `U` or `S` arrays)
 as arrays of `onnxc_string` (runtime/onnxc.h), a (pointer, byte length) pair
-per element pointing at its UTF-8 bytes."""
+per element pointing at its UTF-8 bytes; and back, as object arrays of str
+(what onnxruntime returns)."""
 
 from __future__ import annotations
+
+import ctypes
 
 import numpy as np
 
@@ -33,3 +36,13 @@ def encode_strings(array: np.ndarray) -> np.ndarray:
     pairs["size"] = sizes
     buffer[head : head + int(sizes.sum())] = np.frombuffer(b"".join(encoded), dtype=np.uint8)
     return pairs.reshape(array.shape)
+
+
+def decode_strings(pairs: np.ndarray) -> np.ndarray:
+    """onnxc_string elements (their bytes still alive) as an object array of str;
+    bytes that are not UTF-8 are decoded with U+FFFD in their place."""
+    strings = np.empty(pairs.shape, dtype=object)
+    flat = strings.reshape(-1)
+    for k, (address, size) in enumerate(pairs.reshape(-1).tolist()):
+        flat[k] = ctypes.string_at(address, size).decode("utf-8", errors="replace") if size else ""
+    return strings

@@ -1,5 +1,7 @@
-"""Text ops compiled and compared with onnxruntime: TfIdfVectorizer on integer tokens
-(every mode, n-gram range and skip count, weights, a symbolic batch) and its refusals."""
+"""Text ops compiled and compared with onnxruntime: TfIdfVectorizer on integer and string
+tokens (every mode, n-gram range and skip count, weights, a symbolic batch), the string
+ops (Equal, RegexFullMatch, StringConcat, StringNormalizer, StringSplit, LabelEncoder,
+CategoryMapper), string inputs and outputs through Session, and the refusals."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import onnx
 import pytest
 from helpers import Case, assert_matches, expected_outputs, run_case, value_info
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 
 import onnxc
 from onnxc.errors import ShapeError, UnsupportedOpError
@@ -221,16 +224,85 @@ def test_string_input_errors(tmp_path):
         session.run(None, {"x": np.array(["a", "b"], dtype=object), "y": np.array(["a"], dtype=object)})
 
 
+# ---------------------------------------------------------------------------- string results
+
+
 @pytest.mark.parametrize(
-    "op_type, domain, attrs",
+    "x, y",
     [
-        ("Identity", "", {}),
-        ("LabelEncoder", ML, dict(keys_int64s=[1], values_strings=["a"])),
-        ("CategoryMapper", ML, dict(cats_strings=["a"], cats_int64s=[1])),
+        (WORDS, np.array(["s"], dtype=object)),  # broadcast, empty, UTF-8
+        (np.array("cat", dtype=object), np.array("", dtype=object)),  # rank 0
+        (WORDS, np.array([["é", "", "xyz"], ["", "", ""]], dtype=object)),
     ],
 )
-def test_string_results_refused(op_type, domain, attrs, tmp_path):
-    inputs = {"x": (INT64 if attrs.get("keys_int64s") or op_type == "CategoryMapper" else STRING, [2])}
-    model = string_model(op_type, inputs, (STRING, [2]), domain=domain, **attrs)
-    with pytest.raises(UnsupportedOpError, match="no strings yet"):
-        onnxc.compile(model, tmp_path / "model.so")
+def test_string_concat(x, y, tmp_path):
+    shape = list(np.broadcast_shapes(x.shape, y.shape))
+    model = string_model("StringConcat", {"x": (STRING, list(x.shape)), "y": (STRING, list(y.shape))}, (STRING, shape))
+    compare_with_onnxruntime(model, {"x": x, "y": y}, tmp_path)
+
+
+DAYS = np.array(["Monday", "tuesday", "MONDAY", "wednesday", "Straße", "monday"], dtype=object)
+
+
+@pytest.mark.parametrize(
+    "x, attrs",
+    [
+        (DAYS, dict(case_change_action="LOWER", stopwords=["monday"])),  # case-insensitive stopwords
+        (DAYS, dict(case_change_action="UPPER", is_case_sensitive=1, stopwords=["monday", "Straße"])),
+        (DAYS.reshape(1, 6), dict(case_change_action="UPPER", stopwords=["MonDay"])),
+        (DAYS, dict(case_change_action="NONE")),
+        (np.array(["monday", "Monday"], dtype=object), dict(stopwords=["monday"])),  # none left: one ""
+    ],
+)
+def test_string_normalizer(x, attrs, tmp_path):
+    """Case changes of ASCII letters: onnxruntime's in the C locale (its default, en_US.UTF-8,
+    also changes other letters, and needs that locale installed)."""
+    model = string_model(
+        "StringNormalizer", {"x": (STRING, list(x.shape))}, (STRING, None), opset=10, locale="C", **attrs
+    )
+    compare_with_onnxruntime(model, {"x": x}, tmp_path)
+
+
+SPLIT = np.array([["a b  c ", "  ", ""], ["one--two--", "x", "--y--z"]], dtype=object)
+
+
+@pytest.mark.parametrize(
+    "attrs", [{}, dict(maxsplit=1), dict(delimiter="-"), dict(delimiter="--"), dict(delimiter="--", maxsplit=1)]
+)
+def test_string_split(attrs, tmp_path):
+    node = helper.make_node("StringSplit", ["x"], ["pieces", "counts"], name="node0", **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", STRING, [2, 3])],
+        [helper.make_tensor_value_info("pieces", STRING, None), helper.make_tensor_value_info("counts", INT64, [2, 3])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
+    want = ReferenceEvaluator(model).run(None, {"x": SPLIT})  # onnxruntime has no StringSplit kernel
+    assert_matches(session.run(None, {"x": SPLIT}), want)
+
+
+@pytest.mark.parametrize(
+    "op_type, attrs, x",
+    [
+        ("LabelEncoder", dict(keys_int64s=[1, 5, 9], values_strings=["one", "fünf", ""], default_string="?"),
+         np.array([[5, 1], [7, 9]], dtype=np.int64)),
+        ("LabelEncoder", dict(keys_strings=["a", "bb"], values_strings=["x", "yy"]), np.array(["bb", "a", "c"], dtype=object)),
+        ("CategoryMapper", dict(cats_strings=["a", "b"], cats_int64s=[3, 4]), np.array([4, 3, 0], dtype=np.int64)),
+    ],
+)  # fmt: skip
+def test_lookups_to_strings(op_type, attrs, x, tmp_path):
+    inputs = {"x": (STRING if x.dtype == object else INT64, list(x.shape))}
+    model = string_model(op_type, inputs, (STRING, list(x.shape)), domain=ML, **attrs)
+    compare_with_onnxruntime(model, {"x": x}, tmp_path)
+
+
+def test_string_outputs_with_a_symbolic_dim(tmp_path):
+    """An input returned as it is, and a concatenation, for any number of strings."""
+    inputs = {"x": (STRING, ["n"]), "y": (STRING, [1])}
+    model = string_model("StringConcat", inputs, (STRING, ["n"]))
+    model.graph.output.append(helper.make_tensor_value_info("x", STRING, ["n"]))
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
+    assert session.get_outputs()[0].shape == (None,)
+    for x in (np.array(["a", "bé"], dtype=object), np.array([], dtype=object)):
+        feeds = {"x": x, "y": np.array(["!"], dtype=object)}
+        assert_matches(session.run(None, feeds), expected_outputs(model, feeds, "onnxruntime"))

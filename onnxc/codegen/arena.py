@@ -26,6 +26,7 @@ from onnxc.codegen.llvm_types import element_size, memref_nbytes
 from onnxc.codegen.weights import align_up
 from onnxc.dialects.krnl import DynamicOutputOp, ViewOp
 from onnxc.dialects.krnl_checks import CheckIndicesOp
+from onnxc.dialects.krnl_strings import StringOutputOp
 from onnxc.dialects.krnl_int8 import QMatmulOp
 from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.dialects.symbolic import Dim
@@ -85,9 +86,8 @@ def plan_arena(function: func.FuncOp) -> ArenaPlan:
         first = top_level_position(alloc)
         last = first
         for use in _uses_through_views(alloc.memref):
-            if not isinstance(
-                use.operation, memref.LoadOp | memref.StoreOp | MatmulOp | QMatmulOp | DynamicOutputOp | CheckIndicesOp
-            ):
+            readers = (memref.LoadOp, memref.StoreOp, MatmulOp, QMatmulOp, DynamicOutputOp, CheckIndicesOp, StringOutputOp)
+            if not isinstance(use.operation, readers):
                 raise CompileError(f"codegen: a buffer may only be loaded and stored, not used by {use.operation.name}")
             last = max(last, top_level_position(use.operation))
         if not alloc.dynamic_sizes:

@@ -1,5 +1,6 @@
-"""What the string lowerings share: reading a string element's bytes, comparing
-two strings, and finding a string among keys known at compile time.
+"""What the string lowerings share: reading a string element's bytes, copying
+them, ASCII case changes, comparing two strings, and finding a string among keys
+known at compile time.
 
 Keys are a byte trie built at compile time and held as sorted tables (an edge
 is `parent * 256 + byte`), searched with `sorted_position`: one unrolled,
@@ -8,14 +9,14 @@ branch-free binary search per byte of the string, however many keys there are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import i8, i64
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl_strings import StringByteOp, StringSizeOp
+from onnxc.dialects.krnl_strings import StringByteOp, StringMakeOp, StringSizeOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 
 def string_size(b: KernelBuilder, string: SSAValue) -> SSAValue:
@@ -27,6 +28,46 @@ def string_byte(b: KernelBuilder, string: SSAValue, position: Bound) -> SSAValue
     """Byte `position` of the string as an i64 in 0..255."""
     byte = b.insert(StringByteOp(string, b.index(position))).result
     return b.insert(arith.ExtUIOp(byte, i64)).result
+
+
+ByteMap = Callable[[KernelBuilder, SSAValue], SSAValue]
+"""(builder, byte as i64) -> byte as i64: a case change."""
+
+
+def _shift_range(b: KernelBuilder, byte: SSAValue, first: str, last: str, shift: int) -> SSAValue:
+    inside = b.and_(
+        b.compare("ge", byte, b.constant(ord(first), i64)), b.compare("le", byte, b.constant(ord(last), i64))
+    )
+    return b.select(inside, b.add(byte, b.constant(shift, i64)), byte)
+
+
+def ascii_lower(b: KernelBuilder, byte: SSAValue) -> SSAValue:
+    """A-Z to a-z; every other byte (UTF-8 sequences included) as it is."""
+    return _shift_range(b, byte, "A", "Z", 32)
+
+
+def ascii_upper(b: KernelBuilder, byte: SSAValue) -> SSAValue:
+    return _shift_range(b, byte, "a", "z", -32)
+
+
+def copy_bytes(
+    b: KernelBuilder, string: SSAValue, buffer: SSAValue, offset: Bound, byte_map: ByteMap | None = None
+) -> SSAValue:
+    """Write the string's bytes (changed by `byte_map`) into the byte buffer
+    (memref of i8) from `offset` on; returns its size."""
+    size = string_size(b, string)
+    (i,), body = b.for_nest([(0, size)])
+    if byte_map is None:
+        byte = body.insert(StringByteOp(string, body.index(i))).result
+    else:
+        byte = body.insert(arith.TruncIOp(byte_map(body, string_byte(body, string, i)), i8)).result
+    body.store(byte, buffer, [body.add(offset, i)])
+    return size
+
+
+def make_string(b: KernelBuilder, buffer: SSAValue, offset: Bound, size: Bound) -> SSAValue:
+    """The string of `size` bytes of a byte buffer from `offset` on."""
+    return b.insert(StringMakeOp(buffer, b.index(offset), b.index(size))).result
 
 
 def strings_equal(b: KernelBuilder, a: SSAValue, c: SSAValue) -> SSAValue:
@@ -81,15 +122,18 @@ class StringKeys:
             self.children = make_table(np.array([child for _, child in edges], dtype=np.int64), "key_children")
         self.terminal = make_table(np.array([-1, *terminal], dtype=np.int64), "key_positions")
 
-    def find(self, b: KernelBuilder, string: SSAValue) -> SSAValue:
-        """The position (i64) of the string among the keys, or -1."""
+    def find(self, b: KernelBuilder, string: SSAValue, byte_map: ByteMap | None = None) -> SSAValue:
+        """The position (i64) of the string (its bytes changed by `byte_map`) among
+        the keys, or -1."""
         if not self.edge_count:
             size = string_size(b, string)
             return b.select(b.compare_index("eq", size, 0), b.constant(self.empty_key, i64), b.constant(-1, i64))
 
         def step(inner: KernelBuilder, ivs: list, node: SSAValue) -> SSAValue:
             (i,) = ivs
-            key = inner.add(inner.mul(inner.from_index(node, i64), inner.constant(256, i64)), string_byte(inner, string, i))
+            byte = string_byte(inner, string, i)
+            byte = byte if byte_map is None else byte_map(inner, byte)
+            key = inner.add(inner.mul(inner.from_index(node, i64), inner.constant(256, i64)), byte)
             edge, found = sorted_position(inner, self.edges, self.edge_count, key)
             return inner.select_index(found, inner.to_index(inner.load(self.children, [edge])), -1)
 

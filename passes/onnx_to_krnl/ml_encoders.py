@@ -4,8 +4,8 @@ known at compile time, giving the value at the key's position or the default.
 String keys are a byte trie searched byte by byte (passes/helpers/
 string_kernels.py); numeric keys a sorted table searched by an unrolled binary
 search, NaN matching a NaN key (as in onnxruntime). Of equal keys the first
-counts. Results that are strings (LabelEncoder to strings, CategoryMapper from
-integers) are refused: libraries return no strings yet.
+counts. String results are slices of one constant of every value's UTF-8 bytes
+(and the default's), found by offset and size tables.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import i8, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float, is_string, numpy_dtype_of
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.helpers.string_kernels import StringKeys, sorted_position
+from onnxc.passes.helpers.string_kernels import StringKeys, make_string, sorted_position
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, weight_buffer
 
 Finder = Callable[[KernelBuilder, SSAValue], SSAValue]
@@ -60,15 +60,35 @@ def key_finder(g: GraphLowering, op: OnnxOp, x: SSAValue, keys: list | np.ndarra
     return find
 
 
-def lower_lookup(g: GraphLowering, op: OnnxOp, keys, values: np.ndarray, default) -> None:
+def constant_strings(g: GraphLowering, op: OnnxOp, strings: list[str]) -> Callable[[KernelBuilder, SSAValue], SSAValue]:
+    """(builder, index) -> strings[index], of a constant holding their bytes."""
+    encoded = [s.encode("utf-8") for s in strings]
+    sizes = np.array([len(e) for e in encoded], dtype=np.int64)
+    text = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.int8)
+    data = weight_buffer(g, op, text, i8, "string_bytes")
+    offsets = weight_buffer(g, op, np.cumsum(sizes) - sizes, i64, "string_offsets")
+    lengths = weight_buffer(g, op, sizes, i64, "string_sizes")
+
+    def string(b: KernelBuilder, index: SSAValue) -> SSAValue:
+        return make_string(b, data, b.to_index(b.load(offsets, [index])), b.to_index(b.load(lengths, [index])))
+
+    return string
+
+
+def lower_lookup(g: GraphLowering, op: OnnxOp, keys, values: np.ndarray | list, default) -> None:
     """result = values[position of x's key], or `default` where x is no key."""
     x, out = g.input(op, 0), g.result(op)
     element = out.type.get_element_type()
-    if is_string(element):
-        raise g.unsupported(op, "string results: libraries return no strings yet")
     if len(keys) != len(values):
         raise g.shape_error(op, f"{len(keys)} keys for {len(values)} values")
     find = key_finder(g, op, x, keys)
+    if is_string(element):
+        string = constant_strings(g, op, [*(str(v) for v in values), str(default)])
+        ivs, b = g.top.loop_nest(shape_of(x))
+        position = find(b, b.load(x, ivs))
+        found = b.compare("ge", position, b.constant(0, i64))
+        b.store(string(b, b.select_index(found, b.to_index(position), len(values))), out, ivs)
+        return
     dtype = numpy_dtype_of(element)
     table = weight_buffer(g, op, np.asarray(values).astype(dtype) if len(values) else np.zeros(1, dtype), element, "values")
     ivs, b = g.top.loop_nest(shape_of(x))
@@ -97,13 +117,16 @@ def lower_label_encoder(g: GraphLowering, op: OnnxOp) -> None:
         default = _DEFAULTS[kind] if default is None else np.asarray(default).reshape(-1)[0]
     else:
         default = op.attr({"strings": "default_string", "int64s": "default_int64", "floats": "default_float"}.get(form, "default_int64"))
+    values = values.tolist() if isinstance(values, np.ndarray) and values.dtype == object else values
     lower_lookup(g, op, keys.tolist() if isinstance(keys, np.ndarray) else keys, values, default)
 
 
 @lowers("CategoryMapper", run_time_dims=True)
 def lower_category_mapper(g: GraphLowering, op: OnnxOp) -> None:
-    """Strings to integers (cats_strings[i] -> cats_int64s[i], else default_int64)."""
-    if not is_string(g.input(op, 0).type.get_element_type()):
-        raise g.unsupported(op, "integers to strings: libraries return no strings yet")
-    strings, ints = op.attr("cats_strings") or [], op.attr("cats_int64s") or []
-    lower_lookup(g, op, list(strings), np.asarray(ints, dtype=np.int64), op.attr("default_int64"))
+    """Strings to integers (cats_strings[i] -> cats_int64s[i], else default_int64)
+    and integers to strings (else default_string)."""
+    strings, ints = list(op.attr("cats_strings") or []), [int(v) for v in op.attr("cats_int64s") or []]
+    if is_string(g.input(op, 0).type.get_element_type()):
+        lower_lookup(g, op, strings, np.asarray(ints, dtype=np.int64), op.attr("default_int64"))
+    else:
+        lower_lookup(g, op, ints, strings, op.attr("default_string"))
