@@ -33,7 +33,6 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from onnxc.dialects.krnl import is_library_allocated
-
 from onnxc.dialects.types import StringType
 
 

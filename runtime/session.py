@@ -142,7 +142,9 @@ def _node_args(entries: list, outputs: bool) -> tuple[NodeArg, ...]:
             isinstance(dim, int) and (dim >= 0 or dim == -1 and (dynamic or name)) for dim, name in zip(shape, symbols)
         ):
             raise ValueError(f"{entry['name']!r} has shape {list(shape)}, not a list of static dims")
-        if dynamic != (outputs and code == dtypes.STRING or any(dim == -1 and not name for dim, name in zip(shape, symbols))):
+        if dynamic != (
+            outputs and code == dtypes.STRING or any(dim == -1 and not name for dim, name in zip(shape, symbols))
+        ):
             raise ValueError(f"{entry['name']!r}: 'dynamic' disagrees with shape {list(shape)}")
         shape = tuple(name or None if dim == -1 else dim for dim, name in zip(shape, symbols))
         keys = entry.get("map_keys", [])

@@ -371,7 +371,9 @@ def test_column_transformer_with_string_categories(tmp_path):
     x, y = CANCER
     colors = np.array(["red", "green", "blue", "grün"], dtype=object)
     sizes = np.array(["S", "M", "L"], dtype=object)
-    categories = np.stack([colors[(x[:, 0] > 14).astype(int) * 2 + (x[:, 2] > 90)], sizes[(x[:, 1] > 19).astype(int)]], axis=1)
+    categories = np.stack(
+        [colors[(x[:, 0] > 14).astype(int) * 2 + (x[:, 2] > 90)], sizes[(x[:, 1] > 19).astype(int)]], axis=1
+    )
     transformer = ColumnTransformer([("one_hot", OneHotEncoder(handle_unknown="ignore"), [0, 1])])
     model = make_pipeline(transformer, LogisticRegression()).fit(categories, y)
     with warnings.catch_warnings():

@@ -74,9 +74,7 @@ def test_tfidf_vectorizer_symbolic_batch(tmp_path):
 
 def _tfidf_model(**attrs) -> onnx.ModelProto:
     node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], name="tfidf0", **attrs)
-    graph = helper.make_graph(
-        [node], "g", [value_info("x", np.int64, [2, 5])], [value_info("y", np.float32, [2, 3])]
-    )
+    graph = helper.make_graph([node], "g", [value_info("x", np.int64, [2, 5])], [value_info("y", np.float32, [2, 3])])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=8)
 
 
@@ -106,7 +104,9 @@ ML = "ai.onnx.ml"
 WORDS = np.array([["the", "Cat", "sat"], ["on", "", "é mat"]], dtype=object)
 
 
-def string_model(op_type: str, inputs: dict, output: tuple, domain: str = "", opset: int = 20, **attrs) -> onnx.ModelProto:
+def string_model(
+    op_type: str, inputs: dict, output: tuple, domain: str = "", opset: int = 20, **attrs
+) -> onnx.ModelProto:
     """One node of `op_type` (named node0) reading string or numeric inputs {name: (type, shape)}."""
     node = helper.make_node(op_type, list(inputs), ["out"], name="node0", domain=domain, **attrs)
     graph = helper.make_graph(
@@ -134,7 +134,9 @@ STRING = onnx.TensorProto.STRING
     ],
 )
 def test_equal_strings(y, tmp_path):
-    model = string_model("Equal", {"x": (STRING, [2, 3]), "y": (STRING, list(y.shape))}, (onnx.TensorProto.BOOL, [2, 3]))
+    model = string_model(
+        "Equal", {"x": (STRING, [2, 3]), "y": (STRING, list(y.shape))}, (onnx.TensorProto.BOOL, [2, 3])
+    )
     compare_with_onnxruntime(model, {"x": WORDS, "y": y}, tmp_path)
 
 
@@ -156,7 +158,13 @@ def test_regex_full_match(pattern, tmp_path):
 
 @pytest.mark.parametrize(
     "pattern, message",
-    [(r"(a)\1", "groupref"), (r"a(?=b)", "assert"), (r"(?i)a", "flags"), (r"[α-ω]", "beyond ASCII"), (r"a(", "invalid")],
+    [
+        (r"(a)\1", "groupref"),
+        (r"a(?=b)", "assert"),
+        (r"(?i)a", "flags"),
+        (r"[α-ω]", "beyond ASCII"),
+        (r"a(", "invalid"),
+    ],
 )
 def test_regex_refusals(pattern, message, tmp_path):
     model = string_model("RegexFullMatch", {"x": (STRING, [2])}, (onnx.TensorProto.BOOL, [2]), pattern=pattern)

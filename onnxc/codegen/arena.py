@@ -26,9 +26,9 @@ from onnxc.codegen.llvm_types import element_size, memref_nbytes
 from onnxc.codegen.weights import align_up
 from onnxc.dialects.krnl import DynamicOutputOp, ViewOp
 from onnxc.dialects.krnl_checks import CheckIndicesOp
-from onnxc.dialects.krnl_strings import StringOutputOp
 from onnxc.dialects.krnl_int8 import QMatmulOp
 from onnxc.dialects.krnl_matmul import MatmulOp
+from onnxc.dialects.krnl_strings import StringOutputOp
 from onnxc.dialects.symbolic import Dim
 from onnxc.errors import CompileError
 

@@ -300,7 +300,9 @@ def _dtypes_of_case(case) -> set[str]:
     for value in list(case.model.graph.input) + list(case.model.graph.output):
         if value.type.HasField("tensor_type"):
             elem_type = value.type.tensor_type.elem_type
-            names.add("string" if elem_type == onnx.TensorProto.STRING else helper.tensor_dtype_to_np_dtype(elem_type).name)
+            names.add(
+                "string" if elem_type == onnx.TensorProto.STRING else helper.tensor_dtype_to_np_dtype(elem_type).name
+            )
     return names
 
 

@@ -41,10 +41,7 @@ class NgramTrie:
 
 
 def build_trie(
-    pool: Sequence[Hashable],
-    ngram_counts: Sequence[int],
-    min_gram_length: int,
-    max_gram_length: int,
+    pool: Sequence[Hashable], ngram_counts: Sequence[int], min_gram_length: int, max_gram_length: int
 ) -> NgramTrie:
     """The trie of the n-grams of `pool` whose size is in [min, max] (the op's attributes)."""
     counts = [int(c) for c in ngram_counts]
@@ -70,7 +67,9 @@ def build_trie(
             ngram_id += 1
     tokens = sorted({item for edges in children for item in edges})
     rank = {item: position for position, item in enumerate(tokens)}
-    edges = sorted((parent * len(tokens) + rank[item], child) for parent, e in enumerate(children) for item, child in e.items())
+    edges = sorted(
+        (parent * len(tokens) + rank[item], child) for parent, e in enumerate(children) for item, child in e.items()
+    )
     return NgramTrie(
         tokens=tokens,
         edge_keys=np.array([key for key, _ in edges], dtype=np.int64),

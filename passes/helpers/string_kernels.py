@@ -19,6 +19,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.krnl_strings import StringByteOp, StringMakeOp, StringSizeOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 
+
 def string_size(b: KernelBuilder, string: SSAValue) -> SSAValue:
     """The string's length in bytes, an index."""
     return b.insert(StringSizeOp(string)).result

@@ -90,7 +90,9 @@ def lower_lookup(g: GraphLowering, op: OnnxOp, keys, values: np.ndarray | list, 
         b.store(string(b, b.select_index(found, b.to_index(position), len(values))), out, ivs)
         return
     dtype = numpy_dtype_of(element)
-    table = weight_buffer(g, op, np.asarray(values).astype(dtype) if len(values) else np.zeros(1, dtype), element, "values")
+    table = weight_buffer(
+        g, op, np.asarray(values).astype(dtype) if len(values) else np.zeros(1, dtype), element, "values"
+    )
     ivs, b = g.top.loop_nest(shape_of(x))
     position = find(b, b.load(x, ivs))
     found = b.compare("ge", position, b.constant(0, i64))
@@ -116,7 +118,11 @@ def lower_label_encoder(g: GraphLowering, op: OnnxOp) -> None:
         kind = "string" if values.dtype == object else "float" if values.dtype.kind == "f" else "int"
         default = _DEFAULTS[kind] if default is None else np.asarray(default).reshape(-1)[0]
     else:
-        default = op.attr({"strings": "default_string", "int64s": "default_int64", "floats": "default_float"}.get(form, "default_int64"))
+        default = op.attr(
+            {"strings": "default_string", "int64s": "default_int64", "floats": "default_float"}.get(
+                form, "default_int64"
+            )
+        )
     values = values.tolist() if isinstance(values, np.ndarray) and values.dtype == object else values
     lower_lookup(g, op, keys.tolist() if isinstance(keys, np.ndarray) else keys, values, default)
 

@@ -200,7 +200,10 @@ def _split_on_delimiter(
         if emit is not None:
             piece = inner.sub(position, start)
             emit(inner.if_then(found), start, piece, pieces)
-        return [inner.select_index(found, inner.add(position, width), start), inner.add(pieces, inner.select_index(found, 1, 0))]
+        return [
+            inner.select_index(found, inner.add(position, width), start),
+            inner.add(pieces, inner.select_index(found, 1, 0)),
+        ]
 
     start, pieces = accumulate(b, size, [b.index(0), b.index(0)], step)
     if emit is not None:
@@ -235,7 +238,9 @@ def lower_string_split(g: GraphLowering, op: OnnxOp) -> None:
 
     (most,) = accumulate(g.top, elements, [g.top.index(0)], count)
     pieces_type = MemRefType(STRING, [*[d if isinstance(d, int) else DYNAMIC_INDEX for d in shape], DYNAMIC_INDEX])
-    rows = g.top.insert(GrowOp(g.top.index(g.top.max(g.top.mul(elements, most), 1)), MemRefType(STRING, [DYNAMIC_INDEX])))
+    rows = g.top.insert(
+        GrowOp(g.top.index(g.top.max(g.top.mul(elements, most), 1)), MemRefType(STRING, [DYNAMIC_INDEX]))
+    )
     g.freed_at_end.append(rows.result)
     sizes = [g.top.index(d) for d in shape if not isinstance(d, int)] + [most]
     pieces = g.top.insert(ViewOp(rows.result, 0, pieces_type, sizes)).result

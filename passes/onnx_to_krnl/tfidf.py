@@ -57,7 +57,9 @@ class NgramCounter:
         if len(weights) < self.trie.ngram_count:
             raise g.shape_error(op, f"{len(weights)} weights for {self.trie.ngram_count} n-grams")
         if shape_of(self.out)[-1] != indexes.max() + 1:
-            raise g.shape_error(op, f"result of {shape_of(self.out)[-1]} columns for ngram_indexes up to {indexes.max()}")
+            raise g.shape_error(
+                op, f"result of {shape_of(self.out)[-1]} columns for ngram_indexes up to {indexes.max()}"
+            )
         ngrams = self.trie.ngrams
         found = ngrams >= 0
         self.keys = weight_buffer(g, op, self.trie.edge_keys, i64, "ngram_edges")
