@@ -31,7 +31,9 @@ typedef struct onnxc_tensor {
 
 /* One element of a string tensor (ONNXC_DTYPE_STRING): `size` bytes of UTF-8 at
  * `data` (no NUL needed; `data` may be NULL when `size` is 0). An input's bytes
- * are only read, during the call. Libraries do not return strings yet. */
+ * are only read, during the call. A string output is always library-allocated
+ * ("dynamic": true): one block of shape, elements and their bytes, released
+ * with onnxc_free_tensor. */
 typedef struct onnxc_string {
   const char *data;
   int64_t size;
