@@ -29,6 +29,9 @@ TENSOR_FIELDS: tuple[tuple[str, str], ...] = (
 )
 """struct onnxc_tensor: (name, C type) of each field, in order."""
 
+STRING_FIELDS: tuple[tuple[str, str], ...] = (("data", "const char *"), ("size", "int64_t"))
+"""struct onnxc_string: one element of a string tensor."""
+
 
 PROFILE_EVENT_FIELDS: tuple[tuple[str, str], ...] = (
     ("start_ns", "int64_t"),

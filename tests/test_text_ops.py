@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from helpers import Case, assert_matches, expected_outputs, run_case, value_info
+from helpers import Case, assert_matches, expected_outputs, run_case, tensor_array, value_info
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
@@ -314,3 +314,30 @@ def test_string_outputs_with_a_symbolic_dim(tmp_path):
     for x in (np.array(["a", "bé"], dtype=object), np.array([], dtype=object)):
         feeds = {"x": x, "y": np.array(["!"], dtype=object)}
         assert_matches(session.run(None, feeds), expected_outputs(model, feeds, "onnxruntime"))
+
+
+def test_string_output_through_the_c_abi(tmp_path):
+    """A string output is one block (shape, onnxc_string elements, bytes) that
+    onnxc_free_tensor releases; the inputs' bytes are only read."""
+    import ctypes
+
+    from helpers import Model
+
+    from onnxc.runtime.abi import Status
+    from onnxc.runtime.strings import decode_strings, encode_strings
+
+    model = string_model("StringConcat", {"x": (STRING, [2]), "y": (STRING, [1])}, (STRING, [2]))
+    library = Model(onnxc.compile(model, tmp_path / "model.so"))
+    assert library.signature["outputs"] == [{"name": "out", "dtype": "string", "shape": [2], "dynamic": True}]
+    library.lib.onnxc_free_tensor.argtypes = [ctypes.c_void_p]
+    x, y = (encode_strings(np.array(v, dtype=object)) for v in (["ab", "é"], ["!"]))
+    inputs, _ = tensor_array([(x, 8), (y, 8)])
+    outputs, _ = tensor_array([(np.zeros(1, np.uint8), 0)])  # only written
+    assert library.lib.run_main_graph(inputs, 2, outputs, 1) == Status.OK
+    result = outputs[0]
+    assert (result.rank, result.dtype, result.shape[0]) == (1, 8, 2)
+    pairs = np.ctypeslib.as_array(ctypes.cast(result.data, ctypes.POINTER(ctypes.c_uint8)), (32,)).view(x.dtype)
+    np.testing.assert_array_equal(decode_strings(pairs), np.array(["ab!", "é!"], dtype=object))
+    assert pairs["data"][1] == pairs["data"][0] + 3  # the bytes follow each other in the block
+    library.lib.onnxc_free_tensor(ctypes.addressof(result))
+    assert not result.data and not result.shape
