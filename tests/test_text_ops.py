@@ -341,3 +341,23 @@ def test_string_output_through_the_c_abi(tmp_path):
     assert pairs["data"][1] == pairs["data"][0] + 3  # the bytes follow each other in the block
     library.lib.onnxc_free_tensor(ctypes.addressof(result))
     assert not result.data and not result.shape
+
+
+@pytest.mark.parametrize("action", ["LOWER", "UPPER"])
+def test_string_normalizer_two_byte_letters(action, tmp_path):
+    """In its default locale (en_US.UTF-8) onnxruntime changes non-ASCII letters too:
+    here those of two UTF-8 bytes, as Python does; wider ones are kept (日本)."""
+    words = np.array(["École", "ÉCOLE", "αβγ ΔΕ", "Привет", "àÖø xyZ ÿ", "日本", "ecole"], dtype=object)
+    model = string_model(
+        "StringNormalizer",
+        {"x": (STRING, [7])},
+        (STRING, None),
+        opset=10,
+        case_change_action=action,
+        stopwords=["écOLE"],
+    )
+    (got,) = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, {"x": words})
+    kept = [w for w in words if w.lower() != "école"]
+    np.testing.assert_array_equal(
+        got, np.array([w.lower() if action == "LOWER" else w.upper() for w in kept], dtype=object)
+    )

@@ -1,6 +1,6 @@
 """What the string lowerings share: reading a string element's bytes, copying
-them, ASCII case changes, comparing two strings, and finding a string among keys
-known at compile time.
+them, comparing two strings, and finding a string among keys known at compile
+time.
 
 Keys are a byte trie built at compile time and held as sorted tables (an edge
 is `parent * 256 + byte`), searched with `sorted_position`: one unrolled,
@@ -31,24 +31,9 @@ def string_byte(b: KernelBuilder, string: SSAValue, position: Bound) -> SSAValue
     return b.insert(arith.ExtUIOp(byte, i64)).result
 
 
-ByteMap = Callable[[KernelBuilder, SSAValue], SSAValue]
-"""(builder, byte as i64) -> byte as i64: a case change."""
-
-
-def _shift_range(b: KernelBuilder, byte: SSAValue, first: str, last: str, shift: int) -> SSAValue:
-    inside = b.and_(
-        b.compare("ge", byte, b.constant(ord(first), i64)), b.compare("le", byte, b.constant(ord(last), i64))
-    )
-    return b.select(inside, b.add(byte, b.constant(shift, i64)), byte)
-
-
-def ascii_lower(b: KernelBuilder, byte: SSAValue) -> SSAValue:
-    """A-Z to a-z; every other byte (UTF-8 sequences included) as it is."""
-    return _shift_range(b, byte, "A", "Z", 32)
-
-
-def ascii_upper(b: KernelBuilder, byte: SSAValue) -> SSAValue:
-    return _shift_range(b, byte, "a", "z", -32)
+ByteMap = Callable[[KernelBuilder, SSAValue, Bound], SSAValue]
+"""(builder, string, position) -> the byte there as an i64 in 0..255, changed (a case
+change, passes/helpers/case_change.py; it may read the bytes around it)."""
 
 
 def copy_bytes(
@@ -61,7 +46,7 @@ def copy_bytes(
     if byte_map is None:
         byte = body.insert(StringByteOp(string, body.index(i))).result
     else:
-        byte = body.insert(arith.TruncIOp(byte_map(body, string_byte(body, string, i)), i8)).result
+        byte = body.insert(arith.TruncIOp(byte_map(body, string, i), i8)).result
     body.store(byte, buffer, [body.add(offset, i)])
     return size
 
@@ -132,8 +117,7 @@ class StringKeys:
 
         def step(inner: KernelBuilder, ivs: list, node: SSAValue) -> SSAValue:
             (i,) = ivs
-            byte = string_byte(inner, string, i)
-            byte = byte if byte_map is None else byte_map(inner, byte)
+            byte = string_byte(inner, string, i) if byte_map is None else byte_map(inner, string, i)
             key = inner.add(inner.mul(inner.from_index(node, i64), inner.constant(256, i64)), byte)
             edge, found = sorted_position(inner, self.edges, self.edge_count, key)
             return inner.select_index(found, inner.to_index(inner.load(self.children, [edge])), -1)

@@ -7,10 +7,10 @@ of an input (a StringSplit piece, a string StringNormalizer keeps as it is) is
 a slice of it and copies nothing. Passes that carry offsets or counts from one
 element to the next are sequential (scf.for with iter_args).
 
-Case changes are ASCII only (A-Z, a-z): onnxruntime also changes other letters
-(by the C library's locale), which these kernels keep as they are. StringSplit
-without a delimiter splits at runs of ASCII whitespace (space, \\t, \\n, \\v,
-\\f, \\r).
+Case changes are those of passes/helpers/case_change.py: ASCII letters in the
+C locale, also the letters of two UTF-8 bytes in any other. StringSplit without
+a delimiter splits at runs of ASCII whitespace (space, \\t, \\n, \\v, \\f,
+\\r).
 """
 
 from __future__ import annotations
@@ -28,15 +28,8 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import STRING
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import delinearize, element_count
-from onnxc.passes.helpers.string_kernels import (
-    StringKeys,
-    ascii_lower,
-    ascii_upper,
-    copy_bytes,
-    make_string,
-    string_byte,
-    string_size,
-)
+from onnxc.passes.helpers.case_change import ASCII_LOCALES, CaseChange
+from onnxc.passes.helpers.string_kernels import StringKeys, copy_bytes, make_string, string_byte, string_size
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, broadcast, lowers, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.ml_scores import accumulate
 from onnxc.passes.onnx_to_krnl.strings import string_input
@@ -51,17 +44,14 @@ def byte_buffer(g: GraphLowering, size: Bound) -> SSAValue:
     return buffer
 
 
-def empty_string(g: GraphLowering, op: OnnxOp, b: KernelBuilder) -> SSAValue:
-    """The string of no bytes (of a one-byte constant)."""
-    return make_string(b, weight_buffer(g, op, np.zeros(1, np.int8), i8, "empty_string"), 0, 0)
+def empty_string(g: GraphLowering, op: OnnxOp) -> Callable[[KernelBuilder], SSAValue]:
+    """(builder) -> the string of no bytes (of a one-byte constant made here, at the top level)."""
+    constant = weight_buffer(g, op, np.zeros(1, np.int8), i8, "empty_string")
+    return lambda b: make_string(b, constant, 0, 0)
 
 
 def slice_of(b: KernelBuilder, string: SSAValue, offset: Bound, size: Bound) -> SSAValue:
     return b.insert(StringSliceOp(string, b.index(offset), b.index(size))).result
-
-
-def _ascii_lower_text(text: str) -> str:
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in text)
 
 
 @lowers("StringConcat", run_time_dims=True)
@@ -93,19 +83,25 @@ def lower_string_concat(g: GraphLowering, op: OnnxOp) -> None:
 @lowers("StringNormalizer", dynamic=True, run_time_dims=True)
 def lower_string_normalizer(g: GraphLowering, op: OnnxOp) -> None:
     """The strings of a [C] or [1, C] input that are no stopword (compared as they
-    are, or ASCII-lowercased with is_case_sensitive=0), case-changed; with none
-    left, one empty string (as onnxruntime)."""
+    are, or lowercased with is_case_sensitive=0), case-changed; with none left,
+    one empty string (as onnxruntime)."""
     x = string_input(g, op, 0)
     shape = shape_of(x)
     if len(shape) not in (1, 2) or (len(shape) == 2 and shape[0] != 1):
         raise g.unsupported(op, f"input of shape {list(shape)} (a row [C] or [1, C] is expected)")
     action = op.attr("case_change_action") or "NONE"
-    case_change = {"LOWER": ascii_lower, "UPPER": ascii_upper, "NONE": None}.get(action, "?")
-    if case_change == "?":
+    if action not in ("LOWER", "UPPER", "NONE"):
         raise g.unsupported(op, f"case_change_action {action!r} is not LOWER, UPPER or NONE")
+
+    def make_table(array: np.ndarray, hint: str) -> SSAValue:
+        return weight_buffer(g, op, array, i64, hint)
+
+    unicode = (op.attr("locale") or "en_US.UTF-8") not in ASCII_LOCALES
+    case_change = None if action == "NONE" else CaseChange(action == "UPPER", unicode, make_table).byte
     sensitive = bool(op.attr("is_case_sensitive"))
-    stopwords = [w if sensitive else _ascii_lower_text(w) for w in op.attr("stopwords") or []]
-    keys = StringKeys(stopwords, lambda array, hint: weight_buffer(g, op, array, i64, hint)) if stopwords else None
+    lower = None if sensitive else CaseChange(False, unicode, make_table)
+    stopwords = [w if lower is None else lower.text(w) for w in op.attr("stopwords") or []]
+    keys = StringKeys(stopwords, make_table) if stopwords else None
     filtered = op.results[0].type.get_shape()[-1] < 0
     if not filtered and keys is not None:
         raise g.shape_error(op, f"result of type {op.results[0].type} for {len(stopwords)} stopwords")
@@ -115,7 +111,7 @@ def lower_string_normalizer(g: GraphLowering, op: OnnxOp) -> None:
     def kept(b: KernelBuilder, string: SSAValue) -> SSAValue:
         if keys is None:
             return b.constant(1, i1)
-        position = keys.find(b, string, None if sensitive else ascii_lower)
+        position = keys.find(b, string, None if lower is None else lower.byte)
         return b.compare("lt", position, b.constant(0, i64))
 
     def at(position: Bound) -> list:
@@ -143,9 +139,10 @@ def lower_string_normalizer(g: GraphLowering, op: OnnxOp) -> None:
 
     accumulate(g.top, columns, [g.top.index(0), g.top.index(0)], write)
     if filtered:
+        empty = empty_string(g, op)
         none_left = g.top.compare_index("eq", kept_count, 0)
         then = g.top.if_then(g.top.and_(none_left, g.top.compare_index("sgt", columns, 0)))
-        then.store(empty_string(g, op, then), out, at(0))
+        then.store(empty(then), out, at(0))
         g.finish_dynamic_result(op, 0, g.top.max(kept_count, 1))
 
 
@@ -245,8 +242,9 @@ def lower_string_split(g: GraphLowering, op: OnnxOp) -> None:
     sizes = [g.top.index(d) for d in shape if not isinstance(d, int)] + [most]
     pieces = g.top.insert(ViewOp(rows.result, 0, pieces_type, sizes)).result
     g.buffers[op.results[0]] = pieces
+    empty = empty_string(g, op)
     ivs, fill = g.top.loop_nest([*shape, most])
-    fill.store(empty_string(g, op, fill), pieces, ivs)
+    fill.store(empty(fill), pieces, ivs)
 
     def write(b: KernelBuilder, flat: SSAValue, _: list) -> list:
         ivs = delinearize(b, flat, shape)
