@@ -26,9 +26,9 @@ from onnxc.dialects.krnl_growth import GrowOp
 from onnxc.dialects.krnl_strings import StringSliceOp
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import STRING
+from onnxc.passes.helpers.case_change import ASCII_LOCALES, CaseChange
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import delinearize, element_count
-from onnxc.passes.helpers.case_change import ASCII_LOCALES, CaseChange
 from onnxc.passes.helpers.string_kernels import StringKeys, copy_bytes, make_string, string_byte, string_size
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, broadcast, lowers, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.ml_scores import accumulate
