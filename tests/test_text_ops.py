@@ -361,3 +361,19 @@ def test_string_normalizer_two_byte_letters(action, tmp_path):
     np.testing.assert_array_equal(
         got, np.array([w.lower() if action == "LOWER" else w.upper() for w in kept], dtype=object)
     )
+
+
+def test_emulated_sessions_refuse_string_tensors(tmp_path):
+    """A foreign library or a WebAssembly module gets no string tensors from the
+    emulation harness or the JavaScript loader yet: a typed error, not a crash."""
+    from onnxc.errors import RuntimeFailure
+    from onnxc.tools.emulation import EmulatedSession, EmulatorMissingError
+
+    model = string_model("RegexFullMatch", {"x": (STRING, [2])}, (onnx.TensorProto.BOOL, [2]), pattern="a+")
+    for target in ("aarch64", "wasm32"):
+        library = onnxc.compile(model, tmp_path / f"model.{target}", target=target)
+        try:
+            with pytest.raises((UnsupportedOpError, RuntimeFailure), match="string tensors"):
+                EmulatedSession(library)
+        except EmulatorMissingError:
+            continue
