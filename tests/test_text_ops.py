@@ -189,6 +189,8 @@ INT64, FLOAT, INT16 = onnx.TensorProto.INT64, onnx.TensorProto.FLOAT, onnx.Tenso
          np.array([9, 7, 0, -2, 9], dtype=np.int64)),
         ((FLOAT, [5]), (INT64, [5]), dict(keys_floats=[0.5, float("nan"), -1.0], values_int64s=[10, 20, 30]),
          np.array([float("nan"), 0.5, 2.0, -1.0, 0.0], dtype=np.float32)),
+        ((FLOAT, [4]), (INT64, [4]), dict(keys_floats=[-0.0, 1.5], values_int64s=[1, 2]),  # 0.0 is -0.0
+         np.array([0.0, -0.0, 1.5, -1.5], dtype=np.float32)),
     ],
 )  # fmt: skip
 def test_label_encoder(inputs, output, attrs, x, tmp_path):
@@ -377,3 +379,35 @@ def test_emulated_sessions_refuse_string_tensors(tmp_path):
                 EmulatedSession(library)
         except EmulatorMissingError:
             continue
+
+
+def test_hash_table_places_every_key_within_its_probes():
+    """Keys of any int64 value (extremes, clusters, many) are found within MAX_PROBES
+    slots of home; repeated keys are refused."""
+    from onnxc.passes.helpers import hash_table
+
+    values = np.concatenate([_RNG.integers(-(2**63), 2**63 - 1, 3000, dtype=np.int64), np.arange(-500, 500)])
+    values = np.unique(np.concatenate([values, [np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1]]))
+    nodes = _RNG.integers(-1, 50, len(values))
+    table = hash_table.HashTable(nodes, values, np.arange(len(values)), lambda array, hint: array)
+    rows = {(int(n), int(v)): int(r) for n, v, r in table.table.tolist() if r >= 0}
+    assert rows == {(int(n), int(v)): k for k, (n, v) in enumerate(zip(nodes, values))}
+    for node, value in zip(nodes.tolist()[:200], values.tolist()[:200]):
+        home = hash_table._home(node, value, table.multipliers, table.bits)
+        assert any(table.table[home + k][:2].tolist() == [node, value] for k in range(hash_table.MAX_PROBES))
+    with pytest.raises(ValueError, match="repeat"):
+        hash_table.HashTable(np.zeros(2), np.array([7, 7]), np.arange(2), lambda array, hint: array)
+
+
+def test_label_encoder_many_keys(tmp_path):
+    """3,000 integer keys of any size, and 2,000 string keys, against onnxruntime."""
+    keys = np.unique(_RNG.integers(-(2**62), 2**62, 3000, dtype=np.int64))
+    x = np.concatenate([_RNG.choice(keys, 500), _RNG.integers(-(2**62), 2**62, 500, dtype=np.int64)])
+    attrs = dict(keys_int64s=keys.tolist(), values_floats=_RNG.uniform(-1, 1, len(keys)).tolist())
+    model = string_model("LabelEncoder", {"x": (INT64, [1000])}, (FLOAT, [1000]), domain=ML, **attrs)
+    compare_with_onnxruntime(model, {"x": x}, tmp_path)
+    words = sorted({"".join(_RNG.choice(list("abcdé"), _RNG.integers(1, 8))) for _ in range(3000)})[:2000]
+    x = np.array([*_RNG.choice(words, 500), "", "zzz", "abcdéabcdé"], dtype=object)
+    attrs = dict(keys_strings=words, values_int64s=list(range(len(words))))
+    model = string_model("LabelEncoder", {"x": (STRING, [503])}, (INT64, [503]), domain=ML, **attrs)
+    compare_with_onnxruntime(model, {"x": x}, tmp_path)

@@ -1,15 +1,13 @@
-"""TfIdfVectorizer's pool of n-grams as a trie built at compile time, flattened
-into sorted tables that a lowering searches at run time.
+"""TfIdfVectorizer's pool of n-grams as a trie built at compile time, whose edges
+a lowering finds at run time in a hash table (passes/helpers/hash_table.py).
 
 The trie is the one onnxruntime and onnx.reference build: n-grams of each size
 in [min_gram_length, max_gram_length] are inserted in pool order (a later
 duplicate replaces an earlier one's id); the k-th n-gram of the pool (over all
 sizes) counts into output column `ngram_indexes[k]` with weight `weights[k]`
 (onnxruntime's reading of the weights; onnx.reference weighs by column). Nodes
-are numbered from 0 (the root); an edge is (parent, token) with the token as
-its rank among the pool's distinct items, so one table of sorted keys
-`parent * tokens + token` finds any child by binary search, however large the
-pool.
+are numbered from 0 (the root); an edge is (parent, token): the item itself for
+integers, its rank among the pool's distinct items for strings.
 """
 
 from __future__ import annotations
@@ -27,11 +25,9 @@ class PoolError(ValueError):
 @dataclass(frozen=True)
 class NgramTrie:
     tokens: list
-    """The pool's distinct items, sorted: an item's token is its position here."""
-    edge_keys: np.ndarray
-    """int64, sorted: parent * len(tokens) + token of every edge."""
-    edge_children: np.ndarray
-    """int64: the child node of each edge, in the order of `edge_keys`."""
+    """The pool's distinct items, sorted: a string's token is its position here."""
+    edges: np.ndarray
+    """int64 [edges, 3]: (parent, token, child) of every edge."""
     ngrams: np.ndarray
     """int64, one per node plus one: ngrams[node + 1] is the position in the pool
     (over all sizes) of the n-gram ending at `node`, or -1 (ngrams[0] is -1: no
@@ -67,13 +63,11 @@ def build_trie(
             ngram_id += 1
     tokens = sorted({item for edges in children for item in edges})
     rank = {item: position for position, item in enumerate(tokens)}
-    edges = sorted(
-        (parent * len(tokens) + rank[item], child) for parent, e in enumerate(children) for item, child in e.items()
-    )
+    token = (lambda item: rank[item]) if any(isinstance(t, str) for t in tokens) else int
+    edges = [(parent, token(item), child) for parent, e in enumerate(children) for item, child in e.items()]
     return NgramTrie(
         tokens=tokens,
-        edge_keys=np.array([key for key, _ in edges], dtype=np.int64),
-        edge_children=np.array([child for _, child in edges], dtype=np.int64),
+        edges=np.array(edges, dtype=np.int64).reshape(-1, 3),
         ngrams=np.array([-1, *node_ids], dtype=np.int64),
         ngram_count=ngram_id,
     )

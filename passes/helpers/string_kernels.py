@@ -2,9 +2,9 @@
 them, comparing two strings, and finding a string among keys known at compile
 time.
 
-Keys are a byte trie built at compile time and held as sorted tables (an edge
-is `parent * 256 + byte`), searched with `sorted_position`: one unrolled,
-branch-free binary search per byte of the string, however many keys there are.
+Keys are a byte trie built at compile time whose edges (parent, byte) -> child
+are a hash table (passes/helpers/hash_table.py): a few branch-free probes per
+byte of the string, however many keys there are.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import i8, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl_strings import StringByteOp, StringMakeOp, StringSizeOp
+from onnxc.passes.helpers.hash_table import HashTable
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 
 
@@ -68,20 +69,6 @@ def strings_equal(b: KernelBuilder, a: SSAValue, c: SSAValue) -> SSAValue:
     return b.reduce([(0, b.min(size, other_size))], same_size, step)
 
 
-def sorted_position(b: KernelBuilder, table: SSAValue, size: int, key: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """(position, found): the last position of a sorted table of `size` (>= 1)
-    entries whose entry is <= key (0 if none), and whether that entry is key. A
-    branch-free binary search whose halvings are known at compile time."""
-    base = 0
-    remaining = size
-    while remaining > 1:
-        half = remaining // 2
-        probe = b.add(base, half)
-        base = b.select_index(b.compare("le", b.load(table, [probe]), key), probe, base)
-        remaining -= half
-    return b.index(base), b.compare("eq", b.load(table, [base]), key)
-
-
 class StringKeys:
     """Strings known at compile time (a node's keys), found at run time: `find`
     gives a string's position among them (the first of equal keys), or -1."""
@@ -100,12 +87,11 @@ class StringKeys:
                 node = children[node][byte]
             if terminal[node] < 0:
                 terminal[node] = position
-        edges = sorted((parent * 256 + byte, child) for parent, e in enumerate(children) for byte, child in e.items())
+        edges = np.array([(parent, byte, child) for parent, e in enumerate(children) for byte, child in e.items()])
         self.edge_count = len(edges)
         self.empty_key = terminal[0]
-        if edges:
-            self.edges = make_table(np.array([key for key, _ in edges], dtype=np.int64), "key_edges")
-            self.children = make_table(np.array([child for _, child in edges], dtype=np.int64), "key_children")
+        if self.edge_count:
+            self.edges = HashTable(edges[:, 0], edges[:, 1], edges[:, 2], make_table)
         self.terminal = make_table(np.array([-1, *terminal], dtype=np.int64), "key_positions")
 
     def find(self, b: KernelBuilder, string: SSAValue, byte_map: ByteMap | None = None) -> SSAValue:
@@ -118,9 +104,7 @@ class StringKeys:
         def step(inner: KernelBuilder, ivs: list, node: SSAValue) -> SSAValue:
             (i,) = ivs
             byte = string_byte(inner, string, i) if byte_map is None else byte_map(inner, string, i)
-            key = inner.add(inner.mul(inner.from_index(node, i64), inner.constant(256, i64)), byte)
-            edge, found = sorted_position(inner, self.edges, self.edge_count, key)
-            return inner.select_index(found, inner.to_index(inner.load(self.children, [edge])), -1)
+            return self.edges.find(inner, node, byte)
 
-        node = b.reduce([(0, string_size(b, string))], b.index(0), step)
-        return b.load(self.terminal, [b.add(node, 1)])
+        node = b.reduce([(0, string_size(b, string))], b.constant(0, i64), step)
+        return b.load(self.terminal, [b.to_index(b.add(node, b.constant(1, i64)))])

@@ -2,9 +2,8 @@
 known at compile time, giving the value at the key's position or the default.
 
 String keys are a byte trie searched byte by byte (passes/helpers/
-string_kernels.py); numeric keys a sorted table searched by an unrolled binary
-search, NaN matching a NaN key (as in onnxruntime). Of equal keys the first
-counts. String results are slices of one constant of every value's UTF-8 bytes
+string_kernels.py); numeric keys a hash table of their bits (-0.0 as 0.0), NaN
+matching a NaN key (as in onnxruntime). Of equal keys the first counts. String results are slices of one constant of every value's UTF-8 bytes
 (and the default's), found by offset and size tables.
 """
 
@@ -13,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects.builtin import i8, i64
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, i8, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float, is_string, numpy_dtype_of
+from onnxc.passes.helpers.hash_table import HashTable
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.helpers.string_kernels import StringKeys, make_string, sorted_position
+from onnxc.passes.helpers.string_kernels import StringKeys, make_string
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, weight_buffer
 
 Finder = Callable[[KernelBuilder, SSAValue], SSAValue]
@@ -41,18 +42,25 @@ def key_finder(g: GraphLowering, op: OnnxOp, x: SSAValue, keys: list | np.ndarra
     if any(isinstance(k, str) for k in keys):
         raise g.unsupported(op, f"string keys for an input of {element}")
     keys = np.asarray(keys).astype(numpy_dtype_of(element))
-    nan = np.isnan(keys) if is_float(element) else np.zeros(len(keys), dtype=bool)
-    order = [int(k) for k in np.argsort(keys, kind="stable") if not nan[k]]
-    first = [k for i, k in enumerate(order) if i == 0 or keys[k] != keys[order[i - 1]]]
+    floating = is_float(element)
+    nan = np.isnan(keys) if floating else np.zeros(len(keys), dtype=bool)
     nan_position = int(np.argmax(nan)) if nan.any() else -1
-    table = weight_buffer(g, op, keys[first] if first else keys[:1], element, "keys")
-    positions = weight_buffer(g, op, np.array(first or [-1], dtype=np.int64), i64, "key_positions")
+    width = keys.dtype.itemsize * 8
+    bits = (keys + 0 if floating else keys).view(f"int{width}").astype(np.int64)  # -0.0 + 0 is 0.0
+    first = {int(v): k for k, v in reversed(list(enumerate(bits.tolist()))) if not nan[k]}
+    table = None
+    if first:
+        values = np.array(list(first), dtype=np.int64)
+        positions = np.array(list(first.values()), dtype=np.int64)
+        table = HashTable(np.zeros_like(values), values, positions, lambda a, hint: weight_buffer(g, op, a, i64, hint))
 
     def find(b: KernelBuilder, value: SSAValue) -> SSAValue:
         position = b.constant(-1, i64)
-        if first:
-            slot, found = sorted_position(b, table, len(first), value)
-            position = b.select(found, b.load(positions, [slot]), position)
+        if table is not None:
+            key = value
+            if floating:
+                key = b.insert(arith.BitcastOp(b.add(value, b.constant(0.0, element)), IntegerType(width))).result
+            position = table.find(b, b.constant(0, i64), b.convert(b.as_signless(key), i64))
         if nan_position >= 0:
             position = b.select(b.is_nan(value), b.constant(nan_position, i64), position)
         return position

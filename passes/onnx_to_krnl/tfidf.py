@@ -2,10 +2,10 @@
 (TF), its weight where it does (IDF), or the sum of its weight over its
 occurrences (TFIDF), as onnxruntime computes them.
 
-The pool is a trie built at compile time (passes/helpers/ngram_pool.py) and held
-as sorted tables; the kernel walks it from every start position and skip
-distance, one binary search per step, unrolled to the table's fixed depth (no
-run-time loop, no branch but the count). Skip distance d picks the items start,
+The pool is a trie built at compile time (passes/helpers/ngram_pool.py) whose
+edges are a hash table; the kernel walks it from every start position and skip
+distance, a few unrolled probes per step (no search loop, no branch but the
+count). Skip distance d picks the items start,
 start+d, start+2d...; unigrams are counted once, in a first pass, then n-grams
 of two items or more for d = 1..max_skip_count+1: onnxruntime's order, which
 decides IDF's value where n-grams share a column (the last one found sets it).
@@ -21,17 +21,19 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_string
+from onnxc.passes.helpers.hash_table import HashTable
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.ngram_pool import NgramTrie, PoolError, build_trie
-from onnxc.passes.helpers.string_kernels import StringKeys, sorted_position
+from onnxc.passes.helpers.run_time_dims import alloc_shaped
+from onnxc.passes.helpers.string_kernels import StringKeys
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.ml_linear import feature_index
 from onnxc.passes.onnx_to_krnl.ml_scores import load_as
 
 MODES = ("TF", "IDF", "TFIDF")
 
-TokenOf = Callable[[KernelBuilder, SSAValue], tuple[SSAValue, SSAValue]]
-"""(builder, position in the row) -> (token, whether the item is in the pool)."""
+TokenOf = Callable[[KernelBuilder, SSAValue], SSAValue]
+"""(builder, position in the row) -> the item's token (i64; a string in no n-gram: -1)."""
 
 
 class NgramCounter:
@@ -62,8 +64,12 @@ class NgramCounter:
             )
         ngrams = self.trie.ngrams
         found = ngrams >= 0
-        self.keys = weight_buffer(g, op, self.trie.edge_keys, i64, "ngram_edges")
-        self.children = weight_buffer(g, op, self.trie.edge_children, i64, "ngram_children")
+        edges = self.trie.edges
+
+        def make_table(array: np.ndarray, hint: str) -> SSAValue:
+            return weight_buffer(g, op, array, i64, hint)
+
+        self.edges = HashTable(edges[:, 0], edges[:, 1], edges[:, 2], make_table) if len(edges) else None
         self.columns = weight_buffer(g, op, np.where(found, indexes[ngrams], -1), i64, "ngram_columns")
         self.weights = weight_buffer(g, op, np.where(found, weights[ngrams], 0.0).astype(np.float32), f32, "weights")
 
@@ -72,7 +78,7 @@ class NgramCounter:
         then every pool n-gram found in the row's `length` items counted."""
         (column,), zero = b.for_nest([(0, shape_of(self.out)[-1])])
         zero.store(zero.constant(0.0, f32), self.out, feature_index(self.out, row, column))
-        if not len(self.trie.edge_keys):
+        if self.edges is None:
             return
         if self.least == 1:
             (start,), walk = b.for_nest([(0, length)])
@@ -91,12 +97,9 @@ class NgramCounter:
             (n,) = ivs
             position = inner.add(start, inner.mul(n, distance))
             inside = inner.compare_index("slt", position, length)
-            token, known = token_of(inner, inner.select_index(inside, position, 0))
-            key = inner.from_index(inner.add(inner.mul(node, len(self.trie.tokens)), token), i64)
-            edge, found = sorted_position(inner, self.keys, len(self.trie.edge_keys), key)
-            reached = inner.and_(inside, inner.and_(known, found))
-            child = inner.select_index(reached, inner.to_index(inner.load(self.children, [edge])), -1)
-            ngram = inner.add(child, 1)
+            token = token_of(inner, inner.select_index(inside, position, 0))
+            child = inner.select(inside, self.edges.find(inner, node, token), inner.constant(-1, i64))
+            ngram = inner.to_index(inner.add(child, inner.constant(1, i64)))
             column = inner.load(self.columns, [ngram])
             hit = inner.compare("ge", column, inner.constant(0, i64))
             if counted:
@@ -105,7 +108,7 @@ class NgramCounter:
             self._count(inner.if_then(hit), row, column, ngram)
             return child
 
-        b.reduce([(0, depth)], b.index(0), step)
+        b.reduce([(0, depth)], b.constant(0, i64), step)
 
     def _count(self, b: KernelBuilder, row: SSAValue, column: SSAValue, ngram: SSAValue) -> None:
         """One occurrence: TF adds 1, TFIDF the n-gram's weight; IDF sets the weight."""
@@ -127,18 +130,15 @@ def lower_tfidf_vectorizer(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"input of rank {len(shape)} (a row [C] or rows [N, C] of tokens are expected)")
     pool = list(op.attr("pool_strings")) if strings else [int(v) for v in op.attr("pool_int64s") or []]
     counter = NgramCounter(g, op, pool)
-    tokens = counter.trie.tokens
-    if strings:
-        keys = StringKeys(tokens, lambda array, hint: weight_buffer(g, op, array, i64, hint))
-    else:
-        table = weight_buffer(g, op, np.array(tokens or [0], dtype=np.int64), i64, "ngram_tokens")
+    tokens = x
+    if strings:  # each string's token found once, not at every walk that reads it
+        keys = StringKeys(counter.trie.tokens, lambda array, hint: weight_buffer(g, op, array, i64, hint))
+        tokens = alloc_shaped(g.top, i64, shape)
+        ivs, each = g.top.loop_nest(shape)
+        each.store(keys.find(each, each.load(x, ivs)), tokens, ivs)
     (row,), b = g.top.loop_nest([shape[0] if len(shape) == 2 else 1])
 
-    def token_of(inner: KernelBuilder, position: SSAValue) -> tuple[SSAValue, SSAValue]:
-        if not strings:
-            return sorted_position(inner, table, len(tokens), load_as(inner, x, feature_index(x, row, position), i64))
-        found = keys.find(inner, inner.load(x, feature_index(x, row, position)))
-        known = inner.compare("ge", found, inner.constant(0, i64))
-        return inner.select_index(known, inner.to_index(found), 0), known
+    def token_of(inner: KernelBuilder, position: SSAValue) -> SSAValue:
+        return load_as(inner, tokens, feature_index(x, row, position), i64)
 
     counter.count_row(b, row, shape[-1], token_of)
