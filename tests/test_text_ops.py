@@ -411,3 +411,23 @@ def test_label_encoder_many_keys(tmp_path):
     attrs = dict(keys_strings=words, values_int64s=list(range(len(words))))
     model = string_model("LabelEncoder", {"x": (STRING, [503])}, (INT64, [503]), domain=ML, **attrs)
     compare_with_onnxruntime(model, {"x": x}, tmp_path)
+
+
+def test_string_constants(tmp_path):
+    """String initializers and Constant nodes (the bytes a constant, the strings made at
+    run time): compared with, and returned as they are."""
+    table = helper.make_tensor("table", STRING, [2, 2], [b"a", "é".encode(), b"", b"xyz"])
+    nodes = [
+        helper.make_node("Constant", [], ["word"], value=helper.make_tensor("word", STRING, [], [b"xyz"])),
+        helper.make_node("Equal", ["x", "table"], ["same"], name="eq0"),
+        helper.make_node("Equal", ["x", "word"], ["is_word"], name="eq1"),
+        helper.make_node("Identity", ["table"], ["copy"], name="id0"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", STRING, [2, 2])],
+        [helper.make_tensor_value_info(n, t, [2, 2]) for n, t in [("same", onnx.TensorProto.BOOL),
+                                                                   ("is_word", onnx.TensorProto.BOOL), ("copy", STRING)]],
+        [table],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)
+    compare_with_onnxruntime(model, {"x": np.array([["a", "b"], ["", "xyz"]], dtype=object)}, tmp_path)

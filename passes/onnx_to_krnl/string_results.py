@@ -31,6 +31,7 @@ from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import delinearize, element_count
 from onnxc.passes.helpers.string_kernels import StringKeys, copy_bytes, make_string, string_byte, string_size
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, broadcast, lowers, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.ml_encoders import constant_strings
 from onnxc.passes.onnx_to_krnl.ml_scores import accumulate
 from onnxc.passes.onnx_to_krnl.strings import string_input
 
@@ -52,6 +53,15 @@ def empty_string(g: GraphLowering, op: OnnxOp) -> Callable[[KernelBuilder], SSAV
 
 def slice_of(b: KernelBuilder, string: SSAValue, offset: Bound, size: Bound) -> SSAValue:
     return b.insert(StringSliceOp(string, b.index(offset), b.index(size))).result
+
+
+def lower_string_constant(g: GraphLowering, op: OnnxOp, value: np.ndarray) -> None:
+    """A constant string tensor: its bytes one constant, the strings made from them
+    at run time (a weight holds no pointers)."""
+    out = g.result(op)
+    string = constant_strings(g, op, [str(v) for v in value.reshape(-1).tolist()])
+    (k,), b = g.top.loop_nest([value.size])
+    b.store(string(b, k), out, delinearize(b, k, list(value.shape)))
 
 
 @lowers("StringConcat", run_time_dims=True)
