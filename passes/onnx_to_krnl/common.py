@@ -77,8 +77,7 @@ class GraphLowering:
         self.opset = opset.value.data if isinstance(opset, IntegerAttr) else onnx.defs.onnx_opset_version()
         self.dynamic = self._data_dependent_outputs()
         """Graph outputs whose shape is known at run time only (see `dynamic_result`)."""
-        self.freed_at_end: list[SSAValue] = []
-        """Heap buffers (krnl.grow) that live until the call ends: the bytes of strings made."""
+        self.freed_at_end: list[SSAValue] = []  # krnl.grow buffers living until the call ends (strings made)
         terminator = graph.body.block.last_op
         assert isinstance(terminator, func.ReturnOp)
         self.outputs: list[SSAValue] = list(terminator.arguments)
@@ -89,10 +88,10 @@ class GraphLowering:
         self.output_names = declared_outputs or [f"output_{k}" for k in range(len(self.outputs))]
 
         described = [(v, f"graph input '{n}'", False) for v, n in zip(inputs, self.input_names)]
-        described += [
+        described += [  # strings are library-allocated too: krnl.string_output copies their bytes
             (v, f"graph output '{n}'", v in self.dynamic or is_string(v.type.get_element_type()))
             for v, n in zip(self.outputs, self.output_names)
-        ]  # strings are library-allocated too: krnl.string_output copies their bytes
+        ]
         try:
             types = [
                 dynamic_memref_type(value) if allocated else memref_type_of(value, name=description)
@@ -357,11 +356,11 @@ class GraphLowering:
         value = op.results[index]
         for output, arg in zip(self.outputs, self.output_args):
             if output is value:
-                axis = _value_dependent_dim(value)
-                if is_string(value.type.get_element_type()):
-                    self.top.insert(StringOutputOp(self.buffers[value], arg, extent, axis))
+                source, axis = self.buffers[value], _value_dependent_dim(value)
+                if is_string(value.type.get_element_type()):  # their bytes are copied too
+                    self.top.insert(StringOutputOp(source, arg, extent, axis))
                 else:
-                    self.top.insert(DynamicOutputOp(self.buffers[value], extent, arg, axis))
+                    self.top.insert(DynamicOutputOp(source, extent, arg, axis))
 
     def alias(self, value: SSAValue, buffer: SSAValue) -> None:
         """Let `value` share a buffer of the same shape (buffers are never overwritten)."""
