@@ -32,6 +32,9 @@ from onnxc.dialects.krnl_strings import StringOutputOp
 from onnxc.dialects.symbolic import Dim
 from onnxc.errors import CompileError
 
+_READERS = memref.LoadOp | memref.StoreOp | MatmulOp | QMatmulOp | DynamicOutputOp | CheckIndicesOp | StringOutputOp
+"""The ops that may use an arena buffer."""
+
 ARENA_ALIGNMENT = 64
 DYNAMIC_ALIGNMENT = 16
 """Buffers of a run-time size are aligned to this many bytes (their coefficient is a multiple of it)."""
@@ -86,8 +89,7 @@ def plan_arena(function: func.FuncOp) -> ArenaPlan:
         first = top_level_position(alloc)
         last = first
         for use in _uses_through_views(alloc.memref):
-            readers = (memref.LoadOp, memref.StoreOp, MatmulOp, QMatmulOp, DynamicOutputOp, CheckIndicesOp, StringOutputOp)
-            if not isinstance(use.operation, readers):
+            if not isinstance(use.operation, _READERS):
                 raise CompileError(f"codegen: a buffer may only be loaded and stored, not used by {use.operation.name}")
             last = max(last, top_level_position(use.operation))
         if not alloc.dynamic_sizes:
