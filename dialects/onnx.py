@@ -70,7 +70,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 
-from onnxc.dialects.types import numpy_dtype_of, tensor_type_of
+from onnxc.dialects.types import StringType, numpy_dtype_of, tensor_type_of
 
 OPSET_ATTR = "onnx.opset"
 TRAINING_DOMAIN = "ai.onnx.preview.training"
@@ -83,11 +83,12 @@ ML_OPS = frozenset(
     {"LinearClassifier", "LinearRegressor", "Scaler", "Normalizer", "Binarizer", "Imputer"}
     | {"ArrayFeatureExtractor", "OneHotEncoder", "FeatureVectorizer"}
     | {"TreeEnsembleClassifier", "TreeEnsembleRegressor", "TreeEnsemble", "SVMClassifier", "SVMRegressor"}
-    | {"ZipMap"}
+    | {"ZipMap", "LabelEncoder", "CategoryMapper"}
 )
-"""The ai.onnx.ml ops onnxc compiles (numeric tensors only; ZipMap only as a graph
-output, see frontend/sequences.py); the importer refuses the others of that domain by
-name (the string, map and sequence ops among them)."""
+"""The ai.onnx.ml ops onnxc compiles (ZipMap only as a graph output, see
+frontend/sequences.py; LabelEncoder and CategoryMapper from strings, not to them);
+the importer refuses the others of that domain by name (the map and sequence ops
+among them)."""
 WEIGHTS_ATTR = "onnx.weights"
 # On @main_graph: per graph output, the keys of a sequence-of-maps output (ZipMap's
 # class labels, integers or strings), an empty array for a tensor; absent if none is one.
@@ -592,7 +593,7 @@ def iter_onnx_ops(module: ModuleOp) -> Iterator[OnnxOp]:
             yield op
 
 
-ONNX = Dialect("onnx", [*OPS.values(), YieldOp], [WeightAttr, WeightStoreAttr])
+ONNX = Dialect("onnx", [*OPS.values(), YieldOp], [WeightAttr, WeightStoreAttr, StringType])
 
 
 _REDUCTIONS = ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")

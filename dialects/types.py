@@ -3,6 +3,11 @@
 Signed integers are signless (`i32`), unsigned ones are `ui32`, bool is `i1`,
 bfloat16 values are held in numpy as their raw 16 bits (uint16).
 
+Strings are `!onnx.string`: in memory one (pointer, byte length) pair per
+element, pointing at UTF-8 bytes held elsewhere (docs/abi.md); numpy holds them
+as object arrays of `str`. Only the string ops read them (`krnl.string_size`,
+`krnl.string_byte`); data movement copies the pairs.
+
 The low-precision types map to MLIR's: `f8E4M3FN`, `f8E4M3FNUZ`, `f8E5M2`,
 `f8E5M2FNUZ`, `f8E8M0FNU`, `f4E2M1FN`, `i4`/`ui4`, `i2`/`ui2`. They are storage
 types only: one element per byte in memory (as ml_dtypes holds them), moved
@@ -36,7 +41,8 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
 
 from onnxc import dtypes
 
@@ -68,12 +74,27 @@ _LOW_PRECISION_ELEMENT_OF_ONNX: dict[int, Attribute] = {
     dtypes.INT2: IntegerType(2),
 }
 _ELEMENT_OF_ONNX.update(_LOW_PRECISION_ELEMENT_OF_ONNX)
+
+
+@irdl_attr_definition
+class StringType(ParametrizedAttribute, TypeAttribute):
+    """The element type of ONNX string tensors."""
+
+    name = "onnx.string"
+
+
+STRING = StringType()
+STRING_ELEMENT_BYTES = 16
+"""A (pointer, int64 length) pair on every 64-bit target (and on wasm32, aligned to 8)."""
 _LOW_PRECISION_ELEMENTS = frozenset(_LOW_PRECISION_ELEMENT_OF_ONNX.values())
 _ONNX_OF_ELEMENT: dict[Attribute, int] = {v: k for k, v in _ELEMENT_OF_ONNX.items()}
 
 _NUMPY_OF_ELEMENT: dict[Attribute, np.dtype] = {
     elem: dtypes.numpy_dtype(code) for code, elem in _ELEMENT_OF_ONNX.items()
 }
+_NUMPY_OF_ELEMENT[STRING] = np.dtype(object)
+_ELEMENT_OF_ONNX[dtypes.STRING] = STRING
+_ONNX_OF_ELEMENT[STRING] = dtypes.STRING
 _ELEMENT_OF_NUMPY: dict[np.dtype, Attribute] = {
     np.dtype(dt): elem for elem, dt in _NUMPY_OF_ELEMENT.items() if elem != bf16
 }
@@ -103,6 +124,10 @@ def tensor_type_of(dtype: np.dtype, shape: Sequence[int]) -> TensorType:
 def is_float(element: Attribute) -> bool:
     """The float types arithmetic works on (not the low-precision storage floats)."""
     return isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type)
+
+
+def is_string(element: Attribute) -> bool:
+    return isinstance(element, StringType)
 
 
 def is_low_precision(element: Attribute) -> bool:

@@ -260,7 +260,7 @@ def infer_op(op: OnnxOp, opset: int, checks: list[DimCheck] | None = None) -> No
         if isinstance(ttype, UnrankedTensorType) or DYNAMIC_INDEX in ttype.get_shape():
             ttype = _with_symbolic_dims(op, ttype, index, own)
         if isinstance(ttype, TensorType) and DYNAMIC_INDEX not in ttype.get_shape():
-            itemsize = numpy_dtype(onnx_type_of(ttype.get_element_type())).itemsize
+            itemsize = numpy_dtype_of(ttype.get_element_type()).itemsize
             check_tensor_size(ttype.get_shape(), itemsize, f"output #{index}", **where)
         _set_type(result, ttype)
     if checks is not None:

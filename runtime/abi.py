@@ -29,6 +29,9 @@ TENSOR_FIELDS: tuple[tuple[str, str], ...] = (
 )
 """struct onnxc_tensor: (name, C type) of each field, in order."""
 
+STRING_FIELDS: tuple[tuple[str, str], ...] = (("data", "const char *"), ("size", "int64_t"))
+"""struct onnxc_string: one element of a string tensor."""
+
 
 PROFILE_EVENT_FIELDS: tuple[tuple[str, str], ...] = (
     ("start_ns", "int64_t"),
@@ -80,6 +83,6 @@ INDEX_SITE_SHIFT = 8
 """ONNXC_ERR_INDEX comes with 1 + the failing check's place in the signature's
 `index_sites` in the bits from this one up (0 there: no site named)."""
 
-DTYPE_NAMES: dict[int, str] = {code: name for code, name in dtypes.NAME_OF_ONNX.items() if code != dtypes.STRING}
+DTYPE_NAMES: dict[int, str] = dict(dtypes.NAME_OF_ONNX)
 """enum onnxc_dtype: the ONNX element type codes a tensor may have (ONNXC_DTYPE_<X> is
-`onnxc.dtypes.X`; strings are no tensors of the ABI), with their names in the signature."""
+`onnxc.dtypes.X`; a string tensor's elements are `onnxc_string`s), with their names in the signature."""

@@ -29,6 +29,16 @@ typedef struct onnxc_tensor {
   int32_t reserved;      /* set to 0 */
 } onnxc_tensor;          /* 32 bytes on every 64-bit target */
 
+/* One element of a string tensor (ONNXC_DTYPE_STRING): `size` bytes of UTF-8 at
+ * `data` (no NUL needed; `data` may be NULL when `size` is 0). An input's bytes
+ * are only read, during the call. A string output is always library-allocated
+ * ("dynamic": true): one block of shape, elements and their bytes, released
+ * with onnxc_free_tensor. */
+typedef struct onnxc_string {
+  const char *data;
+  int64_t size;
+} onnxc_string;          /* 16 bytes (8-byte aligned on wasm32 too) */
+
 /* Element type codes (ONNX TensorProto.DataType) a library may use, with their
  * sizes: float32 4, uint8 1, int8 1, uint16 2, int16 2, int32 4, int64 8, bool 1
  * (0 or 1), float16 2, float64 8, uint32 4, uint64 8, bfloat16 2 (the upper half
@@ -43,6 +53,7 @@ enum onnxc_dtype {
   ONNXC_DTYPE_INT16 = 5,
   ONNXC_DTYPE_INT32 = 6,
   ONNXC_DTYPE_INT64 = 7,
+  ONNXC_DTYPE_STRING = 8,          /* onnxc_string elements */
   ONNXC_DTYPE_BOOL = 9,
   ONNXC_DTYPE_FLOAT16 = 10,
   ONNXC_DTYPE_DOUBLE = 11,

@@ -32,6 +32,7 @@ from onnxc.runtime import dim_expressions
 from onnxc.runtime.abi import INDEX_SITE_SHIFT, MAX_DIM, Status
 from onnxc.runtime.library import OnnxcTensor, describe_status, open_model_library
 from onnxc.runtime.profiling import Profile
+from onnxc.runtime.strings import STRING_ELEMENT, decode_strings, encode_strings
 
 
 @dataclass
@@ -60,8 +61,8 @@ class NodeArg:
     """Static dims; a symbol's name (str) for a dim the caller chooses, as onnxruntime
     shows symbolic dims (tensors sharing a symbol must agree on it); None for a dim
     known only once the model has run (a dynamic output)."""
-    element_type: str  # as in the signature: "float32", "int64", "bfloat16", "float8_e4m3fn", ...
-    dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16, ml_dtypes' for float8...)
+    element_type: str  # as in the signature: "float32", "int64", "bfloat16", "float8_e4m3fn", "string"...
+    dtype: np.dtype  # numpy dtype of the data (uint16 storage for bfloat16, ml_dtypes' for float8, onnxc_string...)
     map_keys: tuple[int | str, ...] = ()
     """For an output that is a sequence of maps (ZipMap): the key of each column."""
     sequence_axis: tuple[int, bool, int] | None = None
@@ -71,8 +72,9 @@ class NodeArg:
 
     @property
     def dynamic(self) -> bool:
-        """An output the library allocates, its shape depending on input values."""
-        return None in self.shape
+        """An output the library allocates: its shape depends on input values, or it is
+        a string tensor (whose bytes the library holds)."""
+        return None in self.shape or self.element_type == "string"
 
     @property
     def type(self) -> str:
@@ -124,12 +126,12 @@ def _index_site(site: object) -> tuple[str, str]:
     return site[0], site[1]
 
 
-def _node_args(entries: list) -> tuple[NodeArg, ...]:
+def _node_args(entries: list, outputs: bool) -> tuple[NodeArg, ...]:
     args = []
     for entry in entries:
         element_type = entry["dtype"]
         code = dtypes.ONNX_OF_NAME.get(element_type)
-        if code is None or not dtypes.has_numpy_dtype(code):
+        if code is None or not (dtypes.has_numpy_dtype(code) or code == dtypes.STRING):
             raise ValueError(f"{entry['name']!r} has element type {element_type!r}, which numpy cannot hold")
         shape = tuple(entry["shape"])
         symbols = entry.get("dims", [""] * len(shape))
@@ -140,7 +142,9 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
             isinstance(dim, int) and (dim >= 0 or dim == -1 and (dynamic or name)) for dim, name in zip(shape, symbols)
         ):
             raise ValueError(f"{entry['name']!r} has shape {list(shape)}, not a list of static dims")
-        if dynamic != any(dim == -1 and not name for dim, name in zip(shape, symbols)):
+        if dynamic != (
+            outputs and code == dtypes.STRING or any(dim == -1 and not name for dim, name in zip(shape, symbols))
+        ):
             raise ValueError(f"{entry['name']!r}: 'dynamic' disagrees with shape {list(shape)}")
         shape = tuple(name or None if dim == -1 else dim for dim, name in zip(shape, symbols))
         keys = entry.get("map_keys", [])
@@ -150,9 +154,8 @@ def _node_args(entries: list) -> tuple[NodeArg, ...]:
             raise ValueError(f"{entry['name']!r} has map_keys {keys!r}, not a list of integers or of strings")
         if keys and (element_type != "float32" or len(shape) not in (1, 2) or shape[-1] != len(keys)):
             raise ValueError(f"{entry['name']!r}: {len(keys)} map_keys for a {element_type} tensor of shape {shape}")
-        args.append(
-            NodeArg(str(entry["name"]), shape, element_type, dtypes.numpy_dtype(code), tuple(keys), _sequence(entry))
-        )
+        dtype = STRING_ELEMENT if code == dtypes.STRING else dtypes.numpy_dtype(code)
+        args.append(NodeArg(str(entry["name"]), shape, element_type, dtype, tuple(keys), _sequence(entry)))
     return tuple(args)
 
 
@@ -333,8 +336,8 @@ class Session:
     def _read_signature(self, signature: dict) -> None:
         """The tensors and dim checks of a signature (docs/abi.md); KeyError, TypeError
         or ValueError where it is malformed."""
-        self._inputs = _node_args(signature["inputs"])
-        self._outputs = _node_args(signature["outputs"])
+        self._inputs = _node_args(signature["inputs"], outputs=False)
+        self._outputs = _node_args(signature["outputs"], outputs=True)
         self._dim_checks = [_dim_check(check) for check in signature.get("checks", [])]
         self._index_sites = [_index_site(site) for site in signature.get("index_sites", [])]
 
@@ -485,7 +488,9 @@ class Session:
         except (TypeError, ValueError) as error:
             message = f"input {arg.name!r}: cannot be made into an array: {error}"
             raise InputError(message, model=self.path) from None
-        if array.dtype.newbyteorder("=") != arg.dtype:
+        if arg.dtype is STRING_ELEMENT:
+            array = self._encoded_strings(arg, array)
+        elif array.dtype.newbyteorder("=") != arg.dtype:
             module = "ml_dtypes" if arg.onnx_type in dtypes.LOW_PRECISION else "np"
             raise InputError(
                 f"input {arg.name!r}: expected dtype {_dtype_text(arg)}, got {array.dtype} "
@@ -500,6 +505,15 @@ class Session:
         if flags.c_contiguous and flags.aligned and array.dtype == arg.dtype:  # as it is (np.require costs ~2 µs)
             return array
         return np.require(array, arg.dtype, ["C_CONTIGUOUS", "ALIGNED"])
+
+    def _encoded_strings(self, arg: NodeArg, array: np.ndarray) -> np.ndarray:
+        """A string input (an array of str: object, `U` or `S`) as onnxc_string elements."""
+        if array.dtype.kind not in "OUS":
+            raise InputError(f"input {arg.name!r}: expected an array of str, got {array.dtype}", model=self.path)
+        try:
+            return encode_strings(array)
+        except ValueError as error:
+            raise InputError(f"input {arg.name!r}: {error}", model=self.path) from None
 
     def _invoke(self, inputs: Sequence[TypedArray], outputs: Sequence[TypedArray]) -> None:
         """Call run_main_graph on the arrays as they are; a nonzero status raises RuntimeFailure."""
@@ -552,7 +566,7 @@ class Session:
                 shape = tuple(struct.shape[axis] for axis in range(struct.rank))
                 array = np.empty(shape, output.dtype)
                 ctypes.memmove(array.ctypes.data, struct.data, array.nbytes)
-                output.array = array
+                output.array = decode_strings(array) if output.dtype is STRING_ELEMENT else array
         except MemoryError as error:
             raise RuntimeFailure(f"cannot allocate the outputs: {error}", model=self.path) from None
         finally:

@@ -52,16 +52,33 @@ def _struct_fields(text: str, struct: str) -> tuple[tuple[str, str], ...]:
 
 
 @pytest.mark.parametrize(
-    "struct, expected", [("onnxc_tensor", abi.TENSOR_FIELDS), ("onnxc_profile_event", abi.PROFILE_EVENT_FIELDS)]
+    "struct, expected",
+    [
+        ("onnxc_tensor", abi.TENSOR_FIELDS),
+        ("onnxc_string", abi.STRING_FIELDS),
+        ("onnxc_profile_event", abi.PROFILE_EVENT_FIELDS),
+    ],
 )
 def test_structs(header, struct, expected):
     assert _struct_fields(header, struct) == expected
 
 
+def test_string_support_structs():
+    """The string output support code and the runtime lay strings and tensors out as the header does."""
+    from onnxc.runtime.strings import STRING_ELEMENT
+
+    source = re.sub(r"/\*.*?\*/", "", (HEADER.parent / "support" / "onnxc_strings.c").read_text(), flags=re.S)
+    assert _struct_fields(source, "onnxc_string") == abi.STRING_FIELDS
+    assert _struct_fields(source, "onnxc_tensor") == abi.TENSOR_FIELDS
+    assert STRING_ELEMENT.names == tuple(name for name, _ in abi.STRING_FIELDS) and STRING_ELEMENT.itemsize == 16
+
+
 def test_profile_support_struct():
     """The profiling support code writes the events the header describes."""
     source = (HEADER.parent / "support" / "onnxc_profile.c").read_text()
-    assert _struct_fields(re.sub(r"/\*.*?\*/", "", source, flags=re.S), "onnxc_profile_event") == abi.PROFILE_EVENT_FIELDS
+    assert (
+        _struct_fields(re.sub(r"/\*.*?\*/", "", source, flags=re.S), "onnxc_profile_event") == abi.PROFILE_EVENT_FIELDS
+    )
 
 
 def test_status_enum(header):

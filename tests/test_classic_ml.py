@@ -332,7 +332,7 @@ def test_cyclic_trees_are_refused(tmp_path):
 
 
 def test_unimplemented_ml_op_is_refused_by_name(tmp_path):
-    node = helper.make_node("LabelEncoder", ["X"], ["Y"], name="encode", domain=ML, keys_int64s=[1], values_int64s=[2])
+    node = helper.make_node("DictVectorizer", ["X"], ["Y"], name="encode", domain=ML, int64_vocabulary=[1, 2])
     graph = helper.make_graph(
         [node],
         "g",
@@ -340,9 +340,9 @@ def test_unimplemented_ml_op_is_refused_by_name(tmp_path):
         [helper.make_tensor_value_info("Y", TensorProto.INT64, [3])],
     )
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid(ML, 2)])
-    with pytest.raises(UnsupportedOpError, match="LabelEncoder.*ai.onnx.ml") as info:
+    with pytest.raises(UnsupportedOpError, match="DictVectorizer.*ai.onnx.ml") as info:
         onnxc.compile(proto, tmp_path / "m.so")
-    assert info.value.node == "encode" and info.value.op_type == "LabelEncoder"
+    assert info.value.node == "encode" and info.value.op_type == "DictVectorizer"
 
 
 def test_string_class_labels_are_refused(tmp_path):
@@ -363,3 +363,25 @@ def test_string_class_labels_are_refused(tmp_path):
     with pytest.raises(UnsupportedOpError) as info:
         onnxc.compile(proto, tmp_path / "m.so")
     assert info.value.op_type == "LinearClassifier" or "STRING" in str(info.value)
+
+
+def test_column_transformer_with_string_categories(tmp_path):
+    """String category columns one-hot encoded (ArrayFeatureExtractor picks them from a
+    string tensor, OneHotEncoder finds each among its cats_strings), an unknown one too."""
+    x, y = CANCER
+    colors = np.array(["red", "green", "blue", "grün"], dtype=object)
+    sizes = np.array(["S", "M", "L"], dtype=object)
+    categories = np.stack(
+        [colors[(x[:, 0] > 14).astype(int) * 2 + (x[:, 2] > 90)], sizes[(x[:, 1] > 19).astype(int)]], axis=1
+    )
+    transformer = ColumnTransformer([("one_hot", OneHotEncoder(handle_unknown="ignore"), [0, 1])])
+    model = make_pipeline(transformer, LogisticRegression()).fit(categories, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        proto = skl2onnx.to_onnx(
+            model, initial_types=[("X", skl2onnx.common.data_types.StringTensorType([None, 2]))],
+            options={id(model[-1]): {"zipmap": False}}, target_opset={"": 17, ML: 3},
+        )  # fmt: skip
+    assert "OneHotEncoder" in {node.op_type for node in proto.graph.node}
+    categories[:3, 1] = "XL"  # unknown: a row of zeros
+    compile_and_compare(tmp_path, proto, {"X": categories})

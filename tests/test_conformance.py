@@ -83,5 +83,5 @@ def test_crash_and_timeout_are_recorded_per_case():
 def test_run_case_classifies_outcomes():
     cases = conformance.all_cases()
     assert conformance.run_case(cases["test_relu"]).status == "PASS"
-    unsupported = conformance.run_case(cases["test_string_concat_broadcasting"])
-    assert unsupported.status == "UNSUPPORTED" and "string" in unsupported.reason.lower()
+    unsupported = conformance.run_case(cases["test_image_decoder_decode_bmp_rgb"])
+    assert unsupported.status == "UNSUPPORTED" and "ImageDecoder" in unsupported.reason

@@ -28,8 +28,12 @@ from onnxc.dialects.krnl import DynamicOutputOp, ViewOp
 from onnxc.dialects.krnl_checks import CheckIndicesOp
 from onnxc.dialects.krnl_int8 import QMatmulOp
 from onnxc.dialects.krnl_matmul import MatmulOp
+from onnxc.dialects.krnl_strings import StringOutputOp
 from onnxc.dialects.symbolic import Dim
 from onnxc.errors import CompileError
+
+_READERS = memref.LoadOp | memref.StoreOp | MatmulOp | QMatmulOp | DynamicOutputOp | CheckIndicesOp | StringOutputOp
+"""The ops that may use an arena buffer."""
 
 ARENA_ALIGNMENT = 64
 DYNAMIC_ALIGNMENT = 16
@@ -85,9 +89,7 @@ def plan_arena(function: func.FuncOp) -> ArenaPlan:
         first = top_level_position(alloc)
         last = first
         for use in _uses_through_views(alloc.memref):
-            if not isinstance(
-                use.operation, memref.LoadOp | memref.StoreOp | MatmulOp | QMatmulOp | DynamicOutputOp | CheckIndicesOp
-            ):
+            if not isinstance(use.operation, _READERS):
                 raise CompileError(f"codegen: a buffer may only be loaded and stored, not used by {use.operation.name}")
             last = max(last, top_level_position(use.operation))
         if not alloc.dynamic_sizes:

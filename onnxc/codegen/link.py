@@ -51,8 +51,8 @@ and malloc and free for the loader, which places the tensors in the module's mem
 
 def support_sources(target: Target, profiled: bool = False) -> tuple[str, ...]:
     """The runtime support of a library for `target`: a thread pool, or for wasm32 one thread;
-    and for a `profiled` library (`onnxc --profile`) the kernel timestamps."""
-    sources = ("onnxc_single_thread.c",) if target.is_wasm else ("onnxc_parallel.c",)
+    string outputs; and for a `profiled` library (`onnxc --profile`) the kernel timestamps."""
+    sources = ("onnxc_single_thread.c" if target.is_wasm else "onnxc_parallel.c", "onnxc_strings.c")
     return (*sources, "onnxc_profile.c") if profiled else sources
 
 

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 # The emitter modules register their ops' emitters (function_translator.EMITTERS) as they are imported.
-from onnxc.codegen import emit_arith, emit_checks, emit_growth, emit_memory, gemm_int8  # noqa: F401
+from onnxc.codegen import emit_arith, emit_checks, emit_growth, emit_memory, emit_strings, gemm_int8  # noqa: F401
 from onnxc.codegen.entry_point import EntryPointBuilder
 from onnxc.codegen.llvm_idioms import constant_global
 from onnxc.codegen.llvm_types import I8, static_shape_of

@@ -33,7 +33,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from onnxc.dialects.krnl import is_library_allocated
-from onnxc.dialects.types import is_low_precision, numpy_dtype_of
+from onnxc.dialects.types import STRING_ELEMENT_BYTES, is_low_precision, is_string, numpy_dtype_of
 from onnxc.errors import CompileError
 from onnxc.runtime.abi import TENSOR_FIELDS
 
@@ -44,6 +44,8 @@ NULL = ir.Constant(PTR, None)
 _LLVM_OF_C_TYPE = {"void *": PTR, "const int64_t *": PTR, "int64_t": I64, "int32_t": I32}
 TENSOR = ir.LiteralStructType([_LLVM_OF_C_TYPE[c_type] for _, c_type in TENSOR_FIELDS])
 """struct onnxc_tensor of the ABI (see onnxc.runtime.abi.tensor_field for its fields' positions)."""
+STRING = ir.LiteralStructType([PTR, I64])
+"""struct onnxc_string of the ABI: a string element, its UTF-8 bytes and their count."""
 
 
 def value_type(t: Attribute) -> ir.Type:
@@ -62,6 +64,8 @@ def value_type(t: Attribute) -> ir.Type:
         return ir.HalfType()
     if isinstance(t, MemRefType):
         return descriptor_type(t) if has_run_time_dims(t) else PTR
+    if is_string(t):
+        return STRING
     raise CompileError(f"codegen: unsupported type {t}")
 
 
@@ -80,6 +84,8 @@ def memory_type(element: Attribute) -> ir.Type:
 
 
 def element_size(element: Attribute) -> int:
+    if is_string(element):
+        return STRING_ELEMENT_BYTES
     return 8 if isinstance(element, IndexType) else numpy_dtype_of(element).itemsize
 
 

@@ -53,7 +53,7 @@ def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None =
     """The value of `tensor` as a C-contiguous numpy array in native byte order."""
     name = tensor.name or "<unnamed tensor>"
     if tensor.data_type == dtypes.STRING:
-        raise UnsupportedOpError(f"tensor '{name}': string tensors are not supported")
+        return _string_tensor(tensor, name)
     if not dtypes.has_numpy_dtype(tensor.data_type):
         type_name = (
             onnx.TensorProto.DataType.Name(tensor.data_type)
@@ -91,6 +91,22 @@ def decode_tensor(tensor: onnx.TensorProto, base_dir: str | os.PathLike | None =
             )
         values = _from_typed_field(field, tensor.data_type, dtype)
     return np.require(values.astype(dtype, copy=False).reshape(shape), requirements="C")
+
+
+def _string_tensor(tensor: onnx.TensorProto, name: str) -> np.ndarray:
+    """A string tensor (string_data, UTF-8) as an object array of str."""
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        raise UnsupportedOpError(f"tensor '{name}': string tensors in external data are not supported")
+    shape = tuple(int(d) for d in tensor.dims)
+    if any(d < 0 for d in shape):
+        raise InvalidModelError(f"tensor '{name}' has a negative dimension {list(shape)}")
+    if len(tensor.string_data) != element_count(shape):
+        raise InvalidModelError(
+            f"tensor '{name}': {len(tensor.string_data)} strings, expected {element_count(shape)} for shape {list(shape)}"
+        )
+    values = np.empty(len(tensor.string_data), dtype=object)
+    values[:] = [v.decode("utf-8", errors="replace") for v in tensor.string_data]
+    return values.reshape(shape)
 
 
 def element_count(shape) -> int:

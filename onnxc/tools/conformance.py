@@ -293,12 +293,16 @@ def _op_of_case(case, cases: dict) -> tuple[str, str]:
 
 
 def _dtypes_of_case(case) -> set[str]:
+    import onnx
     from onnx import helper
 
     names = set()
     for value in list(case.model.graph.input) + list(case.model.graph.output):
         if value.type.HasField("tensor_type"):
-            names.add(helper.tensor_dtype_to_np_dtype(value.type.tensor_type.elem_type).name)
+            elem_type = value.type.tensor_type.elem_type
+            names.add(
+                "string" if elem_type == onnx.TensorProto.STRING else helper.tensor_dtype_to_np_dtype(elem_type).name
+            )
     return names
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from onnxc.errors import InvalidModelError, RuntimeFailure
+from onnxc.errors import InvalidModelError, RuntimeFailure, UnsupportedOpError
 from onnxc.runtime import library as runtime_library
 from onnxc.runtime.session import DynamicOutput, Session, TypedArray
 
@@ -231,6 +231,11 @@ class EmulatedSession(Session):
             self._read_signature(signature)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
             raise InvalidModelError(f"malformed signature: {error}", model=self.path) from None
+        strings = [arg.name for arg in (*self._inputs, *self._outputs) if arg.element_type == "string"]
+        if strings:
+            raise UnsupportedOpError(
+                f"string tensors ({', '.join(strings)}) do not pass to {self.emulator.program} yet", model=self.path
+            )
         self._library = runtime_library.ModelLibrary(self.path, signature_json, signature, None, 0, None, None)
         self._input_names = {arg.name for arg in self._inputs}
         self._output_index = {arg.name: index for index, arg in enumerate(self._outputs)}

@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs, onnx_outputs
-from onnxc.dialects.types import dim_params
+from onnxc.dialects.types import dim_params, is_string
 from onnxc.passes.helpers.symbolic_values import symbolic_value
 
 SHAPE_ARITHMETIC = frozenset(
@@ -76,6 +76,8 @@ def separable_batch_symbol(function: func.FuncOp) -> Separability:
         if isinstance(op, func.ReturnOp):
             if not all(checker.batched(v) for v in op.arguments):
                 return Separability(None, f"an output does not have {symbol} as its leading dim")
+            if any(is_string(v.type.get_element_type()) for v in op.arguments):
+                return Separability(None, "a string output is allocated by the library, which a batch loop does not do")
             continue
         reason = checker.check(op) if isinstance(op, OnnxOp) else f"op {op.name} is not an onnx op"
         if reason:

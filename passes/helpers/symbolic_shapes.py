@@ -42,7 +42,7 @@ def symbolic_result_dims(op: OnnxOp, memo: dict | None = None, index: int = 0) -
 BROADCASTING_OPS = frozenset(
     {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where", "Equal", "Less", "Greater"}
     | {"LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "PRelu", "BitShift", "BitwiseAnd", "BitwiseOr"}
-    | {"BitwiseXor"}
+    | {"BitwiseXor", "StringConcat"}
 )
 
 

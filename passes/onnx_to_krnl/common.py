@@ -28,7 +28,9 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
-from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp, library_allocated_type
+from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp, is_library_allocated, library_allocated_type
+from onnxc.dialects.krnl_growth import FreeOp
+from onnxc.dialects.krnl_strings import StringOutputOp
 from onnxc.dialects.onnx import (
     NOT_SEPARABLE_ATTR,
     OPSET_ATTR,
@@ -40,7 +42,7 @@ from onnxc.dialects.onnx import (
     tensor_value,
 )
 from onnxc.dialects.symbolic import Dim
-from onnxc.dialects.types import dim_params, is_float, is_low_precision, onnx_type_of, static_shape
+from onnxc.dialects.types import dim_params, is_float, is_low_precision, is_string, onnx_type_of, static_shape
 from onnxc.errors import ShapeError, UnsupportedOpError
 from onnxc.passes.helpers.krnl_builder import Bound, ConstantPool, KernelBuilder, is_signless_int, is_unsigned
 from onnxc.passes.helpers.run_time_dims import (
@@ -75,6 +77,7 @@ class GraphLowering:
         self.opset = opset.value.data if isinstance(opset, IntegerAttr) else onnx.defs.onnx_opset_version()
         self.dynamic = self._data_dependent_outputs()
         """Graph outputs whose shape is known at run time only (see `dynamic_result`)."""
+        self.freed_at_end: list[SSAValue] = []  # krnl.grow buffers living until the call ends (strings made)
         terminator = graph.body.block.last_op
         assert isinstance(terminator, func.ReturnOp)
         self.outputs: list[SSAValue] = list(terminator.arguments)
@@ -84,12 +87,15 @@ class GraphLowering:
         self.input_names = declared_inputs or [f"input_{k}" for k in range(len(inputs))]
         self.output_names = declared_outputs or [f"output_{k}" for k in range(len(self.outputs))]
 
-        described = [(v, f"graph input '{n}'") for v, n in zip(inputs, self.input_names)]
-        described += [(v, f"graph output '{n}'") for v, n in zip(self.outputs, self.output_names)]
+        described = [(v, f"graph input '{n}'", False) for v, n in zip(inputs, self.input_names)]
+        described += [  # strings are library-allocated too: krnl.string_output copies their bytes
+            (v, f"graph output '{n}'", v in self.dynamic or is_string(v.type.get_element_type()))
+            for v, n in zip(self.outputs, self.output_names)
+        ]
         try:
             types = [
-                dynamic_memref_type(value) if value in self.dynamic else memref_type_of(value, name=description)
-                for value, description in described
+                dynamic_memref_type(value) if allocated else memref_type_of(value, name=description)
+                for value, description, allocated in described
             ]
         except ShapeError as exc:
             reason = graph.attributes.get(NOT_SEPARABLE_ATTR)
@@ -119,7 +125,7 @@ class GraphLowering:
         self.dim_values: dict[Dim, Bound] = {}
         """Symbolic dims -> their index values, read from the arguments' dims or computed once at entry."""
         for value, arg in zip([*inputs, *self.outputs], args):
-            if value not in self.dynamic:
+            if not is_library_allocated(arg.type):
                 self._bind_dims(value, arg)
         self.fused: set[Operation] = set()
         """Ops a lowering has computed as part of another's kernel (an epilogue): skipped."""
@@ -130,8 +136,12 @@ class GraphLowering:
             if not isinstance(op, func.ReturnOp):
                 self.lower_op(op, self.function.body.block)
         for value, arg in zip(self.outputs, self.output_args):
-            if value not in self.dynamic and self.buffers[value] is not arg:
+            if not is_library_allocated(arg.type) and self.buffers[value] is not arg:
                 copy_reshaped(self.top, self.buffers[value], arg)
+            elif is_string(value.type.get_element_type()) and value not in self.dynamic:
+                self.top.insert(StringOutputOp(self.buffers[value], arg))
+        for buffer in self.freed_at_end:
+            self.top.insert(FreeOp(buffer))
         self.top.insert(func.ReturnOp())
         return self.function
 
@@ -193,8 +203,8 @@ class GraphLowering:
         """Per graph input and output, its dims' expressions ("" where static, or of a
         shape that depends on input values), for the entry point to bind and check."""
         return [
-            [""] * len(value.type.get_shape()) if value in self.dynamic else _dim_expressions(value)
-            for value in [*self.graph.body.block.args, *self.outputs]
+            [""] * len(value.type.get_shape()) if is_library_allocated(arg.type) else _dim_expressions(value)
+            for value, arg in zip([*self.graph.body.block.args, *self.outputs], self.function.body.block.args)
         ]
 
     @contextmanager
@@ -278,7 +288,7 @@ class GraphLowering:
         """
         destinations: dict[SSAValue, SSAValue] = {}
         for value, arg in zip(self.outputs, self.output_args):
-            if value in self.dynamic:
+            if is_library_allocated(arg.type):
                 continue
             source = value
             while passes_through(source):
@@ -346,7 +356,11 @@ class GraphLowering:
         value = op.results[index]
         for output, arg in zip(self.outputs, self.output_args):
             if output is value:
-                self.top.insert(DynamicOutputOp(self.buffers[value], extent, arg, _value_dependent_dim(value)))
+                source, axis = self.buffers[value], _value_dependent_dim(value)
+                if is_string(value.type.get_element_type()):  # their bytes are copied too
+                    self.top.insert(StringOutputOp(source, arg, extent, axis))
+                else:
+                    self.top.insert(DynamicOutputOp(source, extent, arg, axis))
 
     def alias(self, value: SSAValue, buffer: SSAValue) -> None:
         """Let `value` share a buffer of the same shape (buffers are never overwritten)."""

@@ -8,10 +8,11 @@ from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.dialects.types import is_float
+from onnxc.dialects.types import is_float, is_string
 from onnxc.passes.helpers.krnl_builder import KernelBuilder, is_unsigned, unsigned
 from onnxc.passes.onnx_to_krnl.common import GraphLowering
 from onnxc.passes.onnx_to_krnl.fusion import ScalarOp, broadcast_reads, scalar_op, uniform_op
+from onnxc.passes.onnx_to_krnl.strings import string_equality
 
 COMPARISONS = {"Equal": "eq", "Greater": "gt", "Less": "lt", "GreaterOrEqual": "ge", "LessOrEqual": "le"}
 
@@ -19,6 +20,8 @@ COMPARISONS = {"Equal": "eq", "Greater": "gt", "Less": "lt", "GreaterOrEqual": "
 @scalar_op(*COMPARISONS)
 def comparison(g: GraphLowering, op: OnnxOp) -> ScalarOp:
     kind = COMPARISONS[op.OP_TYPE]
+    if kind == "eq" and is_string(op.input(0).type.get_element_type()):
+        return string_equality(g, op)
     return uniform_op(g, op, lambda b, xs: b.compare(kind, xs[0], xs[1]), ints=True, bools=True, same_result=False)
 
 

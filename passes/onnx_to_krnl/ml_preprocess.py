@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import f32, i64
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
@@ -20,6 +20,7 @@ from onnxc.dialects.types import is_float, numpy_dtype_of
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import delinearize
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, load_index, lowers, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.ml_encoders import key_finder
 from onnxc.passes.onnx_to_krnl.ml_linear import feature_index, sample_rows
 from onnxc.passes.onnx_to_krnl.ml_scores import load_as
 
@@ -136,15 +137,27 @@ def lower_one_hot_encoder(g: GraphLowering, op: OnnxOp) -> None:
     unknown category is an error in onnxruntime; kernels have no way to fail at run
     time (the ABI's statuses are the entry point's checks), so it gets a row of
     zeros, as with zeros=1 (skl2onnx writes zeros=0 for handle_unknown='error')."""
-    if op.attr("cats_strings"):
-        raise g.unsupported(op, "string categories (cats_strings): string tensors are not supported")
     x, out = g.input(op, 0), g.result(op)
+    if op.attr("cats_strings"):
+        _one_hot_strings(g, op, x, out)
+        return
     element = g.element_type(op, x)
     categories = np.asarray(op.attr("cats_int64s") or [], dtype=np.int64)
     table = weight_buffer(g, op, categories.astype(numpy_dtype_of(element)), element, "cats")
     ivs, b = g.top.loop_nest(shape_of(out))
     matches = b.compare("eq", b.load(x, ivs[:-1]), b.load(table, [ivs[-1]]))
     b.store(b.select(matches, b.constant(1.0, f32), b.constant(0.0, f32)), out, ivs)
+
+
+def _one_hot_strings(g: GraphLowering, op: OnnxOp, x: SSAValue, out: SSAValue) -> None:
+    """String categories: each string found once among them (a byte trie), then its row."""
+    categories = list(op.attr("cats_strings"))
+    keys = key_finder(g, op, x, categories)
+    ivs, b = g.top.loop_nest(shape_of(x))
+    position = keys(b, b.load(x, ivs))
+    (k,), row = b.for_nest([(0, len(categories))])
+    matches = row.compare("eq", position, row.from_index(k, i64))
+    row.store(row.select(matches, row.constant(1.0, f32), row.constant(0.0, f32)), out, [*ivs, k])
 
 
 @lowers("FeatureVectorizer")

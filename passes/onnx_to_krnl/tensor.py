@@ -12,8 +12,8 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, TensorTy
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import GlobalOp, ViewOp
-from onnxc.dialects.onnx import OnnxOp, WeightAttr
-from onnxc.dialects.types import is_float, is_low_precision
+from onnxc.dialects.onnx import OnnxOp, WeightAttr, tensor_value
+from onnxc.dialects.types import is_float, is_low_precision, is_string
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import (
@@ -35,6 +35,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     strided_copy,
 )
 from onnxc.passes.onnx_to_krnl.selection import lower_compress_at_run_time
+from onnxc.passes.onnx_to_krnl.string_results import lower_string_constant
 from onnxc.passes.shape_inference import range_values
 
 # ------------------------------------------------------------------ data movement ops
@@ -139,6 +140,9 @@ def lower_constant(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"Constant value {type(value).__name__}")
     if value.get_type() != tensor_type:
         raise g.shape_error(op, f"value of type {value.get_type()} for a result of type {tensor_type}")
+    if is_string(tensor_type.get_element_type()):
+        lower_string_constant(g, op, tensor_value(op, value))
+        return
     g.alias(op.results[0], g.top.insert(GlobalOp(value, result_type)).result)
 
 

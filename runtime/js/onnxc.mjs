@@ -173,6 +173,9 @@ export class OnnxcModel {
     this.signatureText = signature;
     this.inputs = this.signature.inputs;
     this.outputs = this.signature.outputs;
+    for (const spec of [...this.inputs, ...this.outputs]) {
+      if (!(spec.dtype in DTYPES)) throw new OnnxcError(`'${spec.name}': ${spec.dtype} tensors are not supported by this loader yet`);
+    }
   }
 
   get view() {
