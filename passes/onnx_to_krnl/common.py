@@ -660,13 +660,6 @@ def weight_buffer(g: GraphLowering, op: OnnxOp, array: np.ndarray, element: Attr
     return g.top.insert(GlobalOp(handle, MemRefType(element, array.shape))).result
 
 
-def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:
-    """An element of an integer (or float) index tensor as an index into a dim of
-    `size`, a negative one counting from the end (as in Gather, Scatter, OneHot)."""
-    index = builder.to_index(builder.load(buffer, indices))
-    return builder.select(builder.compare_index("slt", index, 0), builder.index(builder.add(index, size)), index)
-
-
 def strided_copy(
     builder: KernelBuilder, src: SSAValue, out: SSAValue, starts: Sequence[Bound], steps: Sequence[int]
 ) -> None:

@@ -26,12 +26,18 @@ from onnxc.passes.onnx_to_krnl.common import (
     constant_array,
     copy_reshaped,
     fill,
-    load_index,
     lowers,
     normalized_axis,
     shape_of,
     shape_text,
 )
+
+
+def load_index(builder: KernelBuilder, buffer: SSAValue, indices: Sequence[Bound], size: Bound) -> SSAValue:
+    """An element of an integer (or float) index tensor as an index into a dim of
+    `size`, a negative one counting from the end (as in Gather, Scatter, OneHot)."""
+    index = builder.to_index(builder.load(buffer, indices))
+    return builder.select(builder.compare_index("slt", index, 0), builder.index(builder.add(index, size)), index)
 
 
 def checked_indices(g: GraphLowering, op: OnnxOp, sizes: Sequence[Bound]) -> SSAValue:

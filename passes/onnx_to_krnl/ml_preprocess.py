@@ -19,7 +19,8 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_float, numpy_dtype_of
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import delinearize
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, load_index, lowers, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.gather_scatter import load_index
 from onnxc.passes.onnx_to_krnl.ml_encoders import key_finder
 from onnxc.passes.onnx_to_krnl.ml_linear import feature_index, sample_rows
 from onnxc.passes.onnx_to_krnl.ml_scores import load_as
