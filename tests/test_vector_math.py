@@ -33,10 +33,13 @@ def _reference(name: str, x: np.ndarray) -> np.ndarray:
         return {"exp": np.exp, "log": np.log, "tanh": np.tanh}[name](wide).astype(np.float32)
 
 
-@pytest.fixture(scope="module")
-def compiled():
-    """name -> function applying onnxc.<name>f to a float32 array, JIT-compiled at -O3 for the host."""
+@pytest.fixture(scope="module", params=[True, False], ids=["ldexp", "exponent-bits"])
+def compiled(request):
+    """name -> function applying onnxc.<name>f to a float32 array, JIT-compiled at -O3 for the host,
+    with 2^k applied by llvm.ldexp (on a host that lowers it) and by exponent bits."""
     target = resolve_target()
+    if request.param and not target.has_vector_ldexp:
+        pytest.skip("this host lowers llvm.ldexp to libm calls")
     module = ir.Module("vector_math")
     module.triple = target.triple
     f32p = ir.PointerType()
@@ -50,7 +53,8 @@ def compiled():
         index = builder.phi(count.type)
         index.add_incoming(ir.Constant(count.type, 0), function.entry_basic_block)
         value = builder.load(builder.gep(source, [index], source_etype=ir.FloatType()), typ=ir.FloatType())
-        result = builder.call(vector_math.float32_function(module, name), [value])
+        approximation = vector_math.float32_function(module, name, vector_ldexp=request.param)
+        result = builder.call(approximation, [value])
         builder.store(result, builder.gep(destination, [index], source_etype=ir.FloatType()))
         following = builder.add(index, ir.Constant(count.type, 1))
         index.add_incoming(following, loop)

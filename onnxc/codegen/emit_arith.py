@@ -193,7 +193,9 @@ def _register_table_emitters() -> None:
             if x.type == ir.DoubleType():
                 return wide(t, op)
             b = t.builder
-            value = b.call(vector_math.float32_function(t.parent.module, name), [_widen(b, x)])
+            target = t.parent.target
+            function = vector_math.float32_function(t.parent.module, name, vector_ldexp=target.has_vector_ldexp)
+            value = b.call(function, [_widen(b, x)])
             t.set(_result(op), t.round_if_bfloat16(_narrow(b, value, x.type), _result(op).type))
 
         return emit

@@ -68,6 +68,12 @@ class Target:
         return self.arch == "riscv64" and "_v1p0" in _riscv_isa_string(self.triple, self.cpu, self.features)
 
     @property
+    def has_vector_ldexp(self) -> bool:
+        """Whether LLVM lowers a vector llvm.ldexp to instructions (AVX-512's vscalefps) rather
+        than a libm call per element."""
+        return _lowers_vector_ldexp(self.triple, self.cpu, self.features)
+
+    @property
     def numpy_byte_order(self) -> str:
         return "<" if self.byte_order == "little" else ">"
 
@@ -77,11 +83,7 @@ class Target:
             raise CompileError(f"optimization level must be 0..3, got {opt_level}")
         initialize_llvm()
         return llvm.Target.from_triple(self.triple).create_target_machine(
-            cpu=self.cpu,
-            features=self.features,
-            opt=opt_level,
-            reloc="pic",
-            codemodel="default",
+            cpu=self.cpu, features=self.features, opt=opt_level, reloc="pic", codemodel="default"
         )
 
 
@@ -90,6 +92,21 @@ def initialize_llvm() -> None:
     """Register every LLVM target once (`llvm.initialize()` itself raises in llvmlite 0.50)."""
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+
+
+@functools.cache
+def _lowers_vector_ldexp(triple: str, cpu: str, features: str) -> bool:
+    """Asked of LLVM itself: a CPU name implies features no list spells out (znver4: AVX-512)."""
+    initialize_llvm()
+    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
+    module = llvm.parse_assembly(
+        f'target triple = "{triple}"\n'
+        "declare <16 x float> @llvm.ldexp.v16f32.v16i32(<16 x float>, <16 x i32>)\n"
+        "define <16 x float> @scale(<16 x float> %x, <16 x i32> %k) {\n"
+        "  %y = call <16 x float> @llvm.ldexp.v16f32.v16i32(<16 x float> %x, <16 x i32> %k)\n"
+        "  ret <16 x float> %y\n}\n"
+    )
+    return "ldexp" not in machine.emit_assembly(module)
 
 
 @functools.cache
@@ -234,7 +251,8 @@ def resolve_target(
         unknown = [
             feature
             for feature in features.split(",")
-            if feature[:1] not in "+-" or "is not a recognized feature" in _llvm_warnings(target.triple, target.cpu, feature)
+            if feature[:1] not in "+-"
+            or "is not a recognized feature" in _llvm_warnings(target.triple, target.cpu, feature)
         ]
         if unknown:
             raise CompileError(
