@@ -10,7 +10,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
-from onnxc.passes.helpers.run_time_dims import element_count, linearize
+from onnxc.passes.helpers.run_time_dims import element_count, linearize, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, dims_agree, lowers, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow, sliding_windows
 
@@ -64,25 +64,34 @@ def lower_pool(
 
     def accumulate(b: KernelBuilder, offsets: list[Bound], acc: SSAValue) -> SSAValue:
         positions = [w.position(b, s, k) for w, s, k in zip(windows, starts, offsets)]
-        value = b.load(x, [n, c, *positions])
-        if p is not None:
-            value = b.square(value) if p == 2 else b.math(math.PowFOp, b.abs(value), b.constant(p, element))
-        return b.binary(combine, acc, value)
+        return b.binary(combine, acc, _powered(b, p, b.load(x, [n, c, *positions])))
 
     init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
     result = body.reduce(ranges, init, accumulate)
-    if kind == "average":
-        if op.attr("count_include_pad"):
-            ranges = [w.padded_range(body, s) for w, s in zip(windows, starts)]
-        result = body.div(result, count_as_float(body, ranges, element))
-    elif p is not None:
-        result = (
-            body.math(math.SqrtOp, result) if p == 2 else body.math(math.PowFOp, result, body.constant(1 / p, element))
-        )
-    body.store(result, out, ivs)
+    if kind == "average" and op.attr("count_include_pad"):
+        ranges = [w.padded_range(body, s) for w, s in zip(windows, starts)]
+    body.store(_finish(body, kind, p, result, ranges), out, ivs)
     if with_indices:
         offset = _argmax_offset(body, x, windows, starts, ranges, ivs, result, bool(op.attr("storage_order")))
         body.store(offset, g.result(op, 1), ivs)
+
+
+def _powered(b: KernelBuilder, p: float | None, value: SSAValue) -> SSAValue:
+    """|value|^p, the term an Lp pool sums (value itself for max and average)."""
+    if p is None:
+        return value
+    return b.square(value) if p == 2 else b.math(math.PowFOp, b.abs(value), b.constant(p, value.type))
+
+
+def _finish(
+    b: KernelBuilder, kind: str, p: float | None, total: SSAValue, ranges: Sequence[tuple[Bound, Bound]]
+) -> SSAValue:
+    """A window's result from its max or sum: the average over the points of `ranges`, the p-th root."""
+    if kind == "average":
+        return b.div(total, count_as_float(b, ranges, total.type))
+    if p is not None:
+        return b.math(math.SqrtOp, total) if p == 2 else b.math(math.PowFOp, total, b.constant(1 / p, total.type))
+    return total
 
 
 def _argmax_offset(
@@ -183,7 +192,25 @@ GLOBAL_POOL_KINDS = {"GlobalMaxPool": "max", "GlobalAveragePool": "average", "Gl
 
 @lowers(*GLOBAL_POOL_KINDS, run_time_dims=True)
 def lower_global_pool(g: GraphLowering, op: OnnxOp) -> None:
-    """A pool whose one window covers the whole plane."""
-    input_sizes = shape_of(g.input(op, 0))[2:]
-    windows = [SlidingWindow(size, 1, size) for size in input_sizes]
-    lower_pool(g, op, GLOBAL_POOL_KINDS[op.OP_TYPE], windows)
+    """A pool whose one window is the whole plane: each (n, c) plane reduced as one row of its
+    H*W elements, its sum reassociable (`running_sum`), so that LLVM vectorizes along the row
+    (nested loops over H and W with an in-order sum stayed scalar: 3.5x onnxruntime's time)."""
+    x, out = g.input(op, 0), g.result(op)
+    kind = GLOBAL_POOL_KINDS[op.OP_TYPE]
+    element = g.same_element_type(op, [op.input(0), op.results[0]], ints=kind == "max")
+    (batch, channels, *sizes), out_shape = shape_of(x), shape_of(out)
+    if not sizes or not dims_agree(out_shape[:2], (batch, channels)):
+        raise g.shape_error(op, f"input {list(shape_of(x))}, output {list(out_shape)}")
+    plane = element_count(g.top, sizes)
+    rows = reshaped_view(g.top, x, [batch, channels, plane])
+    results = reshaped_view(g.top, out, [batch, channels])
+    (n, c), body = g.top.loop_nest([batch, channels])
+    p = float(op.attr("p")) if kind == "lp" else None
+
+    def accumulate(b: KernelBuilder, ivs: list[Bound], acc: SSAValue) -> SSAValue:
+        value = _powered(b, p, b.load(rows, [n, c, ivs[0]]))
+        return b.max(acc, value) if kind == "max" else b.running_sum(acc, value)
+
+    init = body.lowest(element) if kind == "max" else body.constant(0.0, element)
+    total = body.reduce([(0, plane)], init, accumulate)
+    body.store(_finish(body, kind, p, total, [(0, plane)]), results, [n, c])
