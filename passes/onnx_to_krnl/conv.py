@@ -1,17 +1,22 @@
 """Conv: a GEMM kernel (krnl.matmul) for 2-D convolutions with constant weights,
 with a following BatchNormalization folded into the weights and a following
 Relu/Clip applied in the kernel's store; a depthwise or grouped conv of few channels per
-group along the shifted rows of its zero-padded (phase) planes; otherwise a direct convolution,
+group along the shifted rows of its zero-padded (phase) planes, or read straight from its input
+at a stride; otherwise a direct convolution,
 row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in float32."""
 
 from __future__ import annotations
 
-import math
+import math as pymath
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from xdsl.dialects import math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, f32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import (
     GraphLowering,
@@ -24,13 +29,19 @@ from onnxc.passes.onnx_to_krnl.common import (
 )
 from onnxc.passes.onnx_to_krnl.conv1d import lower_conv1d_as_gemm
 from onnxc.passes.onnx_to_krnl.matmul_kernel import clip_bounds, lower_conv_as_gemm, single_user
-from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
+from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
 MAX_GROUP_TERMS = 72
 """A grouped conv takes the shifted-rows path (its reads and weights in registers) when an output
 sums at most this many products (ResNeXt's 3x3 groups of 8 channels); depthwise convs always do."""
 OUTPUTS_PER_PASS = 4
 """Outputs of a group computed together, sharing their reads (registers for 4 sums and a read)."""
+STRIDED_MIN_ROW = 20
+STRIDED_MAX_KERNEL = 3
+"""A strided conv of few channels per group reads x straight (`strided_grouped_conv`) when its output
+rows are this long and its kernel this narrow: 144 channels of 40x40, 3x3 stride 2: 0.061 ->
+0.028 ms; rows of 14 stay scalar (0.034 -> 0.090 ms); for 5x5 windows LLVM gathers part of the
+stride-2 reads (72 channels of 56x56: 0.074 -> 0.088 ms)."""
 SHORT_ROW = 32
 """Output rows up to this long take the depthwise conv along wide rows: row by row, their scalar
 tails are much of the work (a 14-wide row: 0.048 -> 0.028 ms for 64 channels); longer rows
@@ -40,8 +51,9 @@ vectorize well as they are, and the compaction copy would cost more (112-wide: 0
 @lowers("Conv", run_time_dims=True)
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     """The GEMM kernel where it applies (see `lower_conv_as_gemm`; over an image of
-    run-time size too; `lower_conv1d_as_gemm` for 1-D convs), else the shifted-rows
-    depthwise conv for short rows (decided at run time where the row length is known then
+    run-time size too; `lower_conv1d_as_gemm` for 1-D convs), else for few channels per
+    group the strided conv read straight from x (`_reads_strided`) or the shifted-rows conv
+    (along wide rows for short rows, decided at run time where the row length is known then
     only), else direct convolution."""
     if lower_conv_as_gemm(g, op) or lower_conv1d_as_gemm(g, op):
         return
@@ -54,7 +66,7 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
         and all(isinstance(d, int) for d in (channels, out_channels, group_channels, *kernel))
         and channels == group * group_channels
         and out_channels % group == 0
-        and (group_channels == 1 or group_channels * math.prod(kernel) <= MAX_GROUP_TERMS)
+        and (group_channels == 1 or group_channels * pymath.prod(kernel) <= MAX_GROUP_TERMS)
         and isinstance(op.results[0].type.get_element_type(), Float32Type)
         and len(kernel) == 2
         and (bias is None or shape_of(bias) == (out_channels,))
@@ -71,6 +83,9 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     if bounds is not None:
         g.alias(op.results[0], out)
         g.fused.add(clip)
+    if _reads_strided(windows):
+        strided_grouped_conv(g, x, weights, bias, out, windows, clip=bounds)
+        return
     planes = shifted.planes(g, x)
     row = shifted.window_x.output_size
     if isinstance(row, int):
@@ -80,6 +95,51 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     for by_rows, condition in ((False, short), (True, g.top.not_(short))):
         with g.lowering_at(g.top.if_then(condition)):
             shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, clip=bounds)
+
+
+@dataclass(frozen=True)
+class _GroupPass:
+    """The body of a nest over (n, group, pass) of a grouped conv: the up to OUTPUTS_PER_PASS
+    output channels it computes, its group's input channels, their taps (c, ky, kx) and each
+    output's weights for them (loaded once), and each output's bias."""
+
+    n: SSAValue
+    body: KernelBuilder
+    outputs: list[Bound]
+    inputs: list[Bound]
+    taps: list[tuple[int, int, int]]
+    tap_weights: list[list[SSAValue]]
+    biases: list[SSAValue]
+
+    @staticmethod
+    def nest(g: GraphLowering, batch: Bound, channels: int, weights: SSAValue, bias: SSAValue | None) -> _GroupPass:
+        out_channels, group_channels, kernel_h, kernel_w = shape_of(weights)
+        groups = channels // group_channels
+        per_group = out_channels // groups
+        per_pass = max(d for d in range(1, OUTPUTS_PER_PASS + 1) if per_group % d == 0)
+        passes = per_group // per_pass
+        (n, group, *part), body = g.top.loop_nest([batch, groups, *([passes] if passes > 1 else [])])
+        first = body.mul(group, per_group)
+        if part:
+            first = body.add(first, body.mul(part[0], per_pass))
+        outputs = [body.add(first, j) for j in range(per_pass)]
+        taps = [(c, ky, kx) for c in range(group_channels) for ky in range(kernel_h) for kx in range(kernel_w)]
+        first_input = body.mul(group, group_channels)
+        inputs = [body.add(first_input, c) for c in range(group_channels)]
+        tap_weights = [[body.load(weights, [m, *tap]) for tap in taps] for m in outputs]
+        biases = [body.load(bias, [m]) if bias is not None else body.constant(0.0, f32) for m in outputs]
+        return _GroupPass(n, body, outputs, inputs, taps, tap_weights, biases)
+
+    def store(
+        self, point: KernelBuilder, totals: list[SSAValue], clip: tuple[float, float] | None, target: SSAValue, at
+    ) -> None:
+        """Each output's total, clamped to `clip`'s bounds as Clip computes them, at `at(m)`."""
+        for m, total in zip(self.outputs, totals):
+            if clip is not None:
+                low, high = clip
+                total = point.max(total, point.constant(low, f32)) if low != float("-inf") else total
+                total = point.min(total, point.constant(high, f32)) if high != float("inf") else total
+            point.store(total, target, at(m))
 
 
 def shifted_grouped_conv(
@@ -99,48 +159,94 @@ def shifted_grouped_conv(
     weight, in registers, with unit stride and no padding branches; up to
     OUTPUTS_PER_PASS outputs of a group share the reads. Short rows go along the wide rows
     of a plane (row by row, the 7- to 28-wide rows of mobile nets left much of the work to
-    scalar tails), long ones row by row, straight into `out`. Same sums, in the same
-    order, as `direct_conv`; then `clip`'s bounds, as Clip computes them."""
+    scalar tails), long ones row by row, straight into `out`. The sums of `direct_conv` in
+    its order, each product added by a fused multiply-add (rounded once, as onnxruntime's
+    kernels do); then `clip`'s bounds, as Clip computes them."""
     batch, channels = shape_of(planes)[:2]
-    out_channels, group_channels, kernel_h, kernel_w = shape_of(weights)
-    groups = channels // group_channels
-    per_group = out_channels // groups
-    per_pass = max(d for d in range(1, OUTPUTS_PER_PASS + 1) if per_group % d == 0)
+    out_channels, _, kernel_h, kernel_w = shape_of(weights)
     out_h, out_w = shape_of(out)[2:]
     wide = None
     if not by_rows:  # without columns to drop, the wide rows are out itself
         wide_shape = [batch, out_channels, shifted.columns]
         compact = shifted.drops_columns
         wide = alloc_shaped(g.top, f32, wide_shape) if compact else reshaped_view(g.top, out, wide_shape)
-    passes = per_group // per_pass
-    (n, group, *part), body = g.top.loop_nest([batch, groups, *([passes] if passes > 1 else [])])
-    first = body.mul(group, per_group)
-    if part:
-        first = body.add(first, body.mul(part[0], per_pass))
-    outputs = [body.add(first, j) for j in range(per_pass)]
-    taps = [(c, ky, kx) for c in range(group_channels) for ky in range(kernel_h) for kx in range(kernel_w)]
+    group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
+    body, n = group_pass.body, group_pass.n
     offsets = {(ky, kx): shifted.offset(body, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)}
-    first_input = body.mul(group, group_channels)
-    inputs = [body.add(first_input, c) for c in range(group_channels)]
-    tap_weights = [[body.load(weights, [m, *tap]) for tap in taps] for m in outputs]
-    totals = [body.load(bias, [m]) if bias is not None else body.constant(0.0, f32) for m in outputs]
     if by_rows:
         (oy, ox), point = body.for_nest([(0, out_h), (0, out_w)])
         column = point.add(point.mul(oy, shifted.width), ox)
     else:
         (column,), point = body.for_nest([(0, shifted.columns)])
-    for k, (c, ky, kx) in enumerate(taps):
-        read = point.load(planes, [n, inputs[c], point.add(column, offsets[ky, kx])])
-        totals = [point.add(total, point.mul(read, w[k])) for total, w in zip(totals, tap_weights)]
-    for m, total in zip(outputs, totals):
-        if clip is not None:
-            low, high = clip
-            total = point.max(total, point.constant(low, f32)) if low != float("-inf") else total
-            total = point.min(total, point.constant(high, f32)) if high != float("inf") else total
-        target, at = (out, [n, m, oy, ox]) if by_rows else (wide, [n, m, column])
-        point.store(total, target, at)
+    totals = group_pass.biases
+    for k, (c, ky, kx) in enumerate(group_pass.taps):
+        read = point.load(planes, [n, group_pass.inputs[c], point.add(column, offsets[ky, kx])])
+        totals = [point.math(math.FmaOp, read, w[k], total) for total, w in zip(totals, group_pass.tap_weights)]
+    if by_rows:
+        group_pass.store(point, totals, clip, out, lambda m: [n, m, oy, ox])
+    else:
+        group_pass.store(point, totals, clip, wide, lambda m: [n, m, column])
     if not by_rows and shifted.drops_columns:
         shifted.compact(g, wide, out)
+
+
+def _reads_strided(windows: Sequence[SlidingWindow]) -> bool:
+    """Whether `strided_grouped_conv` is the faster path (see STRIDED_MIN_ROW)."""
+    window_y, window_x = windows
+    return (
+        all(w.static and w.dilation == 1 for w in windows)
+        and (window_y.stride > 1 or window_x.stride > 1)
+        and window_x.output_size >= STRIDED_MIN_ROW
+        and window_x.kernel <= STRIDED_MAX_KERNEL
+    )
+
+
+def _runs(window: SlidingWindow) -> list[tuple[int, int, tuple[int, ...]]]:
+    """The output positions of a static window as runs [lo, hi) whose windows read the same
+    kernel offsets of the input (the others fall in the padding)."""
+    runs: list[list] = []
+    for o in range(window.output_size):
+        start = o * window.stride - window.pad_begin
+        reads = tuple(k for k in range(window.kernel) if 0 <= start + k * window.dilation < window.input_size)
+        if runs and runs[-1][2] == reads:
+            runs[-1][1] = o + 1
+        else:
+            runs.append([o, o + 1, reads])
+    return [(low, high, reads) for low, high, reads in runs]
+
+
+def strided_grouped_conv(
+    g: GraphLowering,
+    x: SSAValue,
+    weights: SSAValue,
+    bias: SSAValue | None,
+    out: SSAValue,
+    windows: Sequence[SlidingWindow],
+    clip: tuple[float, float] | None = None,
+) -> None:
+    """A strided conv of few input channels per group read straight from x (static sizes):
+    the outputs are split into runs of rows and of columns whose windows read the same
+    kernel offsets (the edges, whose others fall in the padding, and the inside), and each
+    run's outputs sum those taps in registers as `shifted_grouped_conv` does; along the
+    inside columns the reads have the conv's stride (interleaved loads). Phase planes cost
+    a copy of x, more than the conv itself (144 channels of 56x56 at stride 2: 70 us of
+    104)."""
+    batch, channels = shape_of(x)[:2]
+    window_y, window_x = windows
+    group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
+    body, n = group_pass.body, group_pass.n
+    for row_low, row_high, row_reads in _runs(window_y):
+        for column_low, column_high, column_reads in _runs(window_x):
+            (oy, ox), point = body.for_nest([(row_low, row_high), (column_low, column_high)])
+            top, left = window_y.start(point, oy), window_x.start(point, ox)
+            totals = group_pass.biases
+            for k, (c, ky, kx) in enumerate(group_pass.taps):
+                if ky not in row_reads or kx not in column_reads:
+                    continue
+                at = [window_y.position(point, top, ky), window_x.position(point, left, kx)]
+                read = point.load(x, [n, group_pass.inputs[c], *at])
+                totals = [point.math(math.FmaOp, read, w[k], total) for total, w in zip(totals, group_pass.tap_weights)]
+            group_pass.store(point, totals, clip, out, lambda m: [n, m, oy, ox])
 
 
 def direct_conv(

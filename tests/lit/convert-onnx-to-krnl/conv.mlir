@@ -134,8 +134,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:      %[[WT:.+]] = memref.load %w[%[[m]], %[[C0:.+]], %[[C0]], %[[C0]]] : memref<3x1x1x1xf32>
 // CHECK-NEXT:      scf.for %[[q:.+]] = %[[C0]] to %[[C16]] step %{{.+}} {
 // CHECK-NEXT:        %[[PIX:.+]] = memref.load %[[X]][%[[n]], %[[m]], %[[q]]] : memref<1x3x16xf32>
-// CHECK-NEXT:        %[[PROD:.+]] = arith.mulf %[[PIX]], %[[WT]] : f32
-// CHECK-NEXT:        %[[SUM:.+]] = arith.addf %{{.+}}, %[[PROD]] : f32
+// CHECK-NEXT:        %[[SUM:.+]] = math.fma %[[PIX]], %[[WT]], %{{.+}} : f32
 // CHECK-NEXT:        memref.store %[[SUM]], %[[Y]][%[[n]], %[[m]], %[[q]]]
 // CHECK-NEXT:      }
 // CHECK-NEXT:      krnl.yield
@@ -254,6 +253,34 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-COUNT-144: memref.load %w
 // CHECK:           scf.for %[[q:.+]] = {{.+}} {
 // CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[I0]], %[[q]]] : memref<1x8x49xf32>
-// CHECK-COUNT-4:     arith.mulf
+// CHECK-COUNT-4:     math.fma
 // CHECK-COUNT-35:    memref.load %[[PLANES]]
 // CHECK-COUNT-4:     memref.store %{{.+}}, %{{.+}}[%[[n]], %{{.+}}, %[[q]]] : memref<1x8x33xf32>
+
+// -----
+
+// Depthwise 3x3 at stride 2, pads 1, output rows of 20: read straight from x, no phase planes.
+// The outputs split into runs whose windows read the same taps: row 0 (its top taps fall in the
+// padding) and rows 1..19, column 0 and columns 1..19; four regions, each summing its taps by
+// fused multiply-adds, the inside one along the row at stride 2.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x40x40xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x2x20x20xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 2 : i64, strides = [2, 2], pads = [1, 1, 1, 1], kernel_shape = [3, 3]} : (tensor<1x2x40x40xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x20x20xf32>
+    func.return %y : tensor<1x2x20x20xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x2x40x40xf32>, %w: memref<2x1x3x3xf32>, %y: memref<1x2x20x20xf32>) {
+// CHECK-NOT:     memref.alloc
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [1, 2] {
+// CHECK-COUNT-4:   math.fma
+// CHECK:           memref.store %{{.+}}, %y[%{{.+}}, %{{.+}}, %[[C0:.+]], %[[C0]]]
+// CHECK:           scf.for
+// CHECK-COUNT-6:     math.fma
+// CHECK:           scf.for
+// CHECK-COUNT-6:     math.fma
+// CHECK:           scf.for %[[OY:.+]] = %[[LOW:.+]] to %[[HIGH:.+]] step
+// CHECK-NEXT:        scf.for %[[OX:.+]] = %[[LOW]] to %[[HIGH]] step
+// CHECK-COUNT-9:       math.fma
+// CHECK:               memref.store %{{.+}}, %y[%{{.+}}, %{{.+}}, %[[OY]], %[[OX]]]
+// CHECK-NOT:     krnl.iterate

@@ -30,7 +30,7 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK-NEXT:    %[[W:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_weights", tensor<2x1x3x3xf32>>}
 // CHECK-NEXT:    %[[B:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_bias", tensor<2xf32>>}
 // CHECK:         memref.load %[[W]]
-// CHECK:         arith.mulf
+// CHECK:         math.fma
 // CHECK:         %[[M:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_multipliers", tensor<2xf32>>}
 // CHECK-NEXT:    %[[S:.+]] = krnl.view %[[SUMS]][0 : i64] : memref<1x2x4x4xf32> to memref<2x16xf32>
 // CHECK-NEXT:    %[[Y:.+]] = krnl.view %y[0 : i64] : memref<1x2x4x4xui8> to memref<2x16xui8>
