@@ -22,6 +22,11 @@ from onnxc.tools.emulation import EmulatedSession
 onnxruntime = pytest.importorskip("onnxruntime")
 
 
+REASSOCIATED_SUM_RTOL = 1e-6
+"""The integer sums are exact on every target; the float GlobalAveragePool after them sums in
+partial sums as wide as the target's vectors (a reassociable sum), so results differ by rounding."""
+
+
 def _model(name: str, quant_format: str) -> onnx.ModelProto:
     return quantized.quantize(quantized.BUILDERS[name](), quant_format, calibration_samples=2)
 
@@ -61,7 +66,7 @@ def test_portable_path_matches_vnni(tmp_path):
     feeds = quantized.random_inputs(model, 6)
     host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
     portable = onnxc.Session(onnxc.compile(model, tmp_path / "v3.so", cpu="x86-64-v3")).run(None, feeds)[0]
-    np.testing.assert_array_equal(portable, host)
+    np.testing.assert_allclose(portable, host, rtol=REASSOCIATED_SUM_RTOL, atol=0)
 
 
 def test_int8_matmul_encoder_matches_onnxruntime(tmp_path):
@@ -129,7 +134,7 @@ def test_portable_int32_path_matches_vnni(tmp_path):
     feeds = quantized.random_inputs(model, 6)
     host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
     portable = onnxc.Session(onnxc.compile(model, tmp_path / "v3.so", cpu="x86-64-v3")).run(None, feeds)[0]
-    np.testing.assert_array_equal(portable, host)
+    np.testing.assert_allclose(portable, host, rtol=REASSOCIATED_SUM_RTOL, atol=0)
 
 
 @pytest.mark.slow
@@ -141,4 +146,4 @@ def test_int8_foreign_target_matches_x86(target, quant_format, tmp_path):
     feeds = quantized.random_inputs(model, 8)
     host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
     library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
-    np.testing.assert_array_equal(EmulatedSession(library).run(None, feeds)[0], host)
+    np.testing.assert_allclose(EmulatedSession(library).run(None, feeds)[0], host, rtol=REASSOCIATED_SUM_RTOL, atol=0)

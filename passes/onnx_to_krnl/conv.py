@@ -42,6 +42,11 @@ STRIDED_MAX_KERNEL = 3
 rows are this long and its kernel this narrow: 144 channels of 40x40, 3x3 stride 2: 0.061 ->
 0.028 ms; rows of 14 stay scalar (0.034 -> 0.090 ms); for 5x5 windows LLVM gathers part of the
 stride-2 reads (72 channels of 56x56: 0.074 -> 0.088 ms)."""
+VECTOR_COLUMNS = 16
+"""Along wide rows, the loop runs over a multiple of this many columns (every vector width we
+target divides it), reading zeros past the planes and writing columns the compaction drops:
+LLVM's scalar remainder was most of the work for short planes (61 columns: 3 vectors and 13
+scalar iterations of 25 taps)."""
 SHORT_ROW = 32
 """Output rows up to this long take the depthwise conv along wide rows: row by row, their scalar
 tails are much of the work (a 14-wide row: 0.048 -> 0.028 ms for 64 channels); longer rows
@@ -86,7 +91,7 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     if _reads_strided(windows):
         strided_grouped_conv(g, x, weights, bias, out, windows, clip=bounds)
         return
-    planes = shifted.planes(g, x)
+    planes = shifted.planes(g, x, slack=VECTOR_COLUMNS - 1)
     row = shifted.window_x.output_size
     if isinstance(row, int):
         shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=row > SHORT_ROW, clip=bounds)
@@ -165,10 +170,12 @@ def shifted_grouped_conv(
     batch, channels = shape_of(planes)[:2]
     out_channels, _, kernel_h, kernel_w = shape_of(weights)
     out_h, out_w = shape_of(out)[2:]
-    wide = None
+    wide, columns = None, shifted.columns
     if not by_rows:  # without columns to drop, the wide rows are out itself
-        wide_shape = [batch, out_channels, shifted.columns]
         compact = shifted.drops_columns
+        if compact and isinstance(columns, int) and _slack(planes, shifted) >= -columns % VECTOR_COLUMNS:
+            columns += -columns % VECTOR_COLUMNS
+        wide_shape = [batch, out_channels, columns]
         wide = alloc_shaped(g.top, f32, wide_shape) if compact else reshaped_view(g.top, out, wide_shape)
     group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
     body, n = group_pass.body, group_pass.n
@@ -177,7 +184,7 @@ def shifted_grouped_conv(
         (oy, ox), point = body.for_nest([(0, out_h), (0, out_w)])
         column = point.add(point.mul(oy, shifted.width), ox)
     else:
-        (column,), point = body.for_nest([(0, shifted.columns)])
+        (column,), point = body.for_nest([(0, columns)])
     totals = group_pass.biases
     for k, (c, ky, kx) in enumerate(group_pass.taps):
         read = point.load(planes, [n, group_pass.inputs[c], point.add(column, offsets[ky, kx])])
@@ -199,6 +206,15 @@ def _reads_strided(windows: Sequence[SlidingWindow]) -> bool:
         and window_x.output_size >= STRIDED_MIN_ROW
         and window_x.kernel <= STRIDED_MAX_KERNEL
     )
+
+
+def _slack(planes: SSAValue, shifted: ShiftedRows) -> int:
+    """How many elements the planes hold past each channel's phase planes (zeros, see
+    ShiftedRows.planes); 0 where sizes are known at run time only."""
+    size = shape_of(planes)[2]
+    if not all(isinstance(v, int) for v in (size, shifted.height, shifted.width)):
+        return 0
+    return size - shifted.height * shifted.width * shifted.phases
 
 
 def _runs(window: SlidingWindow) -> list[tuple[int, int, tuple[int, ...]]]:

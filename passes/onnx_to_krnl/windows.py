@@ -228,9 +228,10 @@ class ShiftedRows:
         shift = b.add(b.mul(self.width, ky * dy // sy), kx * dx // sx)
         return b.add(b.mul(b.mul(self.height, self.width), phase), shift) if phase else shift
 
-    def planes(self, g: GraphLowering, x: SSAValue) -> SSAValue:
-        """x [N, C, H, W] zero-padded into planes [N, C, phases*height*width] (a view of x if
-        unpadded and of stride 1)."""
+    def planes(self, g: GraphLowering, x: SSAValue, slack: int = 0) -> SSAValue:
+        """x [N, C, H, W] zero-padded into planes [N, C, phases*height*width + slack] (a view of
+        x if unpadded and of stride 1, without the slack): `slack` zeros after each channel's
+        planes, read by loops over more columns than there are (see `shifted_grouped_conv`)."""
         batch, channels, height, width = shape_of(x)
         b = g.top
         plane = b.mul(self.height, self.width)
@@ -238,6 +239,7 @@ class ShiftedRows:
         pads = (self.window_y.pad_begin, self.window_y.pad_end, self.window_x.pad_begin, self.window_x.pad_end)
         if self.phases == 1 and all(isinstance(pad, int) and pad == 0 for pad in pads):
             return reshaped_view(b, x, shape)
+        shape[2] = b.add(shape[2], slack)
         planes = alloc_shaped(b, x.type.get_element_type(), shape)
         (sy, sx), (top, left) = (
             (w.stride for w in (self.window_y, self.window_x)),
@@ -286,6 +288,8 @@ class ShiftedRows:
         plane = self.height * self.width
         zero = b.constant(0.0, x.type.get_element_type())
         (n, c), outer = b.loop_nest([batch, channels])
+        (q,), body = outer.for_nest([(plane * sy * sx, shape_of(planes)[2])])
+        body.store(zero, planes, [n, c, q])
         for py, (first_row, end_row) in enumerate(rows):
             bases = [plane * (py * sx + px) for px in range(sx)]
             for padding in ((0, first_row), (end_row, self.height)):

@@ -142,10 +142,11 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // -----
 
 // Depthwise 3x3, pads 1, two output channels per input channel: the input is
-// zero-padded into 6x6 planes; outputs 2g and 2g + 1 of input channel g are
-// computed together at q in [0, 3*6 + 4 = 22), each the bias plus nine taps at
-// q + ky*6 + kx, the two sharing each read, into wide rows whose first 4
-// columns of each 6 a last nest keeps in %y.
+// zero-padded into 6x6 planes (plus 15 zeros); outputs 2g and 2g + 1 of input channel g
+// are computed together at q in [0, 32), the 3*6 + 4 = 22 real columns rounded up to a
+// multiple of 16 (no scalar remainder), each the bias plus nine taps at q + ky*6 + kx,
+// the two sharing each read, into wide rows whose first 4 columns of each 6 a last nest
+// keeps in %y.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x4x4xf32>, %w: tensor<4x1x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
     %y = "onnx.Conv"(%x, %w, %b) <{operandSegmentSizes = array<i32: 1, 1, 1>}> {group = 2, pads = [1, 1, 1, 1]} : (tensor<1x2x4x4xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
@@ -156,12 +157,12 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-LABEL: func.func @main_graph(
 // CHECK-DAG:     %[[C2:.+]] = arith.constant 2 : index
 // CHECK-DAG:     %[[C14:.+]] = arith.constant 14 : index
-// CHECK-DAG:     %[[C22:.+]] = arith.constant 22 : index
-// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x36xf32>
+// CHECK-DAG:     %[[C32:.+]] = arith.constant 32 : index
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x51xf32>
 // CHECK:         memref.store %{{.+}}, %[[PLANES]]
 // CHECK:         memref.load %x
 // CHECK:         memref.store %{{.+}}, %[[PLANES]]
-// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x4x22xf32>
+// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x4x32xf32>
 // CHECK:         ^bb0(%[[n:.+]]: index, %[[g:.+]]: index):
 // CHECK-NEXT:      %[[M0:.+]] = arith.muli %[[g]], %[[C2]] : index
 // CHECK-NEXT:      %[[M1:.+]] = arith.addi %[[M0]], %{{.+}} : index
@@ -169,11 +170,11 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-COUNT-9:   memref.load %w[%[[M1]]
 // CHECK-NEXT:      memref.load %b[%[[M0]]] : memref<4xf32>
 // CHECK-NEXT:      memref.load %b[%[[M1]]] : memref<4xf32>
-// CHECK-NEXT:      scf.for %[[q:.+]] = %{{.+}} to %[[C22]] step %{{.+}} {
+// CHECK-NEXT:      scf.for %[[q:.+]] = %{{.+}} to %[[C32]] step %{{.+}} {
 // CHECK:             %[[LAST:.+]] = arith.addi %[[q]], %[[C14]] : index
-// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[g]], %[[LAST]]] : memref<1x2x36xf32>
-// CHECK:             memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[M0]], %[[q]]] : memref<1x4x22xf32>
-// CHECK-NEXT:        memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[M1]], %[[q]]] : memref<1x4x22xf32>
+// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[g]], %[[LAST]]] : memref<1x2x51xf32>
+// CHECK:             memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[M0]], %[[q]]] : memref<1x4x32xf32>
+// CHECK-NEXT:        memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[M1]], %[[q]]] : memref<1x4x32xf32>
 // CHECK:         memref.load %[[WIDE]]
 // CHECK-NEXT:    memref.store %{{.+}}, %y
 
@@ -182,7 +183,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // Depthwise 3x3 at stride 2, pads 1: the 8x8 padded image is split into four 4x4 phase
 // planes (even/odd rows x even/odd columns, written by one nest), so that every tap reads
 // at unit stride: tap (ky, kx) reads phase (ky % 2, kx % 2) at q + (ky / 2)*4 + kx / 2,
-// the last one (2, 2) phase 0 at q + 5. Wide rows of 4, 3*4 - 1 = 11 columns.
+// the last one (2, 2) phase 0 at q + 5. Wide rows of 4, 3*4 - 1 = 11 columns, computed
+// as 16 (zeros after the planes).
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x6x6xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<1x2x3x3xf32> {
     %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 2, pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x2x6x6xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x3x3xf32>
@@ -192,14 +194,14 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(
 // CHECK-DAG:     %[[C5:.+]] = arith.constant 5 : index
-// CHECK-DAG:     %[[C11:.+]] = arith.constant 11 : index
-// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x64xf32>
+// CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : index
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x79xf32>
 // CHECK-COUNT-4: memref.load %x
-// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x2x11xf32>
-// CHECK:         scf.for %[[q:.+]] = %{{.+}} to %[[C11]] step %{{.+}} {
+// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x2x16xf32>
+// CHECK:         scf.for %[[q:.+]] = %{{.+}} to %[[C16]] step %{{.+}} {
 // CHECK:             %[[LAST:.+]] = arith.addi %[[q]], %[[C5]] : index
-// CHECK-NEXT:        memref.load %[[PLANES]][%{{.+}}, %{{.+}}, %[[LAST]]] : memref<1x2x64xf32>
-// CHECK:             memref.store %{{.+}}, %[[WIDE]][%{{.+}}, %{{.+}}, %[[q]]] : memref<1x2x11xf32>
+// CHECK-NEXT:        memref.load %[[PLANES]][%{{.+}}, %{{.+}}, %[[LAST]]] : memref<1x2x79xf32>
+// CHECK:             memref.store %{{.+}}, %[[WIDE]][%{{.+}}, %{{.+}}, %[[q]]] : memref<1x2x16xf32>
 // CHECK:         memref.load %[[WIDE]]
 // CHECK-NEXT:    memref.store %{{.+}}, %y
 
@@ -243,8 +245,8 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(
 // CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
-// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x8x49xf32>
-// CHECK:         memref.alloc() : memref<1x8x33xf32>
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x8x64xf32>
+// CHECK:         memref.alloc() : memref<1x8x48xf32>
 // CHECK:         ^bb0(%[[n:[0-9]+]]: index, %[[g:[0-9]+]]: index):
 // CHECK-NEXT:      %[[M0:.+]] = arith.muli %[[g]], %[[C4]] : index
 // CHECK-COUNT-3:   arith.addi %[[M0]]
@@ -252,10 +254,10 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-COUNT-3:   arith.addi %[[I0]]
 // CHECK-COUNT-144: memref.load %w
 // CHECK:           scf.for %[[q:.+]] = {{.+}} {
-// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[I0]], %[[q]]] : memref<1x8x49xf32>
+// CHECK-NEXT:        memref.load %[[PLANES]][%[[n]], %[[I0]], %[[q]]] : memref<1x8x64xf32>
 // CHECK-COUNT-4:     math.fma
 // CHECK-COUNT-35:    memref.load %[[PLANES]]
-// CHECK-COUNT-4:     memref.store %{{.+}}, %{{.+}}[%[[n]], %{{.+}}, %[[q]]] : memref<1x8x33xf32>
+// CHECK-COUNT-4:     memref.store %{{.+}}, %{{.+}}[%[[n]], %{{.+}}, %[[q]]] : memref<1x8x48xf32>
 
 // -----
 
