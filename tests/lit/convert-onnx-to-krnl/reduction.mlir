@@ -59,3 +59,28 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:      %[[NEXT:.+]] = arith.addf %[[ACC]], %[[V]] : f32
 // CHECK-NEXT:      memref.store %[[ACC]], %c[%[[POS]]]
 // CHECK-NEXT:      scf.yield %[[NEXT]] : f32
+
+// -----
+
+// A mean over H and W (an SE block's squeeze as torch writes it): adjacent reduced dims, and
+// adjacent kept ones, merge, so [1, 8, 7, 7] is reduced as [8, 49] in one loop of 49 (nested
+// loops of 7 and 7 did not vectorize).
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32> {
+    %y = "onnx.ReduceMean"(%x) <{operandSegmentSizes = array<i32: 1, 0>}> {axes = [2, 3], keepdims = 1 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+    func.return %y : tensor<1x8x1x1xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x8x7x7xf32>, %y: memref<1x8x1x1xf32>) {
+// CHECK-DAG:     %[[C49:.+]] = arith.constant 49 : index
+// CHECK-DAG:     %[[F49:.+]] = arith.constant 4.900000e+01 : f32
+// CHECK:         %[[ROWS:.+]] = krnl.view %x[0 : i64] : memref<1x8x7x7xf32> to memref<8x49xf32>
+// CHECK-NEXT:    %[[OUT:.+]] = krnl.view %y[0 : i64] : memref<1x8x1x1xf32> to memref<8xf32>
+// CHECK:         krnl.iterate({{.*}} bounds [0] to [8] {
+// CHECK-NEXT:    ^bb0(%[[c:.+]]: index):
+// CHECK-NEXT:      %[[S:.+]] = scf.for %[[i:.+]] = %{{.+}} to %[[C49]] step
+// CHECK-NEXT:        memref.load %[[ROWS]][%[[c]], %[[i]]]
+// CHECK-NEXT:        arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
+// CHECK:           %[[MEAN:.+]] = arith.divf %[[S]], %[[F49]] : f32
+// CHECK-NEXT:      memref.store %[[MEAN]], %[[OUT]][%[[c]]]
