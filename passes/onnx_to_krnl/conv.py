@@ -8,7 +8,7 @@ row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import math
@@ -51,6 +51,10 @@ SHORT_ROW = 32
 """Output rows up to this long take the depthwise conv along wide rows: row by row, their scalar
 tails are much of the work (a 14-wide row: 0.048 -> 0.028 ms for 64 channels); longer rows
 vectorize well as they are, and the compaction copy would cost more (112-wide: 0.33 -> 0.48 ms)."""
+ROW_BY_ROW_MAX_TAPS = 9
+"""Kernels of more taps take the wide rows at any row length: against 25-49 taps per output the
+compaction is cheap, the scalar tails of rows are not (ConvNeXt's 7x7 over 40-wide rows:
+0.338 -> 0.226 ms for 96 channels, 56-wide 0.860 -> 0.432)."""
 
 
 @lowers("Conv", run_time_dims=True)
@@ -93,8 +97,9 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
         return
     planes = shifted.planes(g, x, slack=VECTOR_COLUMNS - 1)
     row = shifted.window_x.output_size
-    if isinstance(row, int):
-        shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=row > SHORT_ROW, clip=bounds)
+    if isinstance(row, int) or pymath.prod(kernel) > ROW_BY_ROW_MAX_TAPS:
+        by_rows = isinstance(row, int) and row > SHORT_ROW and pymath.prod(kernel) <= ROW_BY_ROW_MAX_TAPS
+        shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, clip=bounds)
         return
     short = g.top.compare_index("sle", row, SHORT_ROW)
     for by_rows, condition in ((False, short), (True, g.top.not_(short))):
@@ -134,6 +139,15 @@ class _GroupPass:
         tap_weights = [[body.load(weights, [m, *tap]) for tap in taps] for m in outputs]
         biases = [body.load(bias, [m]) if bias is not None else body.constant(0.0, f32) for m in outputs]
         return _GroupPass(n, body, outputs, inputs, taps, tap_weights, biases)
+
+    def sums(self, point: KernelBuilder, reads: Iterable[tuple[int, SSAValue]]) -> list[SSAValue]:
+        """Each output's bias plus its taps' products, `reads` yielding (tap index, value) as each
+        read is made, by fused multiply-adds in tap order, the outputs sharing each read
+        (partial sums, to shorten a chain of 49 dependent FMAs, ran slower: the weights spill)."""
+        totals = self.biases
+        for k, read in reads:
+            totals = [point.math(math.FmaOp, read, w[k], total) for total, w in zip(totals, self.tap_weights)]
+        return totals
 
     def store(
         self, point: KernelBuilder, totals: list[SSAValue], clip: tuple[float, float] | None, target: SSAValue, at
@@ -185,10 +199,11 @@ def shifted_grouped_conv(
         column = point.add(point.mul(oy, shifted.width), ox)
     else:
         (column,), point = body.for_nest([(0, columns)])
-    totals = group_pass.biases
-    for k, (c, ky, kx) in enumerate(group_pass.taps):
-        read = point.load(planes, [n, group_pass.inputs[c], point.add(column, offsets[ky, kx])])
-        totals = [point.math(math.FmaOp, read, w[k], total) for total, w in zip(totals, group_pass.tap_weights)]
+    reads = (
+        (k, point.load(planes, [n, group_pass.inputs[c], point.add(column, offsets[ky, kx])]))
+        for k, (c, ky, kx) in enumerate(group_pass.taps)
+    )
+    totals = group_pass.sums(point, reads)
     if by_rows:
         group_pass.store(point, totals, clip, out, lambda m: [n, m, oy, ox])
     else:
@@ -255,14 +270,14 @@ def strided_grouped_conv(
         for column_low, column_high, column_reads in _runs(window_x):
             (oy, ox), point = body.for_nest([(row_low, row_high), (column_low, column_high)])
             top, left = window_y.start(point, oy), window_x.start(point, ox)
-            totals = group_pass.biases
-            for k, (c, ky, kx) in enumerate(group_pass.taps):
-                if ky not in row_reads or kx not in column_reads:
-                    continue
-                at = [window_y.position(point, top, ky), window_x.position(point, left, kx)]
-                read = point.load(x, [n, group_pass.inputs[c], *at])
-                totals = [point.math(math.FmaOp, read, w[k], total) for total, w in zip(totals, group_pass.tap_weights)]
-            group_pass.store(point, totals, clip, out, lambda m: [n, m, oy, ox])
+            rows = {ky: window_y.position(point, top, ky) for ky in row_reads}
+            columns = {kx: window_x.position(point, left, kx) for kx in column_reads}
+            reads = (
+                (k, point.load(x, [n, group_pass.inputs[c], rows[ky], columns[kx]]))
+                for k, (c, ky, kx) in enumerate(group_pass.taps)
+                if ky in rows and kx in columns
+            )
+            group_pass.store(point, group_pass.sums(point, reads), clip, out, lambda m: [n, m, oy, ox])
 
 
 def direct_conv(
