@@ -111,3 +111,13 @@ def test_constant_index_outside_its_dim_is_a_compile_time_error(tmp_path):
 def test_index_status_names_its_code():
     assert describe_status(7 | 3 << 8).startswith("775 (ONNXC_ERR_INDEX:")
     assert "unknown status" in describe_status(6 | 1 << 8)
+
+
+def test_reverse_sequence_lengths_past_the_time_dim_fail(tmp_path):
+    """Sequence lengths of a [4 time, 6 batch] input lie in [0, 4]: 4 reverses all of a column,
+    5 would read past the input's end."""
+    node = helper.make_node("ReverseSequence", ["data", "indices"], ["y"], batch_axis=1, time_axis=0, name="rev")
+    model = _model(node, [4, 6], I64, [6], [4, 6])
+    good = np.array([4, 0, 1, 2, 3, 4], np.int64)
+    bad = np.array([4, 0, 1, 5, 3, 4], np.int64)
+    _runs(model, [{"data": DATA, "indices": good}], [{"data": DATA, "indices": bad}], tmp_path)

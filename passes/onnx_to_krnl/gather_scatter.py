@@ -219,9 +219,11 @@ def lower_one_hot(g: GraphLowering, op: OnnxOp) -> None:
 @lowers("ReverseSequence", run_time_dims=True)
 def lower_reverse_sequence(g: GraphLowering, op: OnnxOp) -> None:
     """Along `time_axis`, the first sequence_lens[b] elements of batch b reversed,
-    the others copied."""
-    src, lengths, out = g.input(op, 0), g.input(op, 1), g.result(op)
+    the others copied. A length past the time dim would read outside the input: lengths are
+    checked to lie in [-(T + 1), T] (a negative one reverses nothing)."""
+    src, out = g.input(op, 0), g.result(op)
     batch_axis, time_axis = op.attr("batch_axis"), op.attr("time_axis")
+    lengths = checked_indices(g, op, [g.top.add(shape_of(src)[time_axis], 1)])
     ivs, b = g.top.loop_nest(shape_of(out))
     length = b.to_index(b.load(lengths, [ivs[batch_axis]]))
     time = ivs[time_axis]
