@@ -70,15 +70,16 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
 
+from onnxc.dialects.microsoft import MICROSOFT_DOMAIN  # registers the schemas of its ops
 from onnxc.dialects.types import StringType, numpy_dtype_of, tensor_type_of
 
 OPSET_ATTR = "onnx.opset"
 TRAINING_DOMAIN = "ai.onnx.preview.training"
 ML_DOMAIN = "ai.onnx.ml"
-DOMAINS = ("", TRAINING_DOMAIN, ML_DOMAIN)
+DOMAINS = ("", TRAINING_DOMAIN, ML_DOMAIN, MICROSOFT_DOMAIN)
 """Operator domains with ops in the dialect: ai.onnx (""), the training optimizers
-(Adagrad, Adam, Momentum) and classic machine learning (ai.onnx.ml), whose names no
-ai.onnx op shares."""
+(Adagrad, Adam, Momentum), classic machine learning (ai.onnx.ml) and the few contrib
+ops of onnxruntime registered in dialects/microsoft.py, whose names no ai.onnx op shares."""
 ML_OPS = frozenset(
     {"LinearClassifier", "LinearRegressor", "Scaler", "Normalizer", "Binarizer", "Imputer"}
     | {"ArrayFeatureExtractor", "OneHotEncoder", "FeatureVectorizer"}

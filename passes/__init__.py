@@ -21,6 +21,7 @@ _REGISTRY: dict[str, str] = {
     "fold-affine": "onnxc.passes.fold_affine:FoldAffinePass",
     "fuse-gemm": "onnxc.passes.fuse_gemm:FuseGemmPass",
     "fuse-qdq": "onnxc.passes.fuse_qdq:FuseQDQPass",
+    "fuse-tokenizer": "onnxc.passes.fuse_tokenizer:FuseTokenizerPass",
     "cse": "onnxc.passes.cse:CSEPass",
     "dce": "onnxc.passes.dce:DCEPass",
     "convert-onnx-to-krnl": "onnxc.passes.convert_onnx_to_krnl:ConvertOnnxToKrnlPass",

@@ -247,6 +247,9 @@ def infer_op(op: OnnxOp, opset: int, checks: list[DimCheck] | None = None) -> No
         if ml_dims is not None:
             ttype = symbolic_tensor_type(ttype.get_element_type(), *map(list, zip(*ml_dims)))
         first = op.input(0)
+        if op.OP_TYPE == "Tokenizer" and isinstance(first.type, TensorType):  # onnx infers no shape for it
+            dims, params = [*first.type.get_shape(), DYNAMIC_INDEX], [*dim_params(first.type), ""]
+            ttype = symbolic_tensor_type(ttype.get_element_type(), dims, params)  # tokens: a width of run time
         if isinstance(ttype, UnrankedTensorType) and op.OP_TYPE in SHAPE_OF_FIRST_INPUT and first is not None:
             if isinstance(first.type, TensorType):
                 ttype = TensorType(ttype.element_type, first.type.get_shape(), first.type.encoding)

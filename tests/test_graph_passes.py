@@ -97,7 +97,14 @@ def test_cli_emit_onnx_shows_the_cleaned_graph(tmp_path):
 
 
 def test_pipeline_per_level():
-    assert pipeline(0)[:5] == ["inline-control-flow", "shape-inference", "fold-shapes", "decompose", "fold-shapes"]
+    assert pipeline(0)[:6] == [
+        "inline-control-flow",
+        "shape-inference",
+        "fuse-tokenizer",
+        "fold-shapes",
+        "decompose",
+        "fold-shapes",
+    ]
     for optimization in ("constprop", "simplify", "fold-affine", "fuse-gemm", "cse", "dce"):
         assert optimization not in pipeline(0)
         assert all(optimization in pipeline(level) for level in (1, 2, 3))

@@ -21,6 +21,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_string
+from onnxc.passes.fuse_tokenizer import TOKENIZE_ATTR
 from onnxc.passes.helpers.hash_table import HashTable
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.ngram_pool import NgramTrie, PoolError, build_trie
@@ -29,6 +30,7 @@ from onnxc.passes.helpers.string_kernels import StringKeys
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, lowers, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.ml_linear import feature_index
 from onnxc.passes.onnx_to_krnl.ml_scores import load_as
+from onnxc.passes.onnx_to_krnl.tokenize import TokenRows
 
 MODES = ("TF", "IDF", "TFIDF")
 
@@ -130,6 +132,14 @@ def lower_tfidf_vectorizer(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"input of rank {len(shape)} (a row [C] or rows [N, C] of tokens are expected)")
     pool = list(op.attr("pool_strings")) if strings else [int(v) for v in op.attr("pool_int64s") or []]
     counter = NgramCounter(g, op, pool)
+    settings = op.attributes.get(TOKENIZE_ATTR)
+    if settings is not None:  # a fused Tokenizer: the rows' tokens are found here
+        if len(shape) != 2 or not strings:
+            raise g.unsupported(op, f"a fused Tokenizer on {x.type} (strings [N, C] are expected)")
+        rows = TokenRows(g, op, x, settings, counter.trie.tokens)
+        (row,), b = g.top.loop_nest([shape[0]])
+        counter.count_row(b, row, rows.row_length, lambda inner, position: rows.token(inner, row, position))
+        return
     tokens = x
     if strings:  # each string's token found once, not at every walk that reads it
         keys = StringKeys(counter.trie.tokens, lambda array, hint: weight_buffer(g, op, array, i64, hint))
