@@ -14,6 +14,8 @@ import onnx.defs
 
 MICROSOFT_DOMAIN = "com.microsoft"
 MICROSOFT_OPS = frozenset({"Tokenizer"})
+TOKENIZE_ATTR = "onnxc.tokenize"
+"""On a TfIdfVectorizer: the settings of the Tokenizer fused into it (passes/fuse_tokenizer.py)."""
 
 
 def _tokenizer_schema() -> onnx.defs.OpSchema:

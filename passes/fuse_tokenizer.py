@@ -13,7 +13,9 @@ stopwords keeps every string, changing its case; its result's length is that of
 its input (onnxruntime gives one empty string for none), so folding it in keeps
 the batch dim symbolic. The fused op carries the Tokenizer's settings as
 `onnxc.tokenize`: the bytes a token is made of (the token expression or the
-separators, as below), mincharnum, mark, pad_value, and the folded case change.
+separators, as below), mincharnum, mark, pad_value, the folded case change, and
+whether the padding counts (the pad or the marks are tokens of the pool: a row's
+counts then depend on the widest row, so the batch is not separable).
 
 Tokenizer forms compiled: `tokenexp` one character class repeated, `[...]+` or
 `\\w+` (ASCII items, ranges and escapes; `[^...]` too), or `separators` that each
@@ -33,6 +35,7 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringA
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
+from onnxc.dialects.microsoft import TOKENIZE_ATTR
 from onnxc.dialects.onnx import OnnxOp, module_opset, op_opset
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.helpers.graph import (
@@ -47,8 +50,6 @@ from onnxc.passes.helpers.graph import (
     update_function_types,
 )
 from onnxc.passes.shape_inference import infer_function
-
-TOKENIZE_ATTR = "onnxc.tokenize"
 
 _ESCAPE_CLASSES = {
     "w": b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
@@ -116,6 +117,7 @@ def fuse_tokenizer(tokenizer: OnnxOp, opset: int) -> None:
         "mark": IntegerAttr(int(bool(tokenizer.attr("mark"))), i64),
         "pad_value": StringAttr(tokenizer.attr("pad_value")),
         "case_change": StringAttr("NONE"),
+        "padding_counts": IntegerAttr(int(_padding_counts(tokenizer, vectorizer)), i64),
     }
     normalizer = strings.owner
     folded = (
@@ -146,6 +148,13 @@ def fuse_tokenizer(tokenizer: OnnxOp, opset: int) -> None:
     erase_dead(vectorizer)  # and the Flatten, Tokenizer and StringNormalizer left unused
 
 
+def _padding_counts(tokenizer: OnnxOp, vectorizer: OnnxOp) -> bool:
+    """Whether the pad or the marks are tokens of the pool: then a row's counts depend on
+    how many it gets, the width of the widest row (rows are not independent)."""
+    padding = [tokenizer.attr("pad_value"), *(["\x02", "\x03"] if tokenizer.attr("mark") else [])]
+    return any(token in (vectorizer.attr("pool_strings") or []) for token in padding)
+
+
 def tokenizer_bytes(tokenexp: str | None, separators: list[str] | None) -> set[int]:
     """The bytes tokens are made of: those of `tokenexp`'s class, or all but the separators'."""
     if tokenexp and separators:
@@ -158,6 +167,8 @@ def tokenizer_bytes(tokenexp: str | None, separators: list[str] | None) -> set[i
         raise _FormError("neither tokenexp nor separators is set")
     excluded: set[int] = set()
     for separator in separators:
+        if not separator:
+            raise _FormError("the empty separator (a token per character) is not compiled")
         matched = _character_class(separator, f"separator {separator!r}")
         if len(matched) != 1:
             raise _FormError(f"separator {separator!r} does not match exactly one ASCII character")

@@ -26,6 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.microsoft import TOKENIZE_ATTR
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs, onnx_outputs
 from onnxc.dialects.types import dim_params, is_string
 from onnxc.passes.helpers.symbolic_values import symbolic_value
@@ -101,11 +102,7 @@ class _Checker:
         if not isinstance(value.type, TensorType):
             return False
         shape, params = value.type.get_shape(), dim_params(value.type)
-        return (
-            len(shape) > 0
-            and params[0] == self.symbol
-            and all(d != DYNAMIC_INDEX for d in shape[1:])
-        )
+        return len(shape) > 0 and params[0] == self.symbol and all(d != DYNAMIC_INDEX for d in shape[1:])
 
     def check(self, op: OnnxOp) -> str:
         operands = [v for v in onnx_inputs(op) if v is not None]
@@ -133,6 +130,9 @@ class _Checker:
             return ""
         if op.OP_TYPE in MIXING_OPS:
             return "its samples may interact"
+        tokenize = op.attributes.get(TOKENIZE_ATTR)
+        if tokenize is not None and tokenize.data["padding_counts"].value.data:
+            return "its padding tokens are counted, and the widest sample decides how many"
         if op.OP_TYPE == "BatchNormalization" and (
             ("training_mode" in op.ATTR_TYPES and op.attr("training_mode")) or len(results) > 1
         ):
@@ -159,7 +159,9 @@ class _Checker:
             perm = op.attr("perm")
             if perm is None or perm[0] != 0:
                 return "it moves the batch axis"
-        if op.OP_TYPE in ("MatMul", "MatMulInteger") and (rank < 2 or _rank(op.input(1)) < 3 and self.batched(op.input(1))):
+        if op.OP_TYPE in ("MatMul", "MatMulInteger") and (
+            rank < 2 or _rank(op.input(1)) < 3 and self.batched(op.input(1))
+        ):
             return "it reduces over the batch axis"
         if op.OP_TYPE == "Gemm" and (op.attr("transA") or self.batched(op.input(1))):
             return "it reduces over the batch axis"

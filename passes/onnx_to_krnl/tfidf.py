@@ -19,9 +19,9 @@ import numpy as np
 from xdsl.dialects.builtin import f32, i64
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.microsoft import TOKENIZE_ATTR
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import is_string
-from onnxc.passes.fuse_tokenizer import TOKENIZE_ATTR
 from onnxc.passes.helpers.hash_table import HashTable
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.ngram_pool import NgramTrie, PoolError, build_trie
