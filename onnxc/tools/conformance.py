@@ -360,7 +360,8 @@ def supported_ops_markdown(expected: dict[str, Result], cases: dict) -> str:
 
 
 def _microsoft_ops_markdown() -> list[str]:
-    """The com.microsoft section: the contrib ops of onnxruntime's quantizer the importer expands."""
+    """The com.microsoft section: the contrib ops of onnxruntime's quantizer the importer
+    expands, and the Tokenizer fused into a TfIdfVectorizer."""
     from onnxc.frontend.microsoft import EXPANSIONS, MICROSOFT_DOMAIN
 
     lines = [
@@ -378,7 +379,18 @@ def _microsoft_ops_markdown() -> list[str]:
         "| op | imported as |",
         "| --- | --- |",
     ]
-    return lines + [f"| {op} | {becomes} |" for op, (_, becomes) in sorted(EXPANSIONS.items())]
+    lines += [f"| {op} | {becomes} |" for op, (_, becomes) in sorted(EXPANSIONS.items())]
+    return lines + [
+        "",
+        "`Tokenizer` (of skl2onnx's text vectorizers) is compiled as the input of a TfIdfVectorizer, "
+        "through Flatten or not: [fuse_tokenizer.py](../passes/fuse_tokenizer.py) fuses it, and a "
+        "StringNormalizer without stopwords before it, into that op "
+        "([tokenize.py](../passes/onnx_to_krnl/tokenize.py)). Forms: `tokenexp` one character class "
+        "repeated (`[a-zA-Z0-9_]+`, `\\w+`, `[^...]+`; ASCII items), or `separators` of one ASCII "
+        "character each; `mark`, `mincharnum` and `pad_value` as onnxruntime. Any other form, or a "
+        "Tokenizer feeding another op, is refused naming the node. Tested against onnxruntime in "
+        "[test_tokenizer.py](../tests/test_tokenizer.py).",
+    ]
 
 
 def _lit_test(op: str, source: str, texts: dict[Path, str]) -> Path | None:

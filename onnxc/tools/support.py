@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block
 
 import onnxc
+from onnxc.dialects.microsoft import MICROSOFT_OPS
 from onnxc.dialects.onnx import DOMAINS, OPS, op_schema
 from onnxc.dialects.types import element_type_of_onnx
 from onnxc.frontend import microsoft, preview, sequences
@@ -79,7 +80,13 @@ def op_support(op_type: str, domain: str = "", opset: int | None = None) -> Supp
 
 
 def _microsoft_support(op_type: str) -> Support:
-    """A com.microsoft op is supported when the importer expands it into ai.onnx ops."""
+    """A com.microsoft op is supported when the importer expands it into ai.onnx ops, or
+    (Tokenizer) when fuse-tokenizer fuses it into the TfIdfVectorizer it feeds."""
+    if op_type in MICROSOFT_OPS:
+        from onnxc.passes import fuse_tokenizer
+
+        source = _source(fuse_tokenizer.__name__)
+        return Support(True, f"fused by {source} into the TfIdfVectorizer it feeds", source)
     if op_type not in microsoft.EXPANSIONS:
         return Support(False, f"{MICROSOFT_DOMAIN} operator not supported")
     source = _source(microsoft.__name__)
