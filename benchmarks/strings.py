@@ -3,7 +3,9 @@
 One node each, on generated text (words of 2 to 9 letters): TfIdfVectorizer on
 integer tokens (1,000 unigrams and 1,000 bigrams, 64 rows of 100 tokens) and on
 strings, LabelEncoder from 1,000 string keys, RegexFullMatch of an e-mail-like
-pattern, StringNormalizer lowering with stopwords. Each is compiled once, outputs
+pattern, StringNormalizer lowering with stopwords, and skl2onnx's text chain
+(StringNormalizer, com.microsoft Tokenizer, Flatten, TfIdfVectorizer) on 64
+sentences of 20 words. Each is compiled once, outputs
 are checked against onnxruntime, then both are timed in turn through their Python
 sessions with one thread each: warm-up runs, then `--repeat` samples (each the
 mean of as many runs as fill SAMPLE_SECONDS); medians and their ratio are printed.
@@ -45,6 +47,31 @@ def one_node(op_type: str, x_type: int, x_shape: list, y_type: int, domain: str 
         [helper.make_tensor_value_info("y", y_type, None)],
     )
     opsets = [helper.make_opsetid("", opset), helper.make_opsetid("ai.onnx.ml", 4)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=9)
+
+
+def text_chain(vocabulary: np.ndarray) -> onnx.ModelProto:
+    """What skl2onnx writes for a TfidfVectorizer's counts: lowercase, tokenize, count unigrams."""
+    size = len(vocabulary)
+    nodes = [
+        helper.make_node("StringNormalizer", ["x"], ["n"], case_change_action="LOWER", locale="C"),
+        helper.make_node(
+            "Tokenizer", ["n"], ["t"], domain="com.microsoft", tokenexp="[a-zA-Z0-9_]+", mark=0, mincharnum=1,
+            pad_value="#",
+        ),
+        helper.make_node("Flatten", ["t"], ["f"]),
+        helper.make_node(
+            "TfIdfVectorizer", ["f"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0,
+            ngram_counts=[0], ngram_indexes=list(range(size)), pool_strings=sorted(vocabulary.tolist()),
+        ),
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.STRING, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
     return helper.make_model(graph, opset_imports=opsets, ir_version=9)
 
 
@@ -93,6 +120,10 @@ def cases() -> dict:
                 case_change_action="LOWER", stopwords=vocabulary[:100].tolist(), locale="C",
             ),
             np.array([w.capitalize() for w in vocabulary[RNG.integers(0, 1000, 10000)]], dtype=object),
+        ),
+        "Tokenizer chain, 64 sentences": (
+            text_chain(vocabulary),
+            np.array([" ".join(w.capitalize() for w in vocabulary[RNG.integers(0, 1000, 20)]) + "." for _ in range(64)], dtype=object),
         ),
     }  # fmt: skip
 
