@@ -364,8 +364,10 @@ class _ThreadPlans(threading.local):
 class Session:
     """A compiled model library, loaded once and run any number of times.
 
-    `run` may be called from many threads at once: a session holds no per-call
-    state, and the native call releases the GIL.
+    `run` may be called from many threads at once: each thread's calls have their own
+    descriptors (`_CallPlan`), and the native call releases the GIL. A repeated call's small
+    outputs (at most POOLED_BYTES) are views of blocks shared by CALLS_PER_BLOCK calls, each
+    call its own rows.
 
     `close()` (or leaving a `with Session(...)` block) unloads the library once
     the runs in flight have finished; later runs raise `RuntimeFailure`.
