@@ -36,18 +36,23 @@ from onnxc.passes.helpers.batch_separable import separable_batch_symbol
 # folding of shape arithmetic (lowering and context-dependent decompositions need static
 # shapes), decomposition of ops without a kernel, and fusing a Tokenizer into the
 # TfIdfVectorizer it feeds (its own result cannot be compiled). Control flow is resolved
-# first (it leaves a region-free graph). -O1 and up add the graph optimizations.
+# first (it leaves a region-free graph), after the distance Scans of kNN models become
+# array ops. -O1 and up add the graph optimizations.
 GRAPH_PASSES_O0 = (
+    "cdist-scan",
     "inline-control-flow",
     "shape-inference",
+    "gather-features",
     "fuse-tokenizer",
     "fold-shapes",
     "decompose",
     "fold-shapes",
 )
 GRAPH_PASSES_O1 = (
+    "cdist-scan",
     "inline-control-flow",
     "shape-inference",
+    "gather-features",
     "fuse-tokenizer",
     "fuse-qdq",
     "constprop",
@@ -231,7 +236,7 @@ def _batch_loop_module(model, module: ModuleOp, shapes, ctx) -> ModuleOp:
     """A model separable along its one symbolic batch dim is compiled for batch 1,
     and its entry point loops over the samples (passes/helpers/batch_separable.py);
     any other model keeps its symbolic dims (and lowering names what needs them pinned)."""
-    for name in ("inline-control-flow", "shape-inference", "fuse-tokenizer"):
+    for name in ("cdist-scan", "inline-control-flow", "shape-inference", "gather-features", "fuse-tokenizer"):
         get_pass(name)().apply(ctx, module)
     graph = _main_graph(module)
     verdict = separable_batch_symbol(graph)

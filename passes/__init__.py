@@ -12,6 +12,7 @@ from collections.abc import Callable
 from xdsl.passes import ModulePass
 
 _REGISTRY: dict[str, str] = {
+    "cdist-scan": "onnxc.passes.cdist_scan:CdistScanPass",
     "inline-control-flow": "onnxc.passes.inline_control_flow:InlineControlFlowPass",
     "shape-inference": "onnxc.passes.shape_inference:ShapeInferencePass",
     "decompose": "onnxc.passes.decompose:DecomposePass",
@@ -21,6 +22,7 @@ _REGISTRY: dict[str, str] = {
     "fold-affine": "onnxc.passes.fold_affine:FoldAffinePass",
     "fuse-gemm": "onnxc.passes.fuse_gemm:FuseGemmPass",
     "fuse-qdq": "onnxc.passes.fuse_qdq:FuseQDQPass",
+    "gather-features": "onnxc.passes.gather_features:GatherFeaturesPass",
     "fuse-tokenizer": "onnxc.passes.fuse_tokenizer:FuseTokenizerPass",
     "cse": "onnxc.passes.cse:CSEPass",
     "dce": "onnxc.passes.dce:DCEPass",

@@ -97,9 +97,11 @@ def test_cli_emit_onnx_shows_the_cleaned_graph(tmp_path):
 
 
 def test_pipeline_per_level():
-    assert pipeline(0)[:6] == [
+    assert pipeline(0)[:7] == [
+        "cdist-scan",
         "inline-control-flow",
         "shape-inference",
+        "gather-features",
         "fuse-tokenizer",
         "fold-shapes",
         "decompose",

@@ -44,7 +44,7 @@ MIXING_OPS = frozenset(
     {"Einsum", "NonZero", "Unique", "Compress", "NonMaxSuppression", "Range"}
     | {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
     | {"If", "Loop", "Scan", "CumSum", "CumProd", "ReverseSequence", "SequenceInsert", "SplitToSequence"}
-    | {"RNN", "LSTM", "GRU", "TopK", "Pad", "MaxUnpool", "RoiAlign", "StringNormalizer"}
+    | {"RNN", "LSTM", "GRU", "Pad", "MaxUnpool", "RoiAlign", "StringNormalizer"}
 )
 """Ops whose samples can interact, or whose batch semantics these rules do not check
 (BatchNormalization mixes samples only in training mode, checked apart)."""
