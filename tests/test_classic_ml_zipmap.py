@@ -90,11 +90,13 @@ def test_zipmap_read_by_another_node_is_refused(tmp_path):
 )
 def test_nearest_neighbours(tmp_path, make, data):
     """skl2onnx's kNN: a Scan of distances to the training set, TopK, and the labels
-    or targets gathered by ArrayFeatureExtractor. The batch is pinned: the Scan over a
-    symbolic batch dim does not compile yet."""
+    or targets gathered by ArrayFeatureExtractor; over a symbolic batch (cdist-scan and
+    gather-features make it separable), and pinned."""
     x, y = data
     proto = _default_conversion(make().fit(x, y), x)
     assert {"Scan", "TopK", "ArrayFeatureExtractor"} <= {node.op_type for node in proto.graph.node}
+    for batch in (40, 1):
+        compile_and_compare(tmp_path, proto, {"X": x[:batch]})
     compile_and_compare(tmp_path, proto, {"X": x[:40]}, shapes={"X": [40, x.shape[1]]})
 
 
