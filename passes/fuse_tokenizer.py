@@ -36,20 +36,17 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from onnxc.dialects.microsoft import TOKENIZE_ATTR
-from onnxc.dialects.onnx import OnnxOp, module_opset, op_opset
+from onnxc.dialects.onnx import OnnxOp
 from onnxc.errors import UnsupportedOpError
 from onnxc.passes.helpers.graph import (
     erase_dead,
     insert_before,
     make_constant,
     make_op,
-    onnx_functions,
-    onnx_ops,
     python_attribute,
+    rewrite_and_infer,
     single_use,
-    update_function_types,
 )
-from onnxc.passes.shape_inference import infer_function
 
 _ESCAPE_CLASSES = {
     "w": b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
@@ -69,16 +66,7 @@ class FuseTokenizerPass(ModulePass):
     name = "fuse-tokenizer"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        opset = module_opset(op)
-        for function in onnx_functions(op):
-            fused = False
-            for node in onnx_ops(function):
-                if node.OP_TYPE == "Tokenizer" and node.parent is not None:
-                    fuse_tokenizer(node, op_opset(node, opset))
-                    fused = True
-            if fused:  # the rows' dims are symbolic again downstream
-                infer_function(function, opset)
-        update_function_types(op)
+        rewrite_and_infer(op, "Tokenizer", fuse_tokenizer)  # the rows' dims are symbolic again downstream
 
 
 def _refuse(op: OnnxOp, message: str) -> UnsupportedOpError:
@@ -90,9 +78,9 @@ def _sole_user(value: SSAValue) -> OnnxOp | None:
     return use.operation if single_use(value) and isinstance(use.operation, OnnxOp) else None
 
 
-def fuse_tokenizer(tokenizer: OnnxOp, opset: int) -> None:
+def fuse_tokenizer(tokenizer: OnnxOp, opset: int) -> bool:
     """Replace the chain from `tokenizer` to its TfIdfVectorizer by that op on the
-    Tokenizer's (or the StringNormalizer's) input; UnsupportedOpError for another form."""
+    Tokenizer's (or the StringNormalizer's) input (True); UnsupportedOpError for another form."""
     try:
         token_bytes = tokenizer_bytes(tokenizer.attr("tokenexp"), tokenizer.attr("separators"))
     except _FormError as error:
@@ -146,6 +134,7 @@ def fuse_tokenizer(tokenizer: OnnxOp, opset: int) -> None:
     insert_before(vectorizer, new_ops)
     vectorizer.results[0].replace_all_uses_with(fused.results[0])
     erase_dead(vectorizer)  # and the Flatten, Tokenizer and StringNormalizer left unused
+    return True
 
 
 def _padding_counts(tokenizer: OnnxOp, vectorizer: OnnxOp) -> bool:

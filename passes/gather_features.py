@@ -17,19 +17,16 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.passes import ModulePass
 
-from onnxc.dialects.onnx import OnnxOp, module_opset, op_opset
+from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.graph import (
     constant_array,
     erase_dead,
     infer_new_ops,
     insert_before,
     make_op,
-    onnx_functions,
-    onnx_ops,
+    rewrite_and_infer,
     single_use,
-    update_function_types,
 )
-from onnxc.passes.shape_inference import infer_function
 
 
 @dataclass(frozen=True)
@@ -37,15 +34,7 @@ class GatherFeaturesPass(ModulePass):
     name = "gather-features"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        opset = module_opset(op)
-        for function in onnx_functions(op):
-            rewritten = False
-            for node in onnx_ops(function):
-                if node.OP_TYPE == "ArrayFeatureExtractor" and node.parent is not None:
-                    rewritten |= gather_features(node, op_opset(node, opset))
-            if rewritten:  # the Casts after a Gather have the indices' shape now
-                infer_function(function, opset)
-        update_function_types(op)
+        rewrite_and_infer(op, "ArrayFeatureExtractor", gather_features)  # the Casts after take the indices' shape
 
 
 def gather_features(extractor: OnnxOp, opset: int) -> bool:

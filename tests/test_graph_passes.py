@@ -97,16 +97,10 @@ def test_cli_emit_onnx_shows_the_cleaned_graph(tmp_path):
 
 
 def test_pipeline_per_level():
-    assert pipeline(0)[:7] == [
-        "cdist-scan",
-        "inline-control-flow",
-        "shape-inference",
-        "gather-features",
-        "fuse-tokenizer",
-        "fold-shapes",
-        "decompose",
-        "fold-shapes",
-    ]
+    first = pipeline(0)
+    assert first[:3] == ["cdist-scan", "inline-control-flow", "shape-inference"]  # Scans rewritten, then unrolled
+    assert first.index("gather-features") < first.index("fuse-tokenizer") < first.index("fold-shapes")
+    assert first[-4:-2] == ["decompose", "fold-shapes"]
     for optimization in ("constprop", "simplify", "fold-affine", "fuse-gemm", "cse", "dce"):
         assert optimization not in pipeline(0)
         assert all(optimization in pipeline(level) for level in (1, 2, 3))

@@ -49,7 +49,7 @@ from onnxc.dialects.onnx import (
     tensor_value,
 )
 from onnxc.dialects.types import numpy_dtype_of
-from onnxc.passes.shape_inference import attribute_proto, infer_op
+from onnxc.passes.shape_inference import attribute_proto, infer_function, infer_op
 
 UNKNOWN_TYPE = UnrankedTensorType(NoneType())
 SCALAR_CONSTANT_FORMS = ("value_float", "value_floats", "value_int", "value_ints")
@@ -184,6 +184,20 @@ def rewrite_ops(module: ModuleOp, rewrites: Mapping[str, NodeRewrite]) -> None:
             rewrite = rewrites.get(node.OP_TYPE)
             if rewrite is not None and node.parent is not None:  # not erased by an earlier rewrite
                 rewrite(node, op_opset(node, opset))
+    update_function_types(module)
+
+
+def rewrite_and_infer(module: ModuleOp, op_type: str, rewrite: Callable[[OnnxOp, int], bool]) -> None:
+    """Apply `rewrite` (op, its opset) -> whether it rewrote, to each live op of `op_type`;
+    shape inference runs again over a function where one did (the types after it change)."""
+    opset = module_opset(module)
+    for function in onnx_functions(module):
+        rewritten = False
+        for node in onnx_ops(function):
+            if node.OP_TYPE == op_type and node.parent is not None:
+                rewritten |= rewrite(node, op_opset(node, opset))
+        if rewritten:
+            infer_function(function, opset)
     update_function_types(module)
 
 
