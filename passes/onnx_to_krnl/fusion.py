@@ -63,14 +63,21 @@ class ScalarOp:
 
 ScalarDefinition = Callable[[GraphLowering, OnnxOp], ScalarOp]
 SCALAR_OPS: dict[str, ScalarDefinition] = {}
+ENDS_NEST: set[str] = set()
+"""Op types whose result is always stored, never computed in a user's nest (see `scalar_op`)."""
 
 
-def scalar_op(*op_types: str) -> Callable[[ScalarDefinition], ScalarDefinition]:
-    """Register the definition of element-wise op types; they are lowered (and fused) here."""
+def scalar_op(*op_types: str, ends_nest: bool = False) -> Callable[[ScalarDefinition], ScalarDefinition]:
+    """Register the definition of element-wise op types; they are lowered (and fused) here.
+    With `ends_nest`, their result is stored even where one element-wise user reads it: a
+    fused nest may start at them but not run on through them (QuantizeLinear: a nest from
+    one quantized tensor to the next, not one nest of a whole chain of quantized ops)."""
 
     def register(definition: ScalarDefinition) -> ScalarDefinition:
         for op_type in op_types:
             SCALAR_OPS[op_type] = definition
+            if ends_nest:
+                ENDS_NEST.add(op_type)
         lowers(*op_types, run_time_dims=True)(lower_scalar_op)
         return definition
 
@@ -138,7 +145,7 @@ def fusing_user(g: GraphLowering, op: OnnxOp) -> OnnxOp | None:
     of its own result."""
     value = op.results[0]
     users = {use.operation for use in value.uses}
-    if len(users) != 1 or any(result.uses for result in op.results[1:]):
+    if op.OP_TYPE in ENDS_NEST or len(users) != 1 or any(result.uses for result in op.results[1:]):
         return None
     (user,) = users
     if not isinstance(user, OnnxOp) or user.OP_TYPE not in SCALAR_OPS or user in g.fused:
