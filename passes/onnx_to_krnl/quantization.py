@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import Float4E2M1FNType, IntegerType, f32, f64, i16, 
 from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
-from onnxc.dialects.types import element_type_of_onnx, is_float, is_low_precision, numpy_dtype_of
+from onnxc.dialects.types import is_float, is_low_precision, numpy_dtype_of
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder, is_unsigned
 from onnxc.passes.helpers.run_time_dims import alloc_shaped, flat_view
 from onnxc.passes.onnx_to_krnl.common import (
@@ -66,9 +66,7 @@ def parameter(
     if buffer is None:
         return None
     param_shape = shape_of(buffer)
-    static = all(isinstance(d, int) for d in param_shape)
-    along_axis = axis is not None and -len(shape) <= axis < len(shape)
-    if static and pymath.prod(param_shape) == 1 or (not static and len(param_shape) == 1 and not along_axis):
+    if one_value(param_shape, len(shape), axis):
         return lambda b, ivs: b.load(buffer, [0] * len(param_shape))
     if axis is not None and (block_size > 0 or len(param_shape) == 1):
         axis = normalized_axis(g, op, axis, len(shape))
@@ -89,6 +87,14 @@ def parameter(
         operand = broadcast(g, op, buffer, shape)
         return lambda b, ivs: operand.load(b, list(ivs))
     raise g.shape_error(op, f"parameter of shape {shape_text(param_shape)} for a tensor of shape {shape_text(shape)}")
+
+
+def one_value(param_shape: Sequence[Bound], rank: int, axis: int | None) -> bool:
+    """Whether `parameter` reads one value of a parameter of `param_shape` for a tensor of
+    `rank`: it has one element, or is 1-D of a length known at run time only and no axis applies."""
+    if all(isinstance(d, int) for d in param_shape):
+        return pymath.prod(param_shape) == 1
+    return len(param_shape) == 1 and not (axis is not None and -rank <= axis < rank)
 
 
 def integer_range(element: IntegerType) -> tuple[int, int]:
@@ -185,73 +191,7 @@ def float_input(g: GraphLowering, op: OnnxOp, index: int) -> Attribute:
     return element
 
 
-# ------------------------------------------------------------------ Quantize/Dequantize
-
-
-def per_tensor_views(
-    g: GraphLowering, op: OnnxOp, x: SSAValue, out: SSAValue, parameters: Sequence[SSAValue | None]
-) -> tuple[SSAValue, SSAValue]:
-    """x and out as 1-D views where every parameter is one value (per-tensor quantization),
-    so that the nest over them vectorizes along all their elements (over [1, C, 16, 16],
-    LLVM unrolled the short rows and vectorized across channels, gathering); else as they are."""
-    shapes = [shape_of(p) for p in parameters if p is not None]
-    single = all(all(isinstance(d, int) for d in shape) and pymath.prod(shape) == 1 for shape in shapes)
-    if not single or op.attr("block_size") or len(shape_of(x)) < 2:
-        return x, out
-    return flat_view(g.top, x), flat_view(g.top, out)
-
-
-@lowers("QuantizeLinear", run_time_dims=True)
-def lower_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
-    """y = saturate(round(x / y_scale) + y_zero_point), the division in the type of
-    `precision` if given (opset 23), else numpy's type of x / y_scale."""
-    x, scale_buffer, zero_buffer = (g.input(op, k) for k in range(3))
-    x_type = g.element_type(op, op.input(0))
-    scale_type = float_input(g, op, 1)
-    target = quantization_target(g, op)
-    precision = op.attr("precision")
-    divided = element_type_of_onnx(precision) if precision else division_type(x_type, scale_type)
-    if divided is None or not is_float(divided):
-        raise g.unsupported(op, f"precision {precision} is not supported")
-    x, out = per_tensor_views(g, op, x, g.result(op), [scale_buffer, zero_buffer])
-    shape = shape_of(x)
-    axis, block_size = op.attr("axis"), op.attr("block_size")
-    scale = parameter(g, op, scale_buffer, shape, axis, block_size)
-    zero_point = parameter(g, op, zero_buffer, shape, axis, block_size)
-    saturate = bool(op.attr("saturate"))
-
-    ivs, body = g.top.loop_nest(shape)
-    quotient = rounded_op(
-        body, "div", body.convert(body.load(x, ivs), divided), body.convert(scale(body, ivs), divided)
-    )
-    zero = zero_point(body, ivs) if zero_point is not None else None
-    body.store(quantized(body, quotient, zero, target, saturate), out, ivs)
-
-
-@lowers("DequantizeLinear", run_time_dims=True)
-def lower_dequantize_linear(g: GraphLowering, op: OnnxOp) -> None:
-    """y = (x - x_zero_point) * x_scale: x as float32, less the zero point (in float64
-    for int32, where numpy promotes), times the scale, rounded once to the result
-    type. A float x has no zero point to subtract (float8's is zero by the spec)."""
-    x, scale_buffer, zero_buffer = (g.input(op, k) for k in range(3))
-    x_type = x.type.get_element_type()
-    if not isinstance(x_type, IntegerType) and not is_low_precision(x_type):
-        raise g.unsupported(op, f"dequantization of {x_type} is not supported")
-    float_input(g, op, 1)
-    result_type = g.element_type(op, op.results[0], ints=False)
-    x, out = per_tensor_views(g, op, x, g.result(op), [scale_buffer, zero_buffer])
-    shape = shape_of(x)
-    axis, block_size = op.attr("axis"), op.attr("block_size")
-    scale = parameter(g, op, scale_buffer, shape, axis, block_size)
-    zero_point = parameter(g, op, zero_buffer, shape, axis, block_size) if isinstance(x_type, IntegerType) else None
-    wide = f64 if zero_point is not None and x_type.width.data > 16 else f32
-
-    ivs, body = g.top.loop_nest(shape)
-    value = body.convert(body.convert(body.load(x, ivs), f32), wide)
-    if zero_point is not None:
-        value = body.sub(value, body.convert(zero_point(body, ivs), wide))
-    value = body.mul(value, body.convert(scale(body, ivs), wide))
-    body.store(body.convert(value, result_type), out, ivs)
+# ------------------------------------------------------------- DynamicQuantizeLinear
 
 
 @lowers("DynamicQuantizeLinear", run_time_dims=True)
