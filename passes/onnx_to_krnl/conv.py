@@ -8,7 +8,7 @@ row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import math
@@ -42,6 +42,8 @@ STRIDED_MAX_KERNEL = 3
 rows are this long and its kernel this narrow: 144 channels of 40x40, 3x3 stride 2: 0.061 ->
 0.028 ms; rows of 14 stay scalar (0.034 -> 0.090 ms); for 5x5 windows LLVM gathers part of the
 stride-2 reads (72 channels of 56x56: 0.074 -> 0.088 ms)."""
+Epilogue = Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]
+"""(builder, a conv's float32 total, its output channel) -> the element stored instead."""
 VECTOR_COLUMNS = 16
 """Along wide rows, the loop runs over a multiple of this many columns (every vector width we
 target divides it), reading zeros past the planes and writing columns the compaction drops:
@@ -150,15 +152,22 @@ class _GroupPass:
         return totals
 
     def store(
-        self, point: KernelBuilder, totals: list[SSAValue], clip: tuple[float, float] | None, target: SSAValue, at
+        self,
+        point: KernelBuilder,
+        totals: list[SSAValue],
+        clip: tuple[float, float] | None,
+        target: SSAValue,
+        at,
+        epilogue: Epilogue | None = None,
     ) -> None:
-        """Each output's total, clamped to `clip`'s bounds as Clip computes them, at `at(m)`."""
+        """Each output's total, clamped to `clip`'s bounds as Clip computes them, through
+        `epilogue` if given, at `at(m)`."""
         for m, total in zip(self.outputs, totals):
             if clip is not None:
                 low, high = clip
                 total = point.max(total, point.constant(low, f32)) if low != float("-inf") else total
                 total = point.min(total, point.constant(high, f32)) if high != float("inf") else total
-            point.store(total, target, at(m))
+            point.store(epilogue(point, total, m) if epilogue is not None else total, target, at(m))
 
 
 def shifted_grouped_conv(
@@ -171,6 +180,7 @@ def shifted_grouped_conv(
     *,
     by_rows: bool,
     clip: tuple[float, float] | None = None,
+    epilogue: Epilogue | None = None,
 ) -> None:
     """A conv of few input channels per group (depthwise ones: one; ResNeXt's: 4 to 8)
     over the zero-padded planes of its input (see ShiftedRows; phase planes for a stride):
@@ -180,7 +190,8 @@ def shifted_grouped_conv(
     of a plane (row by row, the 7- to 28-wide rows of mobile nets left much of the work to
     scalar tails), long ones row by row, straight into `out`. The sums of `direct_conv` in
     its order, each product added by a fused multiply-add (rounded once, as onnxruntime's
-    kernels do); then `clip`'s bounds, as Clip computes them."""
+    kernels do); then `clip`'s bounds, as Clip computes them, and `epilogue` (of a total and
+    its output channel: the element stored, of `out`'s type; the wide rows are of it too)."""
     batch, channels = shape_of(planes)[:2]
     out_channels, _, kernel_h, kernel_w = shape_of(weights)
     out_h, out_w = shape_of(out)[2:]
@@ -190,7 +201,8 @@ def shifted_grouped_conv(
         if compact and isinstance(columns, int) and _slack(planes, shifted) >= -columns % VECTOR_COLUMNS:
             columns += -columns % VECTOR_COLUMNS
         wide_shape = [batch, out_channels, columns]
-        wide = alloc_shaped(g.top, f32, wide_shape) if compact else reshaped_view(g.top, out, wide_shape)
+        element = out.type.get_element_type()
+        wide = alloc_shaped(g.top, element, wide_shape) if compact else reshaped_view(g.top, out, wide_shape)
     group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
     body, n = group_pass.body, group_pass.n
     offsets = {(ky, kx): shifted.offset(body, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)}
@@ -205,9 +217,9 @@ def shifted_grouped_conv(
     )
     totals = group_pass.sums(point, reads)
     if by_rows:
-        group_pass.store(point, totals, clip, out, lambda m: [n, m, oy, ox])
+        group_pass.store(point, totals, clip, out, lambda m: [n, m, oy, ox], epilogue)
     else:
-        group_pass.store(point, totals, clip, wide, lambda m: [n, m, column])
+        group_pass.store(point, totals, clip, wide, lambda m: [n, m, column], epilogue)
     if not by_rows and shifted.drops_columns:
         shifted.compact(g, wide, out)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
@@ -228,19 +228,32 @@ class ShiftedRows:
         shift = b.add(b.mul(self.width, ky * dy // sy), kx * dx // sx)
         return b.add(b.mul(b.mul(self.height, self.width), phase), shift) if phase else shift
 
-    def planes(self, g: GraphLowering, x: SSAValue, slack: int = 0) -> SSAValue:
+    def planes(
+        self,
+        g: GraphLowering,
+        x: SSAValue,
+        slack: int = 0,
+        element: Attribute | None = None,
+        pad: SSAValue | None = None,
+    ) -> SSAValue:
         """x [N, C, H, W] zero-padded into planes [N, C, phases*height*width + slack] (a view of
-        x if unpadded and of stride 1, without the slack): `slack` zeros after each channel's
-        planes, read by loops over more columns than there are (see `shifted_grouped_conv`)."""
+        x if unpadded, unconverted and of stride 1, without the slack): `slack` zeros after each
+        channel's planes, read by loops over more columns than there are (see
+        `shifted_grouped_conv`). The planes are of `element` (x's own by default; x's values
+        converted to it), the padding and slack `pad` (a scalar made at the top level; zero by
+        default)."""
         batch, channels, height, width = shape_of(x)
         b = g.top
+        element = element or x.type.get_element_type()
+        pad = pad or b.constant(0.0, element)
         plane = b.mul(self.height, self.width)
         shape = [batch, channels, b.mul(plane, self.phases)]
         pads = (self.window_y.pad_begin, self.window_y.pad_end, self.window_x.pad_begin, self.window_x.pad_end)
-        if self.phases == 1 and all(isinstance(pad, int) and pad == 0 for pad in pads):
+        unpadded = self.phases == 1 and all(isinstance(size, int) and size == 0 for size in pads)
+        if unpadded and element == x.type.get_element_type():
             return reshaped_view(b, x, shape)
         shape[2] = b.add(shape[2], slack)
-        planes = alloc_shaped(b, x.type.get_element_type(), shape)
+        planes = alloc_shaped(b, element, shape)
         (sy, sx), (top, left) = (
             (w.stride for w in (self.window_y, self.window_x)),
             (self.window_y.pad_begin, self.window_x.pad_begin),
@@ -250,9 +263,9 @@ class ShiftedRows:
         if all(isinstance(bound, int) for bound in (self.height, self.width, *sum(rows + columns, ()))):
             common = (max(low for low, _ in columns), min(high for _, high in columns))
             if common[0] < common[1]:
-                self._write_planes(b, x, planes, rows, columns, common)
+                self._write_planes(b, x, planes, pad, rows, columns, common)
                 return planes
-        fill(b, planes, b.constant(0.0, x.type.get_element_type()))
+        fill(b, planes, pad)
         for py in range(sy):
             for px in range(sx):
                 rows = _phase_range(b, py, sy, top, height, self.height)
@@ -262,7 +275,7 @@ class ShiftedRows:
                 y = body.sub(body.add(body.mul(r, sy), py), top)
                 x_ = body.sub(body.add(body.mul(q, sx), px), left)
                 at = body.add(body.mul(plane, py * sx + px), body.add(body.mul(r, self.width), q))
-                body.store(body.load(x, [n, c, y, x_]), planes, [n, c, at])
+                body.store(body.convert(body.load(x, [n, c, y, x_]), element), planes, [n, c, at])
         return planes
 
     def _write_planes(
@@ -270,6 +283,7 @@ class ShiftedRows:
         b: KernelBuilder,
         x: SSAValue,
         planes: SSAValue,
+        pad: SSAValue,
         rows: list[tuple[int, int]],
         columns: list[tuple[int, int]],
         common: tuple[int, int],
@@ -278,7 +292,8 @@ class ShiftedRows:
         phase, its padding rows zeroed; its image rows read once, each run of sx input
         columns written to the sx column phases (an interleaved read the loop vectorizer
         handles), the few columns outside `common` (the columns every phase copies) and
-        the padding columns each phase's own. A fill of all the planes and one strided copy
+        the padding columns each phase's own (`pad`; x's values converted to the planes'
+        element type). A fill of all the planes and one strided copy
         per phase cost three times the depthwise conv after them (64 channels, 112 wide)."""
         batch, channels = shape_of(planes)[:2]
         (sy, sx), (top, left) = (
@@ -286,10 +301,10 @@ class ShiftedRows:
             (self.window_y.pad_begin, self.window_x.pad_begin),
         )
         plane = self.height * self.width
-        zero = b.constant(0.0, x.type.get_element_type())
+        element = planes.type.get_element_type()
         (n, c), outer = b.loop_nest([batch, channels])
         (q,), body = outer.for_nest([(plane * sy * sx, shape_of(planes)[2])])
-        body.store(zero, planes, [n, c, q])
+        body.store(pad, planes, [n, c, q])
         for py, (first_row, end_row) in enumerate(rows):
             bases = [plane * (py * sx + px) for px in range(sx)]
             for padding in ((0, first_row), (end_row, self.height)):
@@ -297,7 +312,7 @@ class ShiftedRows:
                     continue
                 (r, q), body = outer.for_nest([padding, (0, self.width)])
                 for base in bases:
-                    body.store(zero, planes, [n, c, body.add(base, body.add(body.mul(r, self.width), q))])
+                    body.store(pad, planes, [n, c, body.add(base, body.add(body.mul(r, self.width), q))])
             (r,), row = outer.for_nest([(first_row, end_row)])
             y = row.sub(row.add(row.mul(r, sy), py), top)
             starts = [row.add(base, row.mul(r, self.width)) for base in bases]
@@ -306,7 +321,7 @@ class ShiftedRows:
                 (q,), body = row.for_nest([span])
                 for px in phases:
                     value = body.load(x, [n, c, y, body.sub(body.add(body.mul(q, sx), px), left)])
-                    body.store(value, planes, [n, c, body.add(starts[px], q)])
+                    body.store(body.convert(value, element), planes, [n, c, body.add(starts[px], q)])
 
             copy(common, range(sx))
             for px, (low, high) in enumerate(columns):
@@ -316,7 +331,7 @@ class ShiftedRows:
                 for span in ((0, low), (high, self.width)):
                     if span[0] < span[1]:
                         (q,), body = row.for_nest([span])
-                        body.store(zero, planes, [n, c, body.add(starts[px], q)])
+                        body.store(pad, planes, [n, c, body.add(starts[px], q)])
 
     def compact(self, g: GraphLowering, wide: SSAValue, out: SSAValue) -> None:
         """out[n, c, y, x] = wide[n, c, y*width + x]: the real columns of the wide rows."""
