@@ -7,6 +7,8 @@ ppc64le, s390x, aarch64 and riscv64 builds."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import pytest
@@ -80,15 +82,9 @@ def test_int8_matmul_encoder_matches_onnxruntime(tmp_path):
     assert np.abs(actual - expected).max() <= 0.1 * np.abs(expected).max()
 
 
-@pytest.mark.parametrize("x_type", [np.uint8, np.int8])
-@pytest.mark.parametrize("stride", [1, 2])
-def test_depthwise_qlinear_conv_is_onnxruntimes(x_type, stride, tmp_path):
-    """A depthwise QLinearConv (per-channel weight scales, int32 bias, x zero point padding)
-    on the float depthwise conv gives onnxruntime's bytes exactly."""
-    rng = np.random.default_rng(stride)
-    channels = 24
-    info = np.iinfo(x_type)
-    x = rng.integers(info.min, info.max, (1, channels, 11, 11), endpoint=True).astype(x_type)
+def _depthwise_model(x_type, channels: int, size: int, stride: int, rng) -> onnx.ModelProto:
+    """A depthwise 3x3 QLinearConv (per-channel weight scales, int32 bias, padded) of
+    channels x size x size `x_type` images."""
     initializers = {
         "xs": np.float32(0.05), "xz": x_type(7), "w": rng.integers(-128, 127, (channels, 1, 3, 3)).astype(np.int8),
         "ws": rng.uniform(0.001, 0.01, channels).astype(np.float32), "wz": np.zeros(channels, np.int8),
@@ -101,17 +97,39 @@ def test_depthwise_qlinear_conv_is_onnxruntimes(x_type, stride, tmp_path):
     )  # fmt: skip
     elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(x_type))
     graph = onnx.helper.make_graph(
-        [node], "depthwise", [onnx.helper.make_tensor_value_info("x", elem, x.shape)],
+        [node], "depthwise", [onnx.helper.make_tensor_value_info("x", elem, (1, channels, size, size))],
         [onnx.helper.make_tensor_value_info("y", elem, None)],
         [numpy_helper.from_array(np.asarray(v), k) for k, v in initializers.items()],
     )  # fmt: skip
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
     model.ir_version = 8
-    model = onnx.shape_inference.infer_shapes(model)
+    return onnx.shape_inference.infer_shapes(model)
+
+
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("size", [11, 66])
+def test_depthwise_qlinear_conv_is_onnxruntimes(x_type, stride, size, tmp_path):
+    """A depthwise QLinearConv (x zero point padding, its requantization in the conv's
+    store) on the float depthwise conv gives onnxruntime's bytes exactly: along wide rows
+    (11: 11- or 6-wide outputs) and row by row (66: 66- or 33-wide)."""
+    rng = np.random.default_rng(stride)
+    info = np.iinfo(x_type)
+    x = rng.integers(info.min, info.max, (1, 24, size, size), endpoint=True).astype(x_type)
+    model = _depthwise_model(x_type, 24, size, stride, rng)
     krnl = onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
     assert "tensor<24x1x3x3xf32>" in krnl  # the weights of the float depthwise conv
     actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
     np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
+
+
+def test_depthwise_planes_are_vectorized(tmp_path):
+    """The copy of 56-wide rows of bytes into the conv's float planes is kept from LLVM's
+    full unrolling (before the loop vectorizer), which left it scalar."""
+    model = _depthwise_model(np.uint8, 8, 56, 1, np.random.default_rng(0))
+    target = resolve_target("x86_64", cpu="znver4")
+    text = onnxc.compile(model, tmp_path / "m.ll", target=target, emit="llvm").read_text()
+    assert re.search(r"uitofp <\d+ x i8>", text) and "llvm.loop.unroll.disable" in text
 
 
 @pytest.mark.parametrize("name", ["resnet", "mobilenet", "bert"])

@@ -202,6 +202,17 @@ CASES: dict[str, Case] = {
         },
         opset=10,
     ),
+    "conv_integer_depthwise_long_rows": Case(  # the float depthwise conv, its sums stored as int32
+        "ConvInteger",
+        {"x": ints(1, 4, 5, 40, dtype=np.uint8, low=0, high=255)},
+        {"group": 4, "pads": [1, 1, 1, 1]},
+        initializers={
+            "w": ints(4, 1, 3, 3, dtype=np.uint8, low=0, high=255),
+            "xz": scalar(200, np.uint8),
+            "wz": np.array([1, 2, 3, 4], np.uint8),
+        },
+        opset=10,
+    ),
     "qlinear_conv_bias_per_channel": Case(
         "QLinearConv",
         {"x": ints(2, 3, 5, 5, dtype=np.int8, low=-128, high=127)},

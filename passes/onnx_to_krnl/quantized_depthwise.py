@@ -3,15 +3,18 @@
 A depthwise conv (MobileNet's 3x3 between the 1x1 convs) has one input channel per output:
 no reduction for the int8 GEMM kernel to work on, and the generic loop nest of
 quantization.py takes most of a quantized MobileNet's time. Its integer sums are exact in
-float32 where every partial sum stays below 2^24: (x - zx) and (w - zw) are at most 255 in
-magnitude, so KH*KW*255*255 plus the largest bias below 2^24 (checked at compile time;
-any 3x3 to 15x15 kernel with an ordinary bias). So the conv runs as the float depthwise
-conv of conv.py (shifted rows, vectorized along them) over x - zx as float32, with the
-weights less their zero points and the int32 bias made float32 at compile time; its float
-results are the int32 sums exactly. QLinearConv then requantizes them as the int8 kernel
-does (float32 multiplier per channel, round half to even, plus the zero point, clamped;
-a following Clip joins the clamp): what onnxruntime computes, bit for bit; ConvInteger
-stores them as int32.
+float32 where every partial sum stays below 2^24: x, zx and (w - zw) are at most 255 in
+magnitude, so a bias less zx * sum(w - zw) and KH*KW products stay within
+2*KH*KW*255*255 plus the largest bias, below 2^24 (checked at compile time; any 3x3 to
+11x11 kernel with an ordinary bias). So the conv runs as the float depthwise conv of
+conv.py (shifted rows, vectorized along them) over x as float32, read from its planes
+padded with zx (one pass over x: converted, padded, split into phase planes for a
+stride), with the weights less their zero points and the bias less zx * sum(w - zw)
+made float32 at compile time; its float results are the int32 sums exactly. QLinearConv
+requantizes them as the conv stores them (short rows: into its wide rows of bytes, then
+compacted), as the int8 kernel does (float32 multiplier per channel, round half to even,
+plus the zero point, clamped; a following Clip joins the clamp): what onnxruntime
+computes, bit for bit; ConvInteger stores them as int32.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
+from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, has_static_shape, shape_of, weight_buffer
-from onnxc.passes.onnx_to_krnl.conv import SHORT_ROW, shifted_grouped_conv
+from onnxc.passes.onnx_to_krnl.conv import SHORT_ROW, VECTOR_COLUMNS, shifted_grouped_conv
 from onnxc.passes.onnx_to_krnl.quantized_gemm import epilogue_clamp, requantization, scalar_zero_point, zero_value
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
@@ -51,7 +55,7 @@ def _depthwise_weights(g: GraphLowering, op: OnnxOp, w_index: int, bias: np.ndar
         return None
     less_zero = weights.astype(np.int64) - zeros.astype(np.int64).reshape(-1, 1, 1, 1)
     largest_bias = 0 if bias is None else int(np.abs(bias.astype(np.int64)).max(initial=0))
-    if kernel_h * kernel_w * 255 * 255 + largest_bias >= EXACT_FLOAT32:
+    if 2 * kernel_h * kernel_w * 255 * 255 + largest_bias >= EXACT_FLOAT32:
         return None
     return less_zero.astype(np.float32)
 
@@ -65,7 +69,7 @@ def _shifted_rows(g: GraphLowering, op: OnnxOp, kernel: tuple[int, int]) -> Shif
 
 def lower_qlinear_depthwise(g: GraphLowering, op: OnnxOp) -> bool:
     """QLinearConv of a depthwise conv (one x zero point and scale, constant weights) on
-    the float depthwise conv, requantized in a loop after it."""
+    the float depthwise conv, requantized as its sums are stored."""
     bias = constant_array(op.input(8)) if op.input(8) is not None else None
     if op.input(8) is not None and (bias is None or bias.dtype != np.int32):
         return False
@@ -78,18 +82,19 @@ def lower_qlinear_depthwise(g: GraphLowering, op: OnnxOp) -> bool:
     if shifted is None or x_zero is None:
         return False
     multipliers, y_zero, _ = parameters
-    sums = _float_sums(g, op, weights, bias, x_zero, shifted)
     last, (low, high) = epilogue_clamp(g, op)
     out = g.result(last)
     g.alias(op.results[0], out)
     table = weight_buffer(g, op, multipliers, f32, f"{op.node_name or 'qlinearconv'}_multipliers")
-    sum_planes, out_planes = _as_planes(g, sums), _as_planes(g, out)
-    (channel, position), body = g.top.loop_nest(_planes_shape(out))
-    at = [channel, position]
-    scaled = body.mul(body.load(sum_planes, at), body.load(table, [channel]))
-    value = body.add(body.math(math.RoundEvenOp, scaled), body.constant(float(y_zero), f32))
-    value = body.min(body.max(value, body.constant(float(low), f32)), body.constant(float(high), f32))
-    body.store(body.convert(body.convert(value, i32), out.type.get_element_type()), out_planes, at)
+    element = out.type.get_element_type()
+
+    def requantized(b: KernelBuilder, total: SSAValue, channel: SSAValue) -> SSAValue:
+        scaled = b.mul(total, b.load(table, [channel]))
+        value = b.add(b.math(math.RoundEvenOp, scaled), b.constant(float(y_zero), f32))
+        value = b.min(b.max(value, b.constant(float(low), f32)), b.constant(float(high), f32))
+        return b.convert(b.convert(value, i32), element)
+
+    _depthwise_conv(g, op, weights, bias, x_zero, shifted, out, requantized)
     return True
 
 
@@ -106,30 +111,37 @@ def _as_planes(g: GraphLowering, buffer: SSAValue) -> SSAValue:
 
 def lower_conv_integer_depthwise(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
     """ConvInteger of a depthwise conv (one x zero point, constant weights) on the float
-    depthwise conv, its exact sums converted to the int32 `out`."""
+    depthwise conv, its exact sums stored into the int32 `out`."""
     weights, x_zero = _depthwise_weights(g, op, 1, None), scalar_zero_point(g, op, 2)
     shifted = _shifted_rows(g, op, weights.shape[2:]) if weights is not None and x_zero is not None else None
     if shifted is None:
         return False
-    sums = _float_sums(g, op, weights, None, x_zero, shifted)
-    sum_planes, out_planes = _as_planes(g, sums), _as_planes(g, out)
-    ivs, body = g.top.loop_nest(_planes_shape(out))
-    body.store(body.convert(body.load(sum_planes, ivs), i32), out_planes, ivs)
+    _depthwise_conv(g, op, weights, None, x_zero, shifted, out, lambda b, total, _: b.convert(total, i32))
     return True
 
 
-def _float_sums(g, op, weights: np.ndarray, bias: np.ndarray | None, x_zero, shifted: ShiftedRows) -> SSAValue:
-    """The depthwise conv's int32 sums (bias included), as float32 [1, M, OH, OW]."""
+def _depthwise_conv(
+    g, op, weights: np.ndarray, bias: np.ndarray | None, x_zero, shifted: ShiftedRows, out: SSAValue, epilogue
+) -> None:
+    """The depthwise conv's int32 sums (bias included), as float32, each through `epilogue`
+    into `out` [1, M, OH, OW], in the conv's store. With a
+    zero point known at compile time, the conv reads x's values as they are, from planes
+    padded with the zero point, and the bias absorbs the zero point: sum (x - zx) * w =
+    sum x * w - zx * sum w, every tap included (a padded one reads zx). Else x less its
+    zero point is made first, padded with zeros."""
     x = g.buffers[op.input(0)]
     name = op.node_name or op.OP_TYPE.lower()
-    centered = alloc_shaped(g.top, f32, shape_of(x))
-    zero = g.top.convert(zero_value(g.top, x_zero, x.type.get_element_type()), f32)
-    x_planes, centered_planes = _as_planes(g, x), _as_planes(g, centered)
-    ivs, body = g.top.loop_nest(_planes_shape(x))
-    body.store(body.sub(body.convert(body.load(x_planes, ivs), f32), zero), centered_planes, ivs)
-    sums = alloc_shaped(g.top, f32, tuple(op.results[0].type.get_shape()))
+    if isinstance(x_zero, int):
+        planes = shifted.planes(g, x, VECTOR_COLUMNS - 1, f32, g.top.constant(float(x_zero), f32))
+        bias = (0 if bias is None else bias.astype(np.int64)) - x_zero * weights.sum(axis=(1, 2, 3)).astype(np.int64)
+    else:
+        centered = alloc_shaped(g.top, f32, shape_of(x))
+        zero = g.top.convert(zero_value(g.top, x_zero, x.type.get_element_type()), f32)
+        x_planes, centered_planes = _as_planes(g, x), _as_planes(g, centered)
+        ivs, body = g.top.loop_nest(_planes_shape(x))
+        body.store(body.sub(body.convert(body.load(x_planes, ivs), f32), zero), centered_planes, ivs)
+        planes = shifted.planes(g, centered, VECTOR_COLUMNS - 1)
     weight_values = weight_buffer(g, op, weights, f32, f"{name}_weights")
     bias_values = weight_buffer(g, op, bias.astype(np.float32), f32, f"{name}_bias") if bias is not None else None
     by_rows = shifted.window_x.output_size > SHORT_ROW
-    shifted_grouped_conv(g, shifted.planes(g, centered), weight_values, bias_values, sums, shifted, by_rows=by_rows)
-    return sums
+    shifted_grouped_conv(g, planes, weight_values, bias_values, out, shifted, by_rows=by_rows, epilogue=epilogue)

@@ -1,9 +1,10 @@
 // RUN: onnxc-opt %s -p convert-onnx-to-krnl | filecheck %s
 
-// A depthwise QLinearConv runs on the float depthwise conv: x less its zero point as
-// float32 (over [C, H*W] views), the shifted-rows conv with the weights and the int32
-// bias made float32 at compile time (its sums are exact), then the requantization per
-// channel: round half to even, plus the y zero point, clamped, narrowed to bytes.
+// A depthwise QLinearConv runs on the float depthwise conv: x as float32 in planes padded
+// with its zero point (3), the shifted-rows conv with the weights and the bias less
+// zx * sum(w) made float32 at compile time (its sums are exact), requantized per channel
+// in the conv's store (round half to even, plus the y zero point, clamped, narrowed to
+// bytes) into its wide rows, whose real columns are then copied out.
 builtin.module attributes {onnx.opset = 21 : i64} {
   func.func @main_graph(%x: tensor<1x2x4x4xui8>) -> tensor<1x2x4x4xui8> {
     %xs = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
@@ -20,28 +21,33 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK:         %[[CENTERED:.+]] = memref.alloc() : memref<1x2x4x4xf32>
-// CHECK:         %[[ZERO:.+]] = arith.uitofp %{{.+}} : i8 to f32
-// CHECK:         krnl.iterate
-// CHECK:           %[[X:.+]] = arith.uitofp %{{.+}} : i8 to f32
-// CHECK-NEXT:      %[[LESS:.+]] = arith.subf %[[X]], %[[ZERO]] : f32
-// CHECK-NEXT:      memref.store %[[LESS]], %{{.+}} : memref<2x16xf32>
-// CHECK:         %[[SUMS:.+]] = memref.alloc() : memref<1x2x4x4xf32>
-// CHECK-NEXT:    %[[W:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_weights", tensor<2x1x3x3xf32>>}
-// CHECK-NEXT:    %[[B:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_bias", tensor<2xf32>>}
-// CHECK:         memref.load %[[W]]
-// CHECK:         math.fma
+// CHECK:         %[[PAD:.+]] = arith.constant 3.000000e+00 : f32
 // CHECK:         %[[M:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_multipliers", tensor<2xf32>>}
-// CHECK-NEXT:    %[[S:.+]] = krnl.view %[[SUMS]][0 : i64] : memref<1x2x4x4xf32> to memref<2x16xf32>
-// CHECK-NEXT:    %[[Y:.+]] = krnl.view %y[0 : i64] : memref<1x2x4x4xui8> to memref<2x16xui8>
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x51xf32>
 // CHECK:         krnl.iterate
-// CHECK-NEXT:    ^bb0(%[[C:.+]]: index, %[[P:.+]]: index):
-// CHECK-NEXT:      %[[SUM:.+]] = memref.load %[[S]][%[[C]], %[[P]]]
-// CHECK-NEXT:      %[[MUL:.+]] = memref.load %[[M]][%[[C]]]
-// CHECK-NEXT:      %[[SCALED:.+]] = arith.mulf %[[SUM]], %[[MUL]] : f32
-// CHECK-NEXT:      %[[ROUNDED:.+]] = math.roundeven %[[SCALED]] : f32
-// CHECK-NEXT:      %[[SHIFTED:.+]] = arith.addf %[[ROUNDED]], %{{.+}} : f32
-// CHECK-NEXT:      %[[LOW:.+]] = arith.maximumf %[[SHIFTED]], %{{.+}} : f32
-// CHECK-NEXT:      %[[HIGH:.+]] = arith.minimumf %[[LOW]], %{{.+}} : f32
-// CHECK-NEXT:      %[[INT:.+]] = arith.fptosi %[[HIGH]] : f32 to i32
-// CHECK-NEXT:      %[[BYTE:.+]] = arith.trunci %[[INT]] : i32 to i8
+// CHECK:           memref.store %[[PAD]], %[[PLANES]]
+// CHECK:           %[[X:.+]] = arith.uitofp %{{.+}} : i8 to f32
+// CHECK-NEXT:      %{{.+}} = arith.addi
+// CHECK-NEXT:      memref.store %[[X]], %[[PLANES]]
+// CHECK:         %[[W:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_weights", tensor<2x1x3x3xf32>>}
+// CHECK-NEXT:    %[[B:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_bias", tensor<2xf32>>}
+// CHECK-NEXT:    %[[WIDE:.+]] = memref.alloc() : memref<1x2x32xui8>
+// CHECK:         krnl.iterate
+// CHECK:           memref.load %[[W]]
+// CHECK:           memref.load %[[B]]
+// CHECK:           scf.for
+// CHECK:             memref.load %[[PLANES]]
+// CHECK:             math.fma
+// CHECK:             %[[MUL:.+]] = memref.load %[[M]][%{{.+}}]
+// CHECK-NEXT:        %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[MUL]] : f32
+// CHECK-NEXT:        %[[ROUNDED:.+]] = math.roundeven %[[SCALED]] : f32
+// CHECK-NEXT:        %[[SHIFTED:.+]] = arith.addf %[[ROUNDED]], %{{.+}} : f32
+// CHECK-NEXT:        %[[LOW:.+]] = arith.maximumf %[[SHIFTED]], %{{.+}} : f32
+// CHECK-NEXT:        %[[HIGH:.+]] = arith.minimumf %[[LOW]], %{{.+}} : f32
+// CHECK-NEXT:        %[[INT:.+]] = arith.fptosi %[[HIGH]] : f32 to i32
+// CHECK-NEXT:        %[[BYTE:.+]] = arith.trunci %[[INT]] : i32 to i8
+// CHECK-NEXT:        %[[U:.+]] = builtin.unrealized_conversion_cast %[[BYTE]] : i8 to ui8
+// CHECK-NEXT:        memref.store %[[U]], %[[WIDE]]
+// CHECK:         krnl.iterate
+// CHECK:           %[[V:.+]] = memref.load %[[WIDE]]
+// CHECK-NEXT:      memref.store %[[V]], %y
