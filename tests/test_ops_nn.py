@@ -150,6 +150,25 @@ CASES: dict[str, Case] = {
     "max_pool_strided_past_the_input_ceil": Case(
         "MaxPool", {"x": rand(1, 2, 12, 12)}, {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}
     ),
+    # Strided pools reaching into the padding, over phase planes padded with the lowest value:
+    # short rows (wide rows, compacted), bytes (ResNet's 3x3/2 of a QOperator model), long rows
+    # (row by row), an uneven stride.
+    "max_pool_strided_padded_short_rows": Case(
+        "MaxPool", {"x": rand(2, 3, 13, 11)}, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    ),
+    "max_pool_strided_padded_uint8": Case(
+        "MaxPool",
+        {"x": ints(1, 4, 12, 12, dtype=np.uint8, low=0, high=255)},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    ),
+    "max_pool_strided_padded_long_rows_int8": Case(
+        "MaxPool",
+        {"x": ints(1, 2, 7, 80, dtype=np.int8, low=-128, high=127)},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+    ),
+    "max_pool_strided_padded_uneven": Case(
+        "MaxPool", {"x": -rand(1, 2, 10, 9)}, {"kernel_shape": [2, 3], "strides": [3, 2], "pads": [1, 0, 0, 2]}
+    ),
     "average_pool_strided_inside": Case(
         "AveragePool", {"x": rand(2, 3, 8, 9)}, {"kernel_shape": [2, 3], "strides": [2, 3]}
     ),

@@ -1,9 +1,9 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// MaxPool 3x3 stride 2, pads 1, one output row at a time (so it vectorizes):
-// the row starts at -inf; per kernel offset (the row offsets clipped to the
-// input, as the columns of each row offset), one loop along the output row
-// takes the max with an input row read at stride 2.
+// MaxPool 3x3 stride 2, pads 1 (windows reaching into the padding): the input in four
+// phase planes of 5x5 padded with -inf (a stride-2 read split into unit-stride ones),
+// then each output the max of nine shifted reads along the wide rows (unit stride, so it
+// vectorizes), then the real columns copied out.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
     %y = "onnx.MaxPool"(%x) <{resultSegmentSizes = array<i32: 1, 0>}> {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32>
@@ -13,20 +13,23 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x2x8x8xf32>, %y: memref<1x2x4x4xf32>) {
 // CHECK:         %[[NEG_INF:.+]] = arith.constant 0xff800000 : f32
-// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0] to [1, 2, 4] {
-// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index, %[[oh:.+]]: index):
-// CHECK-NEXT:      scf.for %[[i:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK-NEXT:        memref.store %[[NEG_INF]], %y[%[[n]], %[[c]], %[[oh]], %[[i]]]
-// CHECK:           scf.for %[[kh:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK-NEXT:        scf.for %[[kw:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK-NEXT:          %[[IH:.+]] = arith.addi %{{.+}}, %[[kh]] : index
-// CHECK:               scf.for %[[ow:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK-NEXT:            %[[W2:.+]] = arith.muli %[[ow]], %{{.+}} : index
-// CHECK-NEXT:            %[[IW:.+]] = arith.subi %[[W2]], %{{.+}} : index
-// CHECK-NEXT:            %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[IH]], %[[IW]]] : memref<1x2x8x8xf32>
-// CHECK-NEXT:            %[[OLD:.+]] = memref.load %y[%[[n]], %[[c]], %[[oh]], %[[ow]]]
-// CHECK-NEXT:            %[[M:.+]] = arith.maximumf %[[OLD]], %[[V]] : f32
-// CHECK-NEXT:            memref.store %[[M]], %y[%[[n]], %[[c]], %[[oh]], %[[ow]]] : memref<1x2x4x4xf32>
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x100xf32>
+// CHECK:         memref.store %[[NEG_INF]], %[[PLANES]]
+// CHECK:         %[[V:.+]] = memref.load %x[{{.*}}] : memref<1x2x8x8xf32>
+// CHECK-NEXT:    %{{.+}} = arith.addi
+// CHECK-NEXT:    memref.store %[[V]], %[[PLANES]]
+// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x2x19xf32>
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [1, 2] {
+// CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index):
+// CHECK-NEXT:      scf.for %[[q:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        %[[R0:.+]] = memref.load %[[PLANES]][%[[n]], %[[c]], %[[q]]]
+// CHECK-COUNT-8:     memref.load %[[PLANES]]
+// CHECK-NEXT:        %[[M1:.+]] = arith.maximumf %[[R0]], %{{.+}} : f32
+// CHECK-COUNT-7:     arith.maximumf
+// CHECK-NEXT:        memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[c]], %[[q]]] : memref<1x2x19xf32>
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [1, 2, 4, 4] {
+// CHECK:           memref.load %[[WIDE]]
+// CHECK-NEXT:      memref.store %{{.+}}, %y
 // CHECK-NOT:       arith.divf
 
 // -----
