@@ -1,4 +1,5 @@
-"""fuse-qdq: `DequantizeLinear → Conv/MatMul → (Relu/Clip) → QuantizeLinear` → QLinearConv/QLinearMatMul.
+"""fuse-qdq: `DequantizeLinear → Conv/MatMul → (Relu/Clip) → QuantizeLinear` → QLinearConv/QLinearMatMul;
+`DequantizeLinear → MaxPool → QuantizeLinear` of one scale and zero point → MaxPool of the bytes.
 
 A QDQ model (onnxruntime's quantizer's default format, and what the importer makes of the
 com.microsoft ops) computes every int8 layer in float between a DequantizeLinear of its
@@ -109,7 +110,10 @@ def _quantized_bound(bound: float, scale: float, zero_point: int, dtype: np.dtyp
 
 
 def fuse_quantize(quantize: OnnxOp, opset: int) -> None:
-    y_scale, y_zero = constant_array(quantize.input(1)), constant_array(quantize.input(2)) if quantize.input(2) else None
+    y_scale, y_zero = (
+        constant_array(quantize.input(1)),
+        constant_array(quantize.input(2)) if quantize.input(2) else None,
+    )
     if opset < 13 or y_scale is None or y_scale.size != 1 or (quantize.input(2) and y_zero is None):
         return
     y_dtype = y_zero.dtype if y_zero is not None else np.dtype(np.uint8)
@@ -157,6 +161,8 @@ def _integer_op(producer: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list[O
         return _qlinear_conv(producer, y_scale, y_zero)
     if producer.OP_TYPE == "MatMul":
         return _qlinear_matmul(producer, y_scale, y_zero)
+    if producer.OP_TYPE == "MaxPool":
+        return _byte_max_pool(producer, y_scale, y_zero)
     return []
 
 
@@ -204,3 +210,20 @@ def _qlinear_matmul(matmul: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list
     made_b, b_zero = _zero_point(matmul, b, f"{name}.b_zero_point")
     inputs = [a.x, a.scale, a_zero, b.x, b.scale, b_zero, y_scale, y_zero]
     return [*made_a, *made_b, make_op("QLinearMatMul", inputs, {}, name)]
+
+
+def _byte_max_pool(pool: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list[OnnxOp]:
+    """The MaxPool of the bytes themselves where x is dequantized and the result quantized
+    with the same (positive) scale and zero point, as the quantizer writes it: dequantizing
+    is monotonic, so the maximum commutes with it, and quantizing a dequantized byte gives
+    it back (k * s / s rounds to k for |k| <= 255)."""
+    x = _dequantized(pool.input(0), None)
+    scale, zero = constant_array(y_scale), constant_array(y_zero)
+    if x is None or scale is None or zero is None or any(result.uses for result in pool.results[1:]):
+        return []
+    if zero.dtype != x.zero_array.dtype or zero.reshape(-1)[0] != x.zero_array.reshape(-1)[0]:
+        return []
+    if scale.reshape(-1)[0] != x.scale_array.reshape(-1)[0] or not x.scale_array.reshape(-1)[0] > 0:
+        return []
+    attributes = {k: v for k, v in pool.attributes.items() if k in pool.ATTR_TYPES}
+    return [make_op("MaxPool", [x.x], attributes, pool.node_name)]

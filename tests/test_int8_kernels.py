@@ -132,6 +132,30 @@ def test_depthwise_planes_are_vectorized(tmp_path):
     assert re.search(r"uitofp <\d+ x i8>", text) and "llvm.loop.unroll.disable" in text
 
 
+@pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
+def test_max_pool_of_bytes_is_onnxruntimes(quant_format, tmp_path):
+    """ResNet's stem (Conv, Relu, 3x3/2 padded MaxPool) quantized: the MaxPool runs on the
+    bytes (QOperator models have it so; fuse-qdq makes it so in QDQ ones), bit-exact."""
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, (1, 3, 20, 20))
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(np.random.default_rng(0).normal(size=(8, 3, 3, 3)).astype(np.float32), "w")
+    nodes = [
+        onnx.helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        onnx.helper.make_node("Relu", ["c"], ["r"]),
+        onnx.helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        onnx.helper.make_node("Conv", ["p", "w2"], ["y"]),
+    ]
+    w2 = numpy_helper.from_array(np.random.default_rng(1).normal(size=(4, 8, 1, 1)).astype(np.float32), "w2")
+    graph = onnx.helper.make_graph(nodes, "stem", [x], [y], [w, w2])
+    base = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    model = quantized.quantize(onnx.shape_inference.infer_shapes(base), quant_format, calibration_samples=2)
+    onnx_text = onnxc.compile(model, tmp_path / "m.onnx.mlir", emit="onnx").read_text()
+    assert re.search(r'"onnx.MaxPool"\(.*-> tensor<1x8x10x10xui8>', onnx_text)
+    feeds = quantized.random_inputs(model, 3)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, feeds)[0]
+    np.testing.assert_array_equal(actual, _reference(model, feeds))
+
+
 @pytest.mark.parametrize("name", ["resnet", "mobilenet", "bert"])
 def test_dynamic_int8_matches_onnxruntime(name, tmp_path):
     """Dynamic quantization's ConvInteger/MatMulInteger (a zero point known at run time)
