@@ -61,6 +61,17 @@ def test_int8_cnn_matches_onnxruntime(name, quant_format, tmp_path):
     assert np.abs(actual - expected).max() <= _last_step(model) * 1.001
 
 
+def test_int8_gemm_on_two_threads_is_one_threads(tmp_path):
+    """The int8 kernel's products go to the thread pool (each thread a range of tiles): two
+    threads give one thread's bytes."""
+    model = _model("resnet", "qoperator")
+    library = onnxc.compile(model, tmp_path / "model.so")
+    assert "qgemm.slice" in onnxc.compile(model, tmp_path / "model.ll", emit="llvm").read_text()
+    feeds = quantized.random_inputs(model, 7)
+    one, two = (onnxc.Session(library, threads=n).run(None, feeds)[0] for n in (1, 2))
+    np.testing.assert_array_equal(two, one)
+
+
 def test_portable_path_matches_vnni(tmp_path):
     """An x86-64-v3 build (AVX2: the portable dot product) gives the host build's bytes."""
     model = _model("resnet", "qdq")

@@ -1,8 +1,10 @@
 """The int8 kernel behind `krnl.qmatmul` (dialects/krnl_int8.py), as explicit LLVM vector IR.
 
     for each batch triple:
-      for jr in [0, N) step nr:                    # a column tile: K4 x nr x 4 bytes of B
-        for each row tile of mr rows, in blocks of `rows` rows:
+      on the thread pool (enough work), each thread taking a contiguous range of the column
+      tiles or of the row tiles, whichever are more (B is packed before: nothing to share):
+      for jr in its columns, step nr:             # a column tile: K4 x nr x 4 bytes of B
+        for each of its row tiles of mr rows, in blocks of `rows` rows:
           micro-kernel: rows x nv accumulators over the K4 groups of 4 products, each step
             nv vector loads of B, one 4-byte broadcast of A per row, rows * nv dot products
           epilogue: + offset, * multiplier (float32), round half to even, + zero point,
@@ -25,8 +27,9 @@ from llvmlite import ir
 
 from onnxc.codegen.function_translator import FunctionTranslator, emits
 from onnxc.codegen.gemm import counted_loop
-from onnxc.codegen.llvm_idioms import internal_function
+from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_struct, store_fields, thread_pool_slice
 from onnxc.codegen.llvm_types import F32, I1, I8, I32, I64, PTR
+from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
 from onnxc.dialects.krnl_int8 import QMatmulOp, padded_columns
 
@@ -34,7 +37,16 @@ VNNI_512_CPUS = {
     "icelake-client", "icelake-server", "tigerlake", "cascadelake", "cooperlake", "rocketlake",
     "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "diamondrapids", "znver4", "znver5",
 }  # fmt: skip
-VNNI_256_CPUS = {"alderlake", "raptorlake", "meteorlake", "arrowlake", "arrowlake-s", "lunarlake", "gracemont", "sierraforest"}
+VNNI_256_CPUS = {
+    "alderlake",
+    "raptorlake",
+    "meteorlake",
+    "arrowlake",
+    "arrowlake-s",
+    "lunarlake",
+    "gracemont",
+    "sierraforest",
+}
 
 
 def dot_product_kind(target: Target) -> str:
@@ -91,38 +103,93 @@ class QGemmEmitter:
         self.acc_type = ir.VectorType(I32, s.lanes * self.partial)
         self.bytes_type = ir.VectorType(I8, 4 * s.lanes)
 
+    @property
+    def split_rows(self) -> bool:
+        """Threads take ranges of row tiles, or else of column tiles: whichever are more."""
+        return self.row_tiles >= self.column_tiles
+
+    @property
+    def row_tiles(self) -> int:
+        return -(-self.m // self.mr)
+
+    @property
+    def column_tiles(self) -> int:
+        return -(-self.n // (self.shape.lanes * self.shape.vectors))
+
+    @property
+    def parallel(self) -> bool:
+        """Whether a product goes to the thread pool: more than one tile to split, and enough
+        work to repay waking it (as for the float GEMM)."""
+        tiles = self.row_tiles if self.split_rows else self.column_tiles
+        return tiles > 1 and 2 * self.m * self.n * self.k4 * 4 >= MIN_PARALLEL_WORK
+
     def emit(self) -> None:
         t, op = self.t, self.op
         kernel = self.kernel_function()
         tables = [op.offsets] if op.multipliers is None else [op.offsets, op.multipliers]
         pointers = [t.get(v) for v in (op.a, op.b, op.c, *tables)]
         c_element = I32 if op.int32_result else I8
+        tiles = self.row_tiles if self.split_rows else self.column_tiles
+        context_type = ir.LiteralStructType([PTR] * len(pointers))
+        slice_, context = (
+            (self.slice_function(kernel, context_type), self.context_slot(context_type))
+            if self.parallel
+            else (None, None)
+        )
         for a_offset, b_offset, c_offset in op.batch_triples:
             a, b = (t.builder.gep(p, [_c(o)], source_etype=I8) for p, o in zip(pointers, (a_offset, b_offset)))
             c = t.builder.gep(pointers[2], [_c(c_offset)], source_etype=c_element)
-            t.builder.call(kernel, [a, b, c, *pointers[3:]])
+            if slice_ is None:
+                t.builder.call(kernel, [a, b, c, *pointers[3:], _c(0), _c(tiles)])
+                continue
+            store_fields(t.builder, context, context_type, [a, b, c, *pointers[3:]])
+            parallel_for(t.builder, self.declare, slice_, context, tiles)
+
+    def slice_function(self, kernel: ir.Function, context_type: ir.LiteralStructType) -> ir.Function:
+        """slice(context, begin, end): the kernel over the tiles [begin, end), for the thread pool."""
+        fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{kernel.name}.slice", context_type)
+        b.call(kernel, [*pointers, begin, end])
+        b.ret_void()
+        return fn
+
+    def context_slot(self, context_type: ir.LiteralStructType) -> ir.Value:
+        """Stack room for the thread pool's context, allocated once in the function's entry block."""
+        b, block = self.t.builder, self.t.builder.block
+        b.position_at_start(b.function.entry_basic_block)
+        slot = stack_struct(b, context_type)
+        b.position_at_end(block)
+        return slot
 
     # ---------------------------------------------------------------- the kernel function
 
     def kernel_function(self) -> ir.Function:
+        """kernel(a, b, c, offsets, [multipliers], begin, end): the product over the row tiles
+        [begin, end) (`split_rows`), or else the column tiles [begin, end)."""
         name = self.module.get_unique_name(f"{self.t.builder.function.name}.qgemm")
         tables = 1 if self.op.int32_result else 2
-        fn = internal_function(self.module, name, ir.FunctionType(ir.VoidType(), [PTR] * (3 + tables)))
+        fn = internal_function(self.module, name, ir.FunctionType(ir.VoidType(), [PTR] * (3 + tables) + [I64, I64]))
         fn.attributes.add("noinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        a, b_in, c, offsets, *multipliers = fn.args
+        a, b_in, c, offsets, *multipliers, begin, end = fn.args
         s = self.shape
         nr = s.lanes * s.vectors
-        tiles = -(-self.m // self.mr)
-        with counted_loop(b, _c(0), _c(self.n), nr, "jr") as jr:
+        if self.split_rows:
+            columns, tiles = (_c(0), _c(self.n)), (begin, end)
+        else:
+            column_end = b.mul(end, _c(nr))
+            column_end = b.select(b.icmp_signed("<", column_end, _c(self.n)), column_end, _c(self.n))
+            columns, tiles = (b.mul(begin, _c(nr)), column_end), (_c(0), _c(self.row_tiles))
+        with counted_loop(b, *columns, nr, "jr") as jr:
             b_tile = b.gep(b_in, [b.mul(jr, _c(4))], source_etype=I8)
-            with counted_loop(b, _c(0), _c(tiles), 1, "tile") as tile:
+            with counted_loop(b, *tiles, 1, "tile") as tile:
                 a_tile = b.gep(a, [b.mul(tile, _c(self.k4 * self.mr * 4))], source_etype=I8)
                 for first in range(0, self.mr, s.rows):
                     rows = min(s.rows, self.mr - first)
                     row0 = b.add(b.mul(tile, _c(self.mr)), _c(first))
                     with b.if_then(b.icmp_signed("<", row0, _c(self.m))):
-                        accumulators = self.micro_kernel(b, b.gep(a_tile, [_c(first * 4)], source_etype=I8), b_tile, rows)
+                        accumulators = self.micro_kernel(
+                            b, b.gep(a_tile, [_c(first * 4)], source_etype=I8), b_tile, rows
+                        )
                         self.epilogue(b, accumulators, c, offsets, multipliers[0] if multipliers else None, row0, jr)
         b.ret_void()
         return fn
@@ -186,7 +253,9 @@ class QGemmEmitter:
     def splat(self, b: ir.IRBuilder, scalar: ir.Value, vector_type: ir.VectorType) -> ir.Value:
         undef = ir.Constant(vector_type, None)
         single = b.insert_element(undef, scalar, ir.Constant(I32, 0))
-        return b.shuffle_vector(single, undef, ir.Constant(ir.VectorType(I32, vector_type.count), [0] * vector_type.count))
+        return b.shuffle_vector(
+            single, undef, ir.Constant(ir.VectorType(I32, vector_type.count), [0] * vector_type.count)
+        )
 
     # ---------------------------------------------------------------- requantization
 
