@@ -27,8 +27,9 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 
 // -----
 
-// ConvInteger with a run-time zero point: the padded image holds the zero point
-// (loaded), the weights are the signed rows of krnl.qmatmul, the offsets per row.
+// ConvInteger with a run-time zero point: the padded image (planes of 4x4, as the
+// depthwise conv's) holds the zero point (loaded), each row of x copied once; the weights
+// are the signed rows of krnl.qmatmul, the offsets per row.
 builtin.module attributes {onnx.opset = 21 : i64} {
   func.func @main_graph(%x: tensor<1x1x3x3xui8>, %zx: tensor<ui8>) -> tensor<1x2x3x3xi32> {
     %w = "onnx.Constant"() {value = dense<[[[[1, 2], [3, 4]]], [[[-1, 0], [5, -7]]]]> : tensor<2x1x2x2xi8>} : () -> tensor<2x1x2x2xi8>
@@ -41,11 +42,14 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK:         %[[OFFSETS:.+]] = memref.alloc() : memref<2xi32>
 // CHECK:         %[[A:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x1x12x4xi8>>} : memref<1x1x12x4xi8>
 // CHECK-NEXT:    %[[PACKED:.+]] = memref.alloc() : memref<1x64x4xui8>
-// CHECK-NEXT:    %[[PADDED:.+]] = memref.alloc() : memref<1x1x4x4xui8>
-// CHECK:         %[[VALUE:.+]] = memref.load %x
-// CHECK-NEXT:    %[[INSIDE:.+]] = arith.andi
 // CHECK-NEXT:    %[[ZERO:.+]] = memref.load %zx[] : memref<ui8>
-// CHECK-NEXT:    %{{.+}} = arith.select %[[INSIDE]], %[[VALUE]], %[[ZERO]] : ui8
+// CHECK-NEXT:    %[[PLANES:.+]] = memref.alloc() : memref<1x1x16xui8>
+// CHECK:         memref.store %[[ZERO]], %[[PLANES]]
+// CHECK:         %[[VALUE:.+]] = memref.load %x
+// CHECK-NEXT:    %{{.+}} = arith.addi
+// CHECK-NEXT:    memref.store %[[VALUE]], %[[PLANES]]
+// CHECK:         %[[PADDED:.+]] = krnl.view %[[PLANES]][0 : i64] : memref<1x1x16xui8> to memref<1x1x4x4xui8>
+// CHECK:         memref.load %[[PADDED]]
 // CHECK:         krnl.qmatmul %[[A]], %[[PACKED]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 9 : i64, 1 : i64], {{.*}} a_signed} : memref<1x1x12x4xi8>, memref<1x64x4xui8>, memref<1x2x3x3xi32>, memref<2xi32>
 
 // -----
