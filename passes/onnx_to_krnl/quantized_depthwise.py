@@ -10,7 +10,8 @@ magnitude, so a bias less zx * sum(w - zw) and KH*KW products stay within
 conv.py (shifted rows, vectorized along them) over x as float32, read from its planes
 padded with zx (one pass over x: converted, padded, split into phase planes for a
 stride), with the weights less their zero points and the bias less zx * sum(w - zw)
-made float32 at compile time; its float results are the int32 sums exactly. QLinearConv
+made float32 at compile time (a run-time zero point's bias by a loop over the channels);
+its float results are the int32 sums exactly. QLinearConv
 requantizes them as the conv stores them (short rows: into its wide rows of bytes, then
 compacted), as the int8 kernel does (float32 multiplier per channel, round half to even,
 plus the zero point, clamped; a following Clip joins the clamp): what onnxruntime
@@ -21,12 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import math
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import MemRefType, f32, i32
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
-from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, has_static_shape, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.conv import SHORT_ROW, VECTOR_COLUMNS, shifted_grouped_conv
 from onnxc.passes.onnx_to_krnl.quantized_gemm import epilogue_clamp, requantization, scalar_zero_point, zero_value
@@ -98,17 +98,6 @@ def lower_qlinear_depthwise(g: GraphLowering, op: OnnxOp) -> bool:
     return True
 
 
-def _planes_shape(buffer: SSAValue) -> list[int]:
-    _, channels, height, width = shape_of(buffer)
-    return [channels, height * width]
-
-
-def _as_planes(g: GraphLowering, buffer: SSAValue) -> SSAValue:
-    """A [1, C, H, W] buffer as [C, H*W]: a nest over it vectorizes along the planes (over
-    the 4-D shape, LLVM unrolled the short rows and vectorized across channels, gathering)."""
-    return reshaped_view(g.top, buffer, _planes_shape(buffer))
-
-
 def lower_conv_integer_depthwise(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
     """ConvInteger of a depthwise conv (one x zero point, constant weights) on the float
     depthwise conv, its exact sums stored into the int32 `out`."""
@@ -124,24 +113,26 @@ def _depthwise_conv(
     g, op, weights: np.ndarray, bias: np.ndarray | None, x_zero, shifted: ShiftedRows, out: SSAValue, epilogue
 ) -> None:
     """The depthwise conv's int32 sums (bias included), as float32, each through `epilogue`
-    into `out` [1, M, OH, OW], in the conv's store. With a
-    zero point known at compile time, the conv reads x's values as they are, from planes
-    padded with the zero point, and the bias absorbs the zero point: sum (x - zx) * w =
-    sum x * w - zx * sum w, every tap included (a padded one reads zx). Else x less its
-    zero point is made first, padded with zeros."""
+    into `out` [1, M, OH, OW], in the conv's store. The conv reads x's values as they are,
+    from planes padded with the zero point, and the bias absorbs the zero point:
+    sum (x - zx) * w = sum x * w - zx * sum w, every tap included (a padded one reads zx);
+    that bias is made at compile time, or for a zero point known at run time only
+    (DynamicQuantizeLinear's) by a loop over the channels."""
     x = g.buffers[op.input(0)]
     name = op.node_name or op.OP_TYPE.lower()
-    if isinstance(x_zero, int):
-        planes = shifted.planes(g, x, VECTOR_COLUMNS - 1, f32, g.top.constant(float(x_zero), f32))
-        bias = (0 if bias is None else bias.astype(np.int64)) - x_zero * weights.sum(axis=(1, 2, 3)).astype(np.int64)
-    else:
-        centered = alloc_shaped(g.top, f32, shape_of(x))
-        zero = g.top.convert(zero_value(g.top, x_zero, x.type.get_element_type()), f32)
-        x_planes, centered_planes = _as_planes(g, x), _as_planes(g, centered)
-        ivs, body = g.top.loop_nest(_planes_shape(x))
-        body.store(body.sub(body.convert(body.load(x_planes, ivs), f32), zero), centered_planes, ivs)
-        planes = shifted.planes(g, centered, VECTOR_COLUMNS - 1)
+    zero = g.top.convert(zero_value(g.top, x_zero, x.type.get_element_type()), f32)
+    planes = shifted.planes(g, x, VECTOR_COLUMNS - 1, f32, zero)
     weight_values = weight_buffer(g, op, weights, f32, f"{name}_weights")
-    bias_values = weight_buffer(g, op, bias.astype(np.float32), f32, f"{name}_bias") if bias is not None else None
+    weight_sums = weights.sum(axis=(1, 2, 3)).astype(np.int64)
+    base = np.zeros(weights.shape[0], np.int64) if bias is None else bias.astype(np.int64)
+    if isinstance(x_zero, int):
+        bias_values = weight_buffer(g, op, (base - x_zero * weight_sums).astype(np.float32), f32, f"{name}_bias")
+    else:
+        sums = weight_buffer(g, op, weight_sums.astype(np.float32), f32, f"{name}_weight_sums")
+        bases = weight_buffer(g, op, base.astype(np.float32), f32, f"{name}_bias")
+        bias_values = g.top.alloc(MemRefType(f32, [weights.shape[0]]))
+        (channel,), body = g.top.loop_nest([weights.shape[0]])
+        correction = body.mul(zero, body.load(sums, [channel]))
+        body.store(body.sub(body.load(bases, [channel]), correction), bias_values, [channel])
     by_rows = shifted.window_x.output_size > SHORT_ROW
     shifted_grouped_conv(g, planes, weight_values, bias_values, out, shifted, by_rows=by_rows, epilogue=epilogue)

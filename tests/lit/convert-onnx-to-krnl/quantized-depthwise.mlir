@@ -1,7 +1,7 @@
 // RUN: onnxc-opt %s -p convert-onnx-to-krnl | filecheck %s
 
 // A depthwise QLinearConv runs on the float depthwise conv: x as float32 in planes padded
-// with its zero point (3), the shifted-rows conv with the weights and the bias less
+// with its zero point (3, as float32), the shifted-rows conv with the weights and the bias less
 // zx * sum(w) made float32 at compile time (its sums are exact), requantized per channel
 // in the conv's store (round half to even, plus the y zero point, clamped, narrowed to
 // bytes) into its wide rows, whose real columns are then copied out.
@@ -21,8 +21,8 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 }
 
 // CHECK-LABEL: func.func @main_graph(
-// CHECK:         %[[PAD:.+]] = arith.constant 3.000000e+00 : f32
 // CHECK:         %[[M:.+]] = krnl.global {value = #onnx.weight<"qlinearconv_multipliers", tensor<2xf32>>}
+// CHECK:         %[[PAD:.+]] = arith.uitofp %{{.+}} : i8 to f32
 // CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x51xf32>
 // CHECK:         krnl.iterate
 // CHECK:           memref.store %[[PAD]], %[[PLANES]]
