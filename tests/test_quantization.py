@@ -213,6 +213,22 @@ CASES: dict[str, Case] = {
         },
         opset=10,
     ),
+    "qlinear_conv_depthwise_5x5_long_rows": Case(  # 25 taps: the float depthwise conv along wide rows
+        "QLinearConv",
+        {"x": ints(1, 3, 6, 40, dtype=np.uint8, low=0, high=255)},
+        {"group": 3, "pads": [2, 2, 2, 2]},
+        initializers={
+            "xs": scalar(0.05, F32),
+            "xz": scalar(131, np.uint8),
+            "w": ints(3, 1, 5, 5, dtype=np.int8, low=-128, high=127),
+            "ws": np.array([0.01, 0.02, 0.005], F32),
+            "wz": np.zeros(3, np.int8),
+            "ys": scalar(0.5, F32),
+            "yz": scalar(100, np.uint8),
+            "b": ints(3, dtype=np.int32, low=-1000, high=1000),
+        },
+        opset=10,
+    ),
     "qlinear_conv_bias_per_channel": Case(
         "QLinearConv",
         {"x": ints(2, 3, 5, 5, dtype=np.int8, low=-128, high=127)},

@@ -28,7 +28,7 @@ from xdsl.ir import SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, has_static_shape, shape_of, weight_buffer
-from onnxc.passes.onnx_to_krnl.conv import SHORT_ROW, VECTOR_COLUMNS, shifted_grouped_conv
+from onnxc.passes.onnx_to_krnl.conv import ROW_BY_ROW_MAX_TAPS, SHORT_ROW, VECTOR_COLUMNS, shifted_grouped_conv
 from onnxc.passes.onnx_to_krnl.quantized_gemm import epilogue_clamp, requantization, scalar_zero_point, zero_value
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
@@ -134,5 +134,6 @@ def _depthwise_conv(
         (channel,), body = g.top.loop_nest([weights.shape[0]])
         correction = body.mul(zero, body.load(sums, [channel]))
         body.store(body.sub(body.load(bases, [channel]), correction), bias_values, [channel])
-    by_rows = shifted.window_x.output_size > SHORT_ROW
+    taps = weights.shape[2] * weights.shape[3]
+    by_rows = shifted.window_x.output_size > SHORT_ROW and taps <= ROW_BY_ROW_MAX_TAPS  # as conv.py chooses
     shifted_grouped_conv(g, planes, weight_values, bias_values, out, shifted, by_rows=by_rows, epilogue=epilogue)
