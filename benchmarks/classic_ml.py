@@ -29,6 +29,7 @@ os.environ.setdefault("ONNXC_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 import onnxruntime as ort  # noqa: E402
+from skl2onnx import to_onnx  # noqa: E402
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
     GradientBoostingClassifier,
@@ -39,11 +40,10 @@ from sklearn.ensemble import (  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import SVC  # noqa: E402
-from skl2onnx import to_onnx  # noqa: E402
 
 import onnxc  # noqa: E402
 from onnxc.runtime import Session  # noqa: E402
-from onnxc.runtime.session import _tensor_array  # noqa: E402  (describing tensors once, as a C caller)
+from onnxc.runtime.tensor_descriptors import _tensor_array  # noqa: E402  (describing tensors once, as a C caller)
 
 SAMPLE_SECONDS = 0.02
 BATCHES = (1, 64)

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 import onnxc
 from onnxc.errors import InputError, RuntimeFailure
 from onnxc.runtime import Session
-from onnxc.runtime.session import CALLS_PER_BLOCK
+from onnxc.runtime.tensor_descriptors import CALLS_PER_BLOCK
 
 # y = relu(x) + b over a symbolic batch: one batched input, one whole one.
 MODEL = helper.make_model(

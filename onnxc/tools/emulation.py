@@ -32,7 +32,8 @@ import numpy as np
 
 from onnxc.errors import InvalidModelError, RuntimeFailure, UnsupportedOpError
 from onnxc.runtime import library as runtime_library
-from onnxc.runtime.session import DynamicOutput, Session, TypedArray
+from onnxc.runtime.session import Session
+from onnxc.runtime.tensor_descriptors import DynamicOutput, TypedArray
 
 HARNESS_SOURCE = Path(runtime_library.__file__).parent / "harness" / "onnxc_harness.c"
 ABI_HEADER = Path(runtime_library.__file__).parent / "onnxc.h"
