@@ -1,5 +1,5 @@
 """onnxc against onnxruntime, side by side: `python benchmarks/run.py [--models a,b] [--threads 1,2] [--repeat N]
-[--json out.json]`.
+[--json out.json] [--libraries DIR]`.
 
 For each model (benchmarks/models.py), in its own process so that models do not
 share memory: onnxc compiles it in a child process (compile time and the
@@ -30,9 +30,11 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -183,6 +185,19 @@ def _child(arguments: list[str], timeout: float) -> tuple[dict | None, str]:
     return json.loads(done.stdout.strip().splitlines()[-1]), ""
 
 
+def _prebuilt(name: str, built: Path, library: str) -> tuple[dict | None, str]:
+    """Use the library `built` beforehand for model `name` (copied to `library`, the model saved
+    beside it as `_compile_child` does); no compile time is measured."""
+    import models
+    import onnx
+
+    if not built.is_file():
+        return None, f"no library {built}"
+    shutil.copyfile(built, library)
+    onnx.save(models.load(name), _model_path(library))
+    return {"compile_s": math.nan}, ""
+
+
 def _cpu_name() -> str:
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -192,6 +207,10 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def _seconds(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.1f}"
 
 
 def _row(cells: list[str], widths: list[int]) -> str:
@@ -212,7 +231,7 @@ def _table(records: list[dict], threads: list[int]) -> str:
             rows.append([
                 record["model"], f"{record['gflop']:.3f}", str(count), f"{onnxc_ms:.2f}", f"{ort_ms:.2f}",
                 f"{onnxc_ms / ort_ms:.2f}", f"{record['gflop'] / onnxc_ms * 1000:.1f}",
-                f"{record['gflop'] / ort_ms * 1000:.1f}", f"{record['compile_s']:.1f}",
+                f"{record['gflop'] / ort_ms * 1000:.1f}", _seconds(record["compile_s"]),
                 f"{record['onnxc_rss_mb']:.0f}", f"{record['ort_rss_mb']:.0f}", f"{record['max_error']:.1e}",
                 "yes" if record["max_error"] <= TOLERANCE else "NO",
             ])  # fmt: skip
@@ -246,6 +265,11 @@ def main() -> int:
     parser.add_argument("--opt-level", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=900, help="seconds per model and step (default 900)")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument(
+        "--libraries",
+        help="a folder of libraries built beforehand (MODEL.so, e.g. with --mcpu for another machine): "
+        "run those instead of compiling",
+    )
     parser.add_argument("--compile-child", nargs=2, metavar=("MODEL", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--benchmark-child", nargs=2, metavar=("MODEL", "LIB"), help=argparse.SUPPRESS)
     parser.add_argument("--memory-child", nargs=2, metavar=("ENGINE", "FILE"), help=argparse.SUPPRESS)
@@ -273,13 +297,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="onnxc-bench-") as work:
         for name in names:
             library = str(Path(work) / f"{name}.so")
-            print(f"{name}: compiling", file=sys.stderr, flush=True)
-            compiled, error = _child(["--compile-child", name, library, "--opt-level", str(args.opt_level)],
-                                     args.timeout)  # fmt: skip
+            if args.libraries:
+                compiled, error = _prebuilt(name, Path(args.libraries) / f"{name}.so", library)
+            else:
+                print(f"{name}: compiling", file=sys.stderr, flush=True)
+                compiled, error = _child(["--compile-child", name, library, "--opt-level", str(args.opt_level)],
+                                         args.timeout)  # fmt: skip
             if compiled is None:
                 records.append({"model": name, "error": f"compile failed: {error}"})
                 continue
-            print(f"{name}: running ({compiled['compile_s']:.1f} s to compile)", file=sys.stderr, flush=True)
+            print(f"{name}: running ({_seconds(compiled['compile_s'])} s to compile)", file=sys.stderr, flush=True)
             measured, errors = {**compiled}, []
             steps = [["--memory-child", "ort", _model_path(library)], ["--memory-child", "onnxc", library],
                      ["--benchmark-child", name, library, "--repeat", str(args.repeat)]]  # fmt: skip

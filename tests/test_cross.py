@@ -31,9 +31,9 @@ from onnxc import dtypes
 from onnxc.codegen import resolve_target
 from onnxc.codegen.gemm_plan import vector_shape
 from onnxc.codegen.weights import write_weights_object
-from onnxc.tools.emulation import EMULATORS, EmulatedSession, EmulatorMissingError, emulator_for, needs_emulation
 from onnxc.errors import CompileError, InvalidModelError
 from onnxc.examples.mnist import build_mnist_cnn, digit_image
+from onnxc.tools.emulation import EMULATORS, EmulatedSession, EmulatorMissingError, emulator_for, needs_emulation
 
 FOREIGN_TARGETS = ("s390x", "ppc64le", "aarch64", "riscv64")
 OPSET = 13
@@ -515,6 +515,25 @@ def test_riscv_tile_follows_the_vector_extension():
     shapes = [vector_shape(target) for target in (baseline, rvv_cpu, rvv_feature, resolve_target("aarch64"))]
     assert shapes == [(4, 1), (4, 2), (4, 2), (4, 2)]
     assert not resolve_target("aarch64").has_riscv_vectors
+
+
+def test_x86_cpu_names_give_the_vector_width():
+    """A CPU named by --mcpu implies its features (its feature list is empty): AVX-512 CPUs get
+    the zmm tile, AVX2 ones the ymm tile, as a host build of that CPU would."""
+    shapes = {cpu: vector_shape(resolve_target("x86_64", cpu=cpu)) for cpu in ("emeraldrapids", "znver4", "haswell")}
+    assert shapes == {"emeraldrapids": (16, 2), "znver4": (16, 2), "haswell": (8, 1)}
+
+
+def test_intel_avx512_loops_use_zmm(tmp_path):
+    """LLVM tunes Intel's AVX-512 CPUs to prefer 256-bit vectors: its own vectorizer would then
+    fill half the width the kernels are planned for. Element-wise loops use 16 floats."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 1000])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 1000])
+    graph = helper.make_graph([helper.make_node("Sqrt", ["x"], ["y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    for cpu in ("emeraldrapids", "skylake-avx512"):
+        text = onnxc.compile(model, tmp_path / f"{cpu}.ll", target="x86_64", cpu=cpu, emit="llvm").read_text()
+        assert "<16 x float>" in text and "<8 x float>" not in text, cpu
 
 
 def test_mattr_checks_features():

@@ -29,7 +29,7 @@ def vector_shape(target: Target) -> tuple[int, int]:
     accumulators, so the narrower tile spills least.
     """
     if target.arch == "x86_64":
-        return (16, 2) if "+avx512f" in target.features else (8, 1)
+        return (16, 2) if target.has_avx512 else (8, 1)
     if target.arch == "ppc64le":
         return 4, 4
     if target.arch == "wasm32" or (target.arch == "riscv64" and not target.has_riscv_vectors):

@@ -71,7 +71,22 @@ class Target:
     def has_vector_ldexp(self) -> bool:
         """Whether LLVM lowers a vector llvm.ldexp to instructions (AVX-512's vscalefps) rather
         than a libm call per element."""
-        return _lowers_vector_ldexp(self.triple, self.cpu, self.features)
+        return _lowers_vector_ldexp(self.triple, self.cpu, self.llvm_features)
+
+    @property
+    def has_avx512(self) -> bool:
+        """Whether an x86 target's CPU and features give 512-bit vectors (a CPU name implies
+        features no list spells out: `--mcpu emeraldrapids` has an empty list)."""
+        return self.arch == "x86_64" and _has_zmm(self.triple, self.cpu, self.llvm_features)
+
+    @property
+    def llvm_features(self) -> str:
+        """The features LLVM is given: `features`, and on x86 without the `prefer-256-bit` tuning
+        of Intel's AVX-512 CPUs (Skylake-X to Granite Rapids), under which LLVM's own loop and SLP
+        vectorizers would use half of the vector width the kernels are planned for."""
+        if self.arch != "x86_64":
+            return self.features
+        return ",".join(filter(None, [self.features, "-prefer-256-bit"]))
 
     @property
     def numpy_byte_order(self) -> str:
@@ -83,7 +98,7 @@ class Target:
             raise CompileError(f"optimization level must be 0..3, got {opt_level}")
         initialize_llvm()
         return llvm.Target.from_triple(self.triple).create_target_machine(
-            cpu=self.cpu, features=self.features, opt=opt_level, reloc="pic", codemodel="default"
+            cpu=self.cpu, features=self.llvm_features, opt=opt_level, reloc="pic", codemodel="default"
         )
 
 
@@ -94,27 +109,43 @@ def initialize_llvm() -> None:
     llvm.initialize_all_asmprinters()
 
 
+def _assembly(triple: str, cpu: str, features: str, functions: str) -> str:
+    """The assembly LLVM writes for the IR `functions` on a machine of `cpu` and `features`."""
+    initialize_llvm()
+    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
+    return machine.emit_assembly(llvm.parse_assembly(f'target triple = "{triple}"\n{functions}'))
+
+
 @functools.cache
 def _lowers_vector_ldexp(triple: str, cpu: str, features: str) -> bool:
     """Asked of LLVM itself: a CPU name implies features no list spells out (znver4: AVX-512)."""
-    initialize_llvm()
-    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
-    module = llvm.parse_assembly(
-        f'target triple = "{triple}"\n'
+    return "ldexp" not in _assembly(
+        triple,
+        cpu,
+        features,
         "declare <16 x float> @llvm.ldexp.v16f32.v16i32(<16 x float>, <16 x i32>)\n"
         "define <16 x float> @scale(<16 x float> %x, <16 x i32> %k) {\n"
         "  %y = call <16 x float> @llvm.ldexp.v16f32.v16i32(<16 x float> %x, <16 x i32> %k)\n"
-        "  ret <16 x float> %y\n}\n"
+        "  ret <16 x float> %y\n}\n",
     )
-    return "ldexp" not in machine.emit_assembly(module)
+
+
+@functools.cache
+def _has_zmm(triple: str, cpu: str, features: str) -> bool:
+    """Asked of LLVM: whether a 16-float vector add is one zmm instruction."""
+    return "zmm" in _assembly(
+        triple,
+        cpu,
+        features,
+        "define <16 x float> @add(<16 x float> %x, <16 x float> %y) {\n"
+        "  %z = fadd <16 x float> %x, %y\n  ret <16 x float> %z\n}\n",
+    )
 
 
 @functools.cache
 def _riscv_isa_string(triple: str, cpu: str, features: str) -> str:
     """The ISA string LLVM writes into a RISC-V object (`rv64i2p1_m2p0_..._v1p0_...`)."""
-    initialize_llvm()
-    machine = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features)
-    assembly = machine.emit_assembly(llvm.parse_assembly(f'target triple = "{triple}"'))
+    assembly = _assembly(triple, cpu, features, "")
     return next((line for line in assembly.splitlines() if ".attribute\t5," in line), "")
 
 
