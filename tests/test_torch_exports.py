@@ -1,6 +1,8 @@
 """Models as torch exports them today (tests/models/export_torch_dynamic.py: torchvision and
 transformers architectures, torch's default exporter, dynamic batch and sequence): each
-compiles with no `--shape`, and one library runs several shapes, against onnxruntime."""
+compiles with no `--shape`, and one library runs several shapes, against onnxruntime.
+Swin (shifted windows), LLaMA (rotary, grouped-query attention) and DeBERTa-v2 (relative
+positions) stand for the architectures beyond the classic ones."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def _padding_mask(batch: int, sequence: int) -> np.ndarray:
 
 
 def _feeds(name: str, rng: np.random.Generator):
-    if name in ("resnet", "mobilenet_v2", "efficientnet", "mobilenet_v2_minus_one"):
+    if name in ("resnet", "mobilenet_v2", "efficientnet", "mobilenet_v2_minus_one", "swin"):
         return [{"x": rng.standard_normal(shape).astype(np.float32)} for shape in IMAGES]
     return [
         {"input_ids": rng.integers(0, 100, shape).astype(np.int64), "attention_mask": _padding_mask(*shape)}
@@ -47,7 +49,10 @@ def _model(name: str) -> onnx.ModelProto:
 
 @pytest.mark.parametrize(
     "name",
-    ["resnet", "mobilenet_v2", "efficientnet", "mobilenet_v2_minus_one", "bert", "bert_torchscript", "gpt2", "t5_encoder"],
+    [
+        *("resnet", "mobilenet_v2", "efficientnet", "mobilenet_v2_minus_one", "swin"),
+        *("bert", "bert_torchscript", "gpt2", "t5_encoder", "llama", "deberta_v2"),
+    ],
 )
 def test_torch_export_runs_every_shape(name, tmp_path):
     model = _model(name)

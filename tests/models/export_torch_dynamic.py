@@ -9,6 +9,10 @@ Small fixtures keep the architectures' code (torchvision's ResNet blocks, Mobile
 EfficientNet; transformers' BertModel, GPT2Model, T5EncoderModel) at narrow widths so each
 file stays small; `--full` exports ResNet-50, MobileNetV2, EfficientNet-B0, a BERT-base
 encoder, GPT-2 small and a T5-small encoder at their real sizes (random weights).
+The small set also has a Swin transformer (shifted windows: roll, window masks), a
+LLaMA decoder (rotary embeddings, grouped-query attention, RMSNorm, SiLU gate) and a
+DeBERTa-v2 encoder (disentangled relative-position attention). Names given on the
+command line export only those models.
 CNNs take a dynamic batch; transformers a dynamic batch x sequence with an attention mask.
 BatchNorm statistics are randomized so that folding them is really tested. One model,
 `bert_torchscript`, goes through the TorchScript exporter (`dynamo=False`), as optimum does.
@@ -27,6 +31,7 @@ from torch import nn
 from torch.export import Dim
 from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
 from torchvision.models.resnet import BasicBlock, ResNet
+from torchvision.models.swin_transformer import SwinTransformer
 
 HERE = Path(__file__).parent
 BATCH, SEQUENCE = Dim("batch"), Dim("sequence", min=2, max=512)
@@ -74,6 +79,7 @@ def cnns(full: bool) -> dict[str, nn.Module]:
         "resnet": narrow_resnet(),
         "mobilenet_v2": torchvision.models.mobilenet_v2(width_mult=0.25, num_classes=10),
         "efficientnet": efficientnet(0.25, 0.34, 10),
+        "swin": SwinTransformer([4, 4], 16, [2, 2], [2, 4], [4, 4], num_classes=10),
     }
 
 
@@ -90,11 +96,17 @@ def transformer_models(full: bool) -> dict[str, nn.Module]:
         )
         gpt2 = transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=100, n_positions=512, use_cache=False)
         t5 = transformers.T5Config(d_model=64, d_kv=16, num_heads=4, d_ff=128, num_layers=2, vocab_size=100)
-    return {
+    models = {
         "bert": transformers.BertModel(bert),
         "gpt2": transformers.GPT2Model(gpt2),
         "t5_encoder": transformers.T5EncoderModel(t5),
     }
+    if not full:
+        small = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=100)
+        llama = transformers.LlamaConfig(**small, num_key_value_heads=2, use_cache=False)
+        models["llama"] = transformers.LlamaModel(llama)
+        models["deberta_v2"] = transformers.DebertaV2Model(transformers.DebertaV2Config(**small))
+    return models
 
 
 def export(model: nn.Module, example: tuple, path: Path, dims: dict[str, dict], dynamo: bool = True) -> None:
@@ -122,19 +134,25 @@ def export(model: nn.Module, example: tuple, path: Path, dims: dict[str, dict], 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--full", type=Path, help="export the full-size models into this folder")
+    parser.add_argument("names", nargs="*", help="export only these models (default: all)")
     args = parser.parse_args()
+    wanted = set(args.names)
     out = args.full or HERE / "torch"
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     side = 224 if args.full else 64
     for name, model in cnns(bool(args.full)).items():
+        if wanted and name not in wanted:
+            continue
         randomize_batchnorm(model)
         export(model, (torch.randn(2, 3, side, side),), out / f"{name}.onnx", {"x": {0: BATCH}})
     tokens = {"input_ids": {0: BATCH, 1: SEQUENCE}, "attention_mask": {0: BATCH, 1: SEQUENCE}}
     example = (torch.randint(0, 100, (2, 16)), torch.ones(2, 16, dtype=torch.int64))
     for name, model in transformer_models(bool(args.full)).items():
+        if wanted and name not in wanted:
+            continue
         export(LastHiddenState(model), example, out / f"{name}.onnx", tokens)
-    if not args.full:
+    if not args.full and (not wanted or "bert_torchscript" in wanted):
         bert = transformer_models(False)["bert"]
         export(LastHiddenState(bert), example, out / "bert_torchscript.onnx", tokens, dynamo=False)
 
