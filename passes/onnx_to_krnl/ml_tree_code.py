@@ -44,7 +44,7 @@ from onnxc.passes.onnx_to_krnl.ml_scores import accumulate
 
 NESTED_MAX_NODES = 63
 """Trees up to this many nodes (depth 5 when balanced) become nested comparisons."""
-WALKED_TOGETHER = 16
+WALKED_TOGETHER = 20
 """Walked trees stepped side by side per sample (their dependent load chains overlap)."""
 NESTED_BUDGET = 4096
 """At most this many nodes of an ensemble become nested comparisons (about 80 KB of code)."""
