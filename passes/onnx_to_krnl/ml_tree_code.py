@@ -18,9 +18,9 @@ Two forms, chosen per tree by its size:
   about 0.6 of it). A node is its record's element offset, so that a field's
   address is a base plus a scaled index (no multiply), and a leaf's threshold
   field holds its row of leaf values. Each tree's step is emitted whole, its
-  delta added and or-ed at once, one tree after the other: LLVM then keeps the
-  trees' nodes in registers (computing every delta first spilled them; the walk
-  of 100 trees of depth 17 took 1.25x as long).
+  delta added and or-ed at once, one tree after the other: LLVM then keeps most
+  of the trees' nodes in registers (computing every delta first spilled them:
+  the walk of 100 trees of depth 17 took 1.25x as long; docs/performance.md).
   Code size is constant.
 
 Leaf values are added (or min/max-ed) into one accumulator per target, carried
@@ -252,9 +252,9 @@ class NodeWalk:
     @staticmethod
     def build(g: GraphLowering, op, element: Attribute, trees: Sequence[Tree], targets: int, missing: float):
         trees = [tree.with_member_chains() for tree in trees]
+        arrays = _NodeArrays.of(trees, targets, missing)
         float_dtype = numpy_dtype_of(element)
         bits = np.dtype(f"i{float_dtype.itemsize}")
-        arrays = _NodeArrays.of(trees, targets, missing)
         branch_modes = sorted({m for tree in trees for m in tree.modes if m != "LEAF"}) or ["BRANCH_LEQ"]
         integer = IntegerType(bits.itemsize * 8)
         columns = {
