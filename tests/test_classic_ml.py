@@ -207,6 +207,82 @@ def test_walked_trees_step_side_by_side(tmp_path, dtype):
     compile_and_compare(tmp_path, proto, {"X": x[:64].astype(dtype)})
 
 
+def _shuffled_nodes(proto: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+    """`proto` with its tree ensemble's node lists in a random order, each tree's root
+    still listed first of its tree (its root): children then come before and after
+    their parents, so walked records step backward as well as forward."""
+    node = proto.graph.node[-1]
+    lists = {a.name: a for a in node.attribute if a.name.startswith("nodes_")}
+    trees = list(lists["nodes_treeids"].ints)
+    order = list(np.random.default_rng(seed).permutation(len(trees)))
+    for tree in set(trees):  # the root (listed first originally) back in front of its tree
+        root, first = trees.index(tree), min(k for k, p in enumerate(order) if trees[p] == tree)
+        where = order.index(root)
+        order[first], order[where] = order[where], order[first]
+    for attr in lists.values():
+        field = {onnx.AttributeProto.INTS: "ints", onnx.AttributeProto.FLOATS: "floats"}.get(attr.type, "strings")
+        values = list(getattr(attr, field))
+        del getattr(attr, field)[:]
+        getattr(attr, field).extend(values[k] for k in order)
+    return proto
+
+
+@pytest.mark.parametrize("kind", ["regressor_2_targets", "classifier_3_classes"])
+def test_walked_records_in_any_node_order(tmp_path, monkeypatch, kind):
+    """Every tree walked, its nodes listed in random order (children before and after
+    their parents: negative record deltas), several leaf values a leaf (2 targets, 3
+    classes: the row a leaf's record holds), more trees than WALKED_TOGETHER. Checked
+    against onnxruntime on the lists as converted (it reads shuffled ones otherwise)."""
+    from onnxc.passes.onnx_to_krnl.ml_tree_code import WALKED_TOGETHER
+
+    monkeypatch.setattr("onnxc.passes.onnx_to_krnl.ml_tree_code.NESTED_MAX_NODES", 0)
+    if kind == "regressor_2_targets":
+        (x, y), trees = DIABETES, 3
+        model = RandomForestRegressor(n_estimators=trees, random_state=0).fit(x, np.stack([y, -y / 10], axis=1))
+    else:
+        (x, y), trees = IRIS, WALKED_TOGETHER + 1
+        model = RandomForestClassifier(n_estimators=trees, max_depth=6, random_state=0).fit(x, y)
+    proto = convert(model, x)
+    feeds = {"X": x[:80]}
+    want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    onnx.save(_shuffled_nodes(proto), tmp_path / "model.onnx")  # onnxruntime reads it otherwise
+    onnxc.compile(tmp_path / "model.onnx", tmp_path / "model.so")
+    got = Session(str(tmp_path / "model.so")).run(None, feeds)
+    for ours, theirs in zip(got, want):
+        np.testing.assert_allclose(ours, theirs, rtol=TOLERANCE, atol=TOLERANCE)
+
+
+def test_walked_unbalanced_deep_trees(tmp_path):
+    """Two chains of 300 branch nodes (each false child a leaf), the MIN of two targets:
+    paths from 1 to 300 steps in one group of walked trees."""
+    depth, attrs = 300, {key: [] for key in ("nodes_treeids", "nodes_nodeids", "nodes_modes", "nodes_featureids")}
+    attrs |= {key: [] for key in ("nodes_values", "nodes_truenodeids", "nodes_falsenodeids")}
+    attrs |= {key: [] for key in ("target_treeids", "target_nodeids", "target_ids", "target_weights")}
+    for tree in range(2):
+        for k in range(depth):  # branch k: x[tree] <= 1 - (k + 1) / (depth + 1) goes on down
+            attrs["nodes_modes"].append("BRANCH_LEQ")
+            attrs["nodes_featureids"].append(tree)
+            attrs["nodes_values"].append(1 - (k + 1) / (depth + 1))
+            attrs["nodes_truenodeids"].append(k + 1 if k + 1 < depth else 2 * depth)
+            attrs["nodes_falsenodeids"].append(depth + k)
+        for leaf in range(depth, 2 * depth + 1):
+            attrs["nodes_modes"].append("LEAF")
+            attrs["nodes_featureids"].append(0)
+            attrs["nodes_values"].append(0.0)
+            attrs["nodes_truenodeids"].append(0)
+            attrs["nodes_falsenodeids"].append(0)
+            for target in range(2):
+                attrs["target_treeids"].append(tree)
+                attrs["target_nodeids"].append(leaf)
+                attrs["target_ids"].append(target)
+                attrs["target_weights"].append(float((leaf - depth) * (1 - 2 * target) + tree))
+        attrs["nodes_treeids"] += [tree] * (2 * depth + 1)
+        attrs["nodes_nodeids"] += list(range(2 * depth + 1))
+    attrs |= {"n_targets": 2, "aggregate_function": "MIN"}
+    x = np.random.default_rng(0).uniform(-0.1, 1.0, (64, 2)).astype(np.float32)
+    compile_and_compare(tmp_path, regressor_model(2, attrs), {"X": x})
+
+
 def test_long_node_lists_are_dense_arrays():
     """A forest's node lists (over LONG_LIST values) import as one dense array attribute
     each, read back as the same Python lists; short lists stay arrays of attributes."""

@@ -8,12 +8,19 @@ Two forms, chosen per tree by its size:
   their values as constants. Nothing is loaded but the features; a sample takes
   one chain of predictable branches. Code grows with the node count, so big
   trees would fill the instruction cache (and LLVM's time).
-- a node-array walk (all other trees): one scf.for over those trees, and per
-  tree an scf.while stepping `node = cond ? true : false` through one constant
-  array of node records (feature, threshold bits, true and false child: one
-  cache line per step, where separate arrays cost four), until the node is a
-  leaf (leaves are their own children), so a sample takes its own path's
-  length, not the tree's depth (random forests' paths are about 0.6 of it).
+- a node-array walk (all other trees): one scf.for over groups of
+  WALKED_TOGETHER trees, and per group one scf.while stepping each of its trees
+  once per iteration, `node += cond ? true_delta : false_delta`, through one flat
+  constant array of node records (feature, threshold bits, true and false
+  delta: one cache line per step, where separate arrays cost four), until every
+  delta is 0 (a leaf's: the or of the deltas is the loop's one check), so a
+  group takes its longest path, not the trees' depth (random forests' paths are
+  about 0.6 of it). A node is its record's element offset, so that a field's
+  address is a base plus a scaled index (no multiply), and a leaf's threshold
+  field holds its row of leaf values. Each tree's step is emitted whole, its
+  delta added and or-ed at once, one tree after the other: LLVM then keeps most
+  of the trees' nodes in registers (computing every delta first spilled them:
+  the walk of 100 trees of depth 17 took 1.25x as long; docs/performance.md).
   Code size is constant.
 
 Leaf values are added (or min/max-ed) into one accumulator per target, carried
@@ -37,13 +44,14 @@ from onnxc.passes.onnx_to_krnl.ml_scores import accumulate
 
 NESTED_MAX_NODES = 63
 """Trees up to this many nodes (depth 5 when balanced) become nested comparisons."""
-WALKED_TOGETHER = 16
+WALKED_TOGETHER = 20
 """Walked trees stepped side by side per sample (their dependent load chains overlap)."""
 NESTED_BUDGET = 4096
 """At most this many nodes of an ensemble become nested comparisons (about 80 KB of code)."""
 
-RECORD = ("feature", "threshold", "true_child", "false_child")
+RECORD = ("feature", "threshold", "true_delta", "false_delta")
 """The fields of a walked node's record, in order (the threshold as its bits)."""
+RECORD_WIDTH = len(RECORD)
 MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ")
 _COMPARISONS = dict(zip(MODES, ("le", "lt", "ge", "gt", "eq", "ne")))
 MEMBER = "BRANCH_MEMBER"
@@ -190,15 +198,18 @@ def add_nested(b: KernelBuilder, code: TreeCode, tree: Tree, accumulators: list[
 
 @dataclass
 class _NodeArrays:
-    """The walked trees flattened: node arrays indexed by global node number."""
+    """The walked trees flattened into records of RECORD_WIDTH integers, addressed by
+    element offset (a record's number times RECORD_WIDTH, so that a field's address
+    needs no multiply): children are deltas of such offsets, 0 and 0 for a leaf,
+    whose threshold field holds its row of leaf values instead."""
 
     features: list[int] = field(default_factory=list)
     thresholds: list[float] = field(default_factory=list)
+    leaf_rows: list[int] = field(default_factory=list)
+    """A leaf's row of leaf_values, -1 for a branch node."""
+    deltas: list[tuple[int, int]] = field(default_factory=list)
     modes: list[int] = field(default_factory=list)
     missing_true: list[bool] = field(default_factory=list)
-    true_children: list[int] = field(default_factory=list)
-    false_children: list[int] = field(default_factory=list)
-    leaf_rows: list[int] = field(default_factory=list)
     roots: list[int] = field(default_factory=list)
     leaf_values: list[list[float]] = field(default_factory=list)
 
@@ -206,21 +217,27 @@ class _NodeArrays:
     def of(trees: Sequence[Tree], targets: int, missing_value: float) -> _NodeArrays:
         arrays = _NodeArrays()
         for tree in trees:
-            base = len(arrays.features)
-            arrays.roots.append(base)
+            arrays.roots.append(len(arrays.features) * RECORD_WIDTH)
             for node in range(len(tree)):
                 leaf = tree.is_leaf(node)
                 arrays.features.append(0 if leaf else tree.features[node])
                 arrays.thresholds.append(0.0 if leaf else tree.thresholds[node])
                 arrays.modes.append(0 if leaf else MODES.index(tree.modes[node]))
                 arrays.missing_true.append(tree.missing_true[node])
-                arrays.true_children.append(base + (node if leaf else tree.true_children[node]))
-                arrays.false_children.append(base + (node if leaf else tree.false_children[node]))
-                arrays.leaf_rows.append(len(arrays.leaf_values) if leaf else 0)
+                children = (node, node) if leaf else (tree.true_children[node], tree.false_children[node])
+                arrays.deltas.append(tuple((child - node) * RECORD_WIDTH for child in children))
+                arrays.leaf_rows.append(len(arrays.leaf_values) if leaf else -1)
                 if leaf:
                     values = tree.weights.get(node, {})
                     arrays.leaf_values.append([values.get(t, missing_value) for t in range(targets)])
         return arrays
+
+    def records(self, float_dtype: np.dtype, bits: np.dtype) -> np.ndarray:
+        """The records as one flat array of `bits` integers (thresholds as their bits)."""
+        rows = np.asarray(self.leaf_rows, dtype=bits)
+        thresholds = np.where(rows >= 0, rows, np.asarray(self.thresholds, dtype=float_dtype).view(bits))
+        true, false = np.asarray(self.deltas, dtype=bits).reshape(-1, 2).T
+        return np.stack([np.asarray(self.features, dtype=bits), thresholds, true, false], axis=1).reshape(-1)
 
 
 @dataclass
@@ -239,13 +256,9 @@ class NodeWalk:
         float_dtype = numpy_dtype_of(element)
         bits = np.dtype(f"i{float_dtype.itemsize}")
         branch_modes = sorted({m for tree in trees for m in tree.modes if m != "LEAF"}) or ["BRANCH_LEQ"]
-        thresholds = np.asarray(arrays.thresholds, dtype=float_dtype).view(bits)
-        fields = (arrays.features, thresholds, arrays.true_children, arrays.false_children)
-        records = np.stack([np.asarray(f, dtype=bits) for f in fields], axis=1).reshape(-1, len(RECORD))
         integer = IntegerType(bits.itemsize * 8)
         columns = {
-            "nodes": (records, bits, integer),
-            "leaf_rows": (arrays.leaf_rows, np.int32, i32),
+            "nodes": (arrays.records(float_dtype, bits), bits, integer),
             "roots": (arrays.roots, np.int32, i32),
             "leaf_values": (arrays.leaf_values, float_dtype, element),
         }
@@ -266,31 +279,36 @@ class NodeWalk:
         arrays = self.buffers
         nodes, modes, missing = arrays["nodes"], arrays.get("modes"), arrays.get("missing_true")
 
+        def field_of(inner: KernelBuilder, node: SSAValue, name: str) -> SSAValue:
+            return inner.load(nodes, [inner.add(node, RECORD.index(name))])
+
         def step(inner: KernelBuilder, node: SSAValue) -> SSAValue:
-            field = {name: inner.load(nodes, [node, RECORD.index(name)]) for name in RECORD}
-            value = code.feature(inner, inner.to_index(field["feature"]))
-            threshold = inner.insert(arith.BitcastOp(field["threshold"], code.element)).result
+            """The delta from `node` to the record the sample goes to next (0 at a leaf)."""
+            value = code.feature(inner, inner.to_index(field_of(inner, node, "feature")))
+            threshold = inner.insert(arith.BitcastOp(field_of(inner, node, "threshold"), code.element)).result
+            number = inner.div(node, RECORD_WIDTH) if modes is not None or missing is not None else None
             track = (
-                False if missing is None else inner.compare("ne", inner.load(missing, [node]), inner.constant(0, i8))
+                False if missing is None else inner.compare("ne", inner.load(missing, [number]), inner.constant(0, i8))
             )
             condition = _condition(inner, self.branch_modes[0], value, threshold, track)
             if modes is not None:
-                mode = inner.load(modes, [node])
+                mode = inner.load(modes, [number])
                 for other in self.branch_modes[1:]:
                     chosen = inner.compare("eq", mode, inner.constant(MODES.index(other), i8))
                     condition = inner.select(chosen, _condition(inner, other, value, threshold, track), condition)
-            return inner.to_index(inner.select(condition, field["true_child"], field["false_child"]))
+            return inner.select(condition, field_of(inner, node, "true_delta"), field_of(inner, node, "false_delta"))
 
         def leaves_of(inner: KernelBuilder, roots: list[SSAValue]) -> list[SSAValue]:
             """The leaves reached from `roots`, walked side by side (independent load chains
-            overlap) while any next node is another one."""
+            overlap) while any delta is not 0."""
             before = Block(arg_types=[IndexType()] * len(roots))
             check = inner.at_end(before)
-            following = [step(check, node) for node in before.args]
-            moved = [check.compare_index("ne", new, old) for new, old in zip(following, before.args)]
-            going = moved[0]
-            for other in moved[1:]:
-                going = check.or_(going, other)
+            following, moved = [], None
+            for node in before.args:
+                delta = step(check, node)
+                following.append(check.add(node, check.to_index(delta)))
+                moved = delta if moved is None else check.insert(arith.OrIOp(moved, delta)).result
+            going = check.compare("ne", moved, check.constant(0, moved.type))
             check.insert(scf.ConditionOp(going, *following))
             after = Block(arg_types=[IndexType()] * len(roots))
             after.add_op(scf.YieldOp(*after.args))
@@ -301,7 +319,7 @@ class NodeWalk:
             """carried combined with the leaves of trees [first, first + count), in order."""
             roots = [inner.to_index(inner.load(arrays["roots"], [inner.add(first, k)])) for k in range(count)]
             for leaf in leaves_of(inner, roots):
-                row = inner.to_index(inner.load(arrays["leaf_rows"], [leaf]))
+                row = inner.to_index(field_of(inner, leaf, "threshold"))
                 values = arrays["leaf_values"]
                 carried = [code.combine(inner, total, inner.load(values, [row, t])) for t, total in enumerate(carried)]
             return carried
