@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import ints, rand
+from helpers import ints, make_model, rand, value_info
+from onnx import helper, numpy_helper
 from test_run_time_dims_ops import F32, IMAGE, IMAGE_SHAPES, check_shapes, node_model
 
 U8, I8 = np.dtype(np.uint8), np.dtype(np.int8)
@@ -272,6 +273,37 @@ def test_resize_antialias_of_sizes_over_run_time_dims(attrs, tmp_path):
     check_shapes(
         model, lambda s: {"x": rand(*s)}, [(1, 2, 7, 9), (2, 1, 10, 4), (1, 1, 2, 3), (1, 1, 13, 17)], tmp_path
     )
+
+
+@pytest.mark.parametrize("target", ["constant", "image"])
+@pytest.mark.parametrize("mode", ["linear", "nearest", "cubic"])
+def test_resize_to_sizes_computed_at_run_time(target, mode, tmp_path):
+    """torch's `interpolate(x, size=...)` as exported: sizes = Concat(Shape(x)[:2], hw),
+    hw constant (a batch-only dynamic export) or another input's height and width
+    (DeepLab/FCN's upsampling to the image): the scales are the result's dims over
+    the input's, those of x's own symbolic dims 1."""
+    nodes = [helper.make_node("Shape", ["x"], ["nc"], start=0, end=2)]
+    if target == "image":
+        nodes.append(helper.make_node("Shape", ["image"], ["hw"], start=2, end=4))
+        initializers = []
+    else:
+        initializers = [numpy_helper.from_array(np.array([9, 13], np.int64), "hw")]
+    nodes += [
+        helper.make_node("Concat", ["nc", "hw"], ["sizes"], axis=0),
+        helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode=mode),
+    ]
+    inputs = [value_info("x", np.float32, ["n", 3, "h", "w"])]
+    if target == "image":
+        inputs.append(value_info("image", np.float32, ["n", 1, "H", "W"]))
+    graph = helper.make_graph(nodes, "resize", inputs, [helper.make_empty_tensor_value_info("y")], initializers)
+
+    def feeds(shape):
+        n, h, w, image_h, image_w = shape
+        x = {"x": rand(n, 3, h, w)}
+        return x | {"image": rand(n, 1, image_h, image_w)} if target == "image" else x
+
+    shapes = [(1, 4, 5, 16, 20), (2, 3, 3, 9, 7), (1, 6, 2, 6, 4)]
+    check_shapes(make_model(graph, 19), feeds, shapes, tmp_path, reference="onnxruntime")
 
 
 # ------------------------------------------------------------------------------ STFT

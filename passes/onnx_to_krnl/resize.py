@@ -154,26 +154,41 @@ def axis_taps(
     return AxisTaps(np.clip(indices, 0, in_size - 1), weights, extrapolated)
 
 
+def _sizes(g: GraphLowering, op: OnnxOp, out_shape, axes) -> list[Bound]:
+    """The `sizes` of the resized axes: the constant input, or else (stretching) the
+    result's dims, which shape inference took from `sizes` (exporters compute them at
+    run time, e.g. torch's `interpolate(x, size=...)` as Concat(Shape(x)[:2], [h, w]))."""
+    sizes = constant_array(op.input(3)) if op.input(3) is not None else None
+    if sizes is not None:
+        return [int(v) for v in sizes.reshape(-1)]
+    if op.input(3) is None or op.attr("keep_aspect_ratio_policy") != "stretch":
+        raise g.unsupported(op, "Resize needs constant scales, or sizes constant or stretched to its result's shape")
+    return [out_shape[axis] for axis in axes]
+
+
 def _scales(g: GraphLowering, op: OnnxOp, in_shape, out_shape, axes) -> list[Scale]:
     """The scale of each dim: from `scales`, or out/in for `sizes` (a common one
     under keep_aspect_ratio_policy not_larger / not_smaller); an f64 value
-    computed at run time where the input size is known then only."""
+    computed at run time where a size is known then only (1 where the result
+    keeps the input's symbolic dim)."""
     scales = constant_array(op.input(2)) if op.input(2) is not None else None
     if scales is not None and scales.size:
         per_dim = [1.0] * len(in_shape)
         for axis, scale in zip(axes, scales.reshape(-1).tolist()):
             per_dim[axis] = scale
         return per_dim
-    if op.input(3) is None or constant_array(op.input(3)) is None:
-        raise g.unsupported(op, "Resize needs constant scales or sizes")
-    sizes = constant_array(op.input(3)).reshape(-1).tolist()
+    sizes = _sizes(g, op, out_shape, axes)
+    in_dims, out_dims = dim_params(op.input(0).type), dim_params(op.results[0].type)
     per_dim: list[Scale] = [1.0] * len(in_shape)
     b = g.top
     for axis, size in zip(axes, sizes):
         in_size = in_shape[axis]
-        per_dim[axis] = (
-            size / in_size if isinstance(in_size, int) else b.div(b.constant(float(size), f64), b.number(in_size, f64))
-        )
+        if isinstance(size, int) and isinstance(in_size, int):
+            per_dim[axis] = size / in_size
+        elif not isinstance(size, int) and in_dims[axis] and in_dims[axis] == out_dims[axis]:
+            per_dim[axis] = 1.0
+        else:
+            per_dim[axis] = b.div(b.number(size, f64), b.number(in_size, f64))
     policy = op.attr("keep_aspect_ratio_policy")
     if policy != "stretch":
         kind = "min" if policy == "not_larger" else "max"
@@ -249,7 +264,9 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
                 axis_roi,
             )
             taps = (
-                _antialias_taps(g, op, in_shape, axes, axis) if how.antialias and not isinstance(scale, float) else None
+                _antialias_taps(g, op, in_shape, out_shape, axes, axis)
+                if how.antialias and not isinstance(scale, float)
+                else None
             )
             tables = run_time_taps(g.top, in_size, out_size, scale, how, element, taps)
         _resize_axis(g, op, current, target, axis, tables)
@@ -258,7 +275,9 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
         copy_reshaped(g.top, current, out)
 
 
-def _antialias_taps(g: GraphLowering, op: OnnxOp, in_shape: Sequence[Bound], axes: list[int], axis: int) -> Bound:
+def _antialias_taps(
+    g: GraphLowering, op: OnnxOp, in_shape: Sequence[Bound], out_shape: Sequence[Bound], axes: list[int], axis: int
+) -> Bound:
     """Antialias taps along `axis` for a scale of `sizes` over run-time dims: the
     filter of reach r (1 linear, 2 cubic) widened by 1 / min(scale, 1) spans
     2 * max(r, ceil(r * in / size)) taps, in index arithmetic (the memory plan sizes
@@ -267,11 +286,11 @@ def _antialias_taps(g: GraphLowering, op: OnnxOp, in_shape: Sequence[Bound], axe
     the axes' counts. A count above the exact one adds taps of weight 0."""
     top = g.top
     reach = {"linear": 1, "cubic": 2}[op.attr("mode")]
-    sizes = constant_array(op.input(3)).reshape(-1).tolist()
+    sizes = _sizes(g, op, out_shape, axes)
 
     def widened(j: int) -> Bound:
-        size = max(int(sizes[axes.index(j)]), 1)
-        return top.div(top.add(top.mul(in_shape[j], reach), size - 1), size)
+        size = top.max(sizes[axes.index(j)], 1)
+        return top.div(top.add(top.mul(in_shape[j], reach), top.sub(size, 1)), size)
 
     policy = op.attr("keep_aspect_ratio_policy")
     counts = [widened(j) for j in (axes if policy != "stretch" else [axis])]

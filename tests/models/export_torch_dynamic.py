@@ -102,10 +102,10 @@ def transformer_models(full: bool) -> dict[str, nn.Module]:
         "t5_encoder": transformers.T5EncoderModel(t5),
     }
     if not full:
-        small = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128, vocab_size=100)
-        llama = transformers.LlamaConfig(**small, num_key_value_heads=2, use_cache=False)
+        small = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
+        llama = transformers.LlamaConfig(**small, vocab_size=100, num_key_value_heads=2, use_cache=False)
         models["llama"] = transformers.LlamaModel(llama)
-        models["deberta_v2"] = transformers.DebertaV2Model(transformers.DebertaV2Config(**small))
+        models["deberta_v2"] = transformers.DebertaV2Model(transformers.DebertaV2Config(**small, vocab_size=100))
     return models
 
 
