@@ -7,8 +7,8 @@ each (61% of its products are zeros; rate 12: 44%, rate 6: 23%). Along each axis
 fall into runs whose windows read the same consecutive kernel offsets (`SlidingWindow.runs`);
 a row run times a column run is a rectangle of outputs all reading the same taps, every one of
 them inside the image. Each region is then an ordinary product: its weights are the columns of
-W for its taps (packed at compile time), its B an im2col of the region over those taps only
-(no bounds to check: every read is in range), its C the region's outputs.
+W for its taps (packed at compile time), its B the im2col of the region over those taps only
+(packed by the kernel from x, every read in range), its C the region's outputs.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, f32
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.krnl_matmul import ConvGeometryAttr
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, shape_of
 from onnxc.passes.onnx_to_krnl.windows import SlidingWindow
 
 MIN_SKIPPED_SHARE = 0.2
 """Regions replace a conv's single product where they skip at least this share of its work:
-their im2col and copy-out passes pay off then (DeepLab's rate-6 conv at 32x32, which skips
-23% of the products and 41% of the single product's padded-rows window: 2.0 -> 1.5 ms);
+their smaller products and copy-out passes pay off then (DeepLab's rate-6 conv at 32x32, which
+skips 23% of the products and 41% of its single product's padded-rows window: 2.0 -> 1.4 ms);
 ordinary padded convs (a 3x3 over 32x32 reads 6% padding) keep their single product."""
 MAX_REGIONS = 25
 """At most this many regions (products); a 3x3 kernel makes at most 5 runs per axis."""
@@ -67,22 +67,24 @@ class TapRegion:
         taps = matrix.reshape(matrix.shape[0], -1, *kernel)[:, :, slice(*self.taps_y), slice(*self.taps_x)]
         return taps.reshape(matrix.shape[0], -1)
 
-    def im2col(self, g: GraphLowering, x: SSAValue, windows: Sequence[SlidingWindow]) -> SSAValue:
-        """B [N, C*taps, pixels]: row (c, ky, kx) holds x[c] at the region's outputs' reads of
-        that offset, all inside the image (no padding, no bounds), columns row-major."""
-        batch, channels = shape_of(x)[:2]
+    def image(self, windows: Sequence[SlidingWindow], channels: int) -> tuple[ConvGeometryAttr, int]:
+        """The geometry of the region's im2col, and where in each channel of x it starts: x read
+        from the first position the region's first output reads with its first tap, with x's
+        strides and no padding (every read is inside the image, so the packing's bounds on rows
+        and columns never clip one)."""
         window_y, window_x = windows
-        (first_y, end_y), (first_x, end_x) = self.taps_y, self.taps_x
-        taps_y, taps_x = end_y - first_y, end_x - first_x
-        b = g.top
-        im2col = b.alloc(MemRefType(f32, [batch, channels * self.taps, self.pixels]))
-        (n, c, ky, kx, i, j), body = b.loop_nest([batch, channels, taps_y, taps_x, self.height, self.width])
-        y = window_y.position(body, window_y.start(body, body.add(i, self.rows[0])), body.add(ky, first_y))
-        x_ = window_x.position(body, window_x.start(body, body.add(j, self.columns[0])), body.add(kx, first_x))
-        row = body.add(body.mul(body.add(body.mul(c, taps_y), ky), taps_x), kx)
-        column = body.add(body.mul(i, self.width), j)
-        body.store(body.load(x, [n, c, y, x_]), im2col, [n, row, column])
-        return im2col
+        first_y = self.rows[0] * window_y.stride - window_y.pad_begin + self.taps_y[0] * window_y.dilation
+        first_x = self.columns[0] * window_x.stride - window_x.pad_begin + self.taps_x[0] * window_x.dilation
+        geometry = ConvGeometryAttr(
+            channels=channels,
+            height=window_y.input_size,
+            width=window_x.input_size,
+            output=(self.height, self.width),
+            kernel=(self.taps_y[1] - self.taps_y[0], self.taps_x[1] - self.taps_x[0]),
+            stride=(window_y.stride, window_x.stride),
+            dilation=(window_y.dilation, window_x.dilation),
+        )
+        return geometry, first_y * window_x.input_size + first_x
 
     def copy_out(self, g: GraphLowering, products: SSAValue, out: SSAValue) -> None:
         """out[n, m, rows, columns] = products [N, M, pixels] (the region's outputs, row-major)."""

@@ -299,34 +299,39 @@ def _conv_by_regions(
 ) -> None:
     """One product per region of outputs reading the same taps (see conv_regions.py): its
     weights only those taps' columns of `matrix` (W [M, C*KH*KW], fused ops folded in), its B
-    the region's im2col (read in place, packed by the kernel), its C the region's outputs:
-    straight into `out` for regions of whole output rows, else a buffer copied out."""
+    the region's im2col over those taps, packed from x, its C the region's outputs: straight
+    into `out` for regions of whole output rows, else a buffer copied out."""
     x = g.buffers[op.input(0)]
-    batch, out_channels, out_h, out_w = shape_of(out)
+    batch, channels, height, width = shape_of(x)
+    out_channels, out_h, out_w = shape_of(out)[1:]
     name = op.node_name or "conv"
     for number, region in enumerate(regions):
         weights = region.weights(matrix, (windows[0].kernel, windows[1].kernel))
         block = min(REDUCTION_BLOCK, weights.shape[1])
         panels = weight_global(g, op, _row_panels(weights, block), f"{name}_region{number}_panels")
-        image = region.im2col(g, x, windows)
+        geometry, first_read = region.image(windows, channels)
         whole_rows = region.width == out_w
         products = out if whole_rows else g.top.alloc(MemRefType(f32, [batch, out_channels, region.pixels]))
         ldc = out_h * out_w if whole_rows else region.pixels
         first = region.rows[0] * out_w if whole_rows else 0
-        b_size = weights.shape[1] * region.pixels
         g.top.insert(
             MatmulOp(
                 panels,
-                image,
+                x,
                 products,
                 sizes=[out_channels, region.pixels, weights.shape[1]],
                 tile=[TILE_ROWS, block, COLUMN_BLOCK],
                 a_layout=MatmulALayout.PANELS,
-                b_access=MatmulBAccess.ROWS,
-                ldb=region.pixels,
+                b_access=MatmulBAccess.IM2COL,
+                conv=geometry,
                 ldc=ldc,
-                batch=[v for n in range(batch) for v in (0, n * b_size, n * out_channels * ldc + first)],
+                batch=[
+                    v
+                    for n in range(batch)
+                    for v in (0, n * channels * height * width + first_read, n * out_channels * ldc + first)
+                ],
                 clip=clip,
+                pack=True,
                 bias=bias,
             )
         )
