@@ -12,7 +12,9 @@ W', row (c, ky, kx) of B is that image from offset c*H'*W' + ky*W' + kx, and the
 (OH-1)*W' + OW columns: whole padded rows, whose first OW columns a last nest copies out. The
 im2col copy it saves is KH*KW times the image, every column tile of which is packed once per
 product; the padding copy is the image once, and the extra columns (W' - OW per row) are a few
-percent at 56x56, 22% at 7x7.
+percent at 56x56, 22% at 7x7. A conv whose windows read mostly padding (dilated, on a small
+map) is one product per region of outputs reading the same taps, over those taps only (see
+conv_regions.py).
 
 Epilogue fusion, decided here and nowhere else, along a chain of single uses
 (a value with one use is not a graph output: returning it would be a second
