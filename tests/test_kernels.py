@@ -272,13 +272,43 @@ def test_conv_on_an_image_too_big_for_window_offsets_packs_it():
 
 
 @pytest.mark.parametrize("dilation, access", [(1, "window"), (6, "im2col")])
-def test_dilated_conv_mostly_padding_packs_im2col(dilation, access, tmp_path):
-    """A rate-6 3x3 conv on a 12x12 image padded by 6 would compute wide rows of 24 columns for
-    12 outputs each: it packs im2col instead; the undilated one keeps window access."""
+def test_dilated_conv_mostly_padding_skips_the_padding(dilation, access, tmp_path):
+    """A rate-6 3x3 conv on a 12x12 image padded by 6 reads padding with 5 of its 9 taps for
+    most outputs: its four 6x6 regions are products over only the taps each reads (B the
+    im2col of the region); the undilated one keeps window access."""
     x, w = rand(1, 8, 12, 12), rand(16, 8, 3, 3)
     node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[dilation] * 4, dilations=[dilation] * 2)
     model = model_of([node], {"x": x}, {"w": w}, "y", (1, 16, 12, 12))
-    assert f"b_access = #krnl<b_access {access}>" in krnl_text(model)
+    text = krnl_text(model)
+    assert f"b_access = #krnl<b_access {access}>" in text
+    assert text.count("krnl.matmul") == (4 if dilation == 6 else 1)
+    check(model, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "x_shape, w_shape, attrs, products",
+    [
+        # DeepLabV3's ASPP rates on a 32x32 map (fewer channels): 9 regions each
+        ((1, 16, 32, 32), (24, 16, 3, 3), {"pads": [12] * 4, "dilations": [12, 12]}, 9),
+        ((1, 16, 32, 32), (24, 16, 3, 3), {"pads": [18] * 4, "dilations": [18, 18]}, 9),
+        # a dilation past the image: only the centre tap reads it, one region (a 1x1 conv)
+        ((2, 6, 10, 10), (14, 6, 3, 3), {"pads": [16] * 4, "dilations": [16, 16]}, 1),
+        # asymmetric pads, dilations and image sides, a batch of 2, outputs of odd sizes
+        ((2, 5, 13, 9), (13, 5, 3, 3), {"pads": [7, 2, 3, 5], "dilations": [5, 3]}, None),
+        # strided and dilated, the reduction past kc (K = 40*9 = 360), columns past nc
+        ((1, 40, 41, 45), (30, 40, 3, 3), {"pads": [20] * 4, "dilations": [20, 20], "strides": [2, 1]}, None),
+        # a 5x5 kernel of many runs per axis
+        ((1, 3, 24, 24), (8, 3, 5, 5), {"pads": [8, 8, 8, 8], "dilations": [4, 4]}, 25),
+    ],
+)
+def test_conv_regions_of_the_taps_read(x_shape, w_shape, attrs, products, tmp_path):
+    """Convs reading mostly padding, as regions of outputs each multiplying only the taps it
+    reads (see conv_regions.py), BatchNormalization and Relu fused, against onnxruntime."""
+    model, x = conv_model(x_shape, w_shape, then=("bn", "relu"), **attrs)
+    text = krnl_text(model)
+    assert "padding = [0, 0]" in text and not re.search(r"padding = \[(?!0, 0\])", text), "no padding read"
+    if products is not None:
+        assert text.count("krnl.matmul") == products
     check(model, {"x": x}, tmp_path)
 
 

@@ -216,6 +216,7 @@ def test_conv_of_run_time_weights_and_same_strided_padding(tmp_path):
         (1, {}),
         (3, {"pads": [1, 1, 1, 1]}),
         (3, {"strides": [2, 2], "pads": [1, 0, 1, 2], "dilations": [1, 2]}),
+        (3, {"pads": [6, 6, 6, 6], "dilations": [6, 6]}),  # DeepLab's ASPP: regions need static sizes
         (5, {"strides": [2, 1], "auto_pad": "VALID"}),
         (3, {"strides": [2, 2], "auto_pad": "SAME_UPPER"}),
         (3, {"pads": [1, 1, 1, 1], "group": 2}),

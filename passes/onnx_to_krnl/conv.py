@@ -244,20 +244,6 @@ def _slack(planes: SSAValue, shifted: ShiftedRows) -> int:
     return size - shifted.height * shifted.width * shifted.phases
 
 
-def _runs(window: SlidingWindow) -> list[tuple[int, int, tuple[int, ...]]]:
-    """The output positions of a static window as runs [lo, hi) whose windows read the same
-    kernel offsets of the input (the others fall in the padding)."""
-    runs: list[list] = []
-    for o in range(window.output_size):
-        start = o * window.stride - window.pad_begin
-        reads = tuple(k for k in range(window.kernel) if 0 <= start + k * window.dilation < window.input_size)
-        if runs and runs[-1][2] == reads:
-            runs[-1][1] = o + 1
-        else:
-            runs.append([o, o + 1, reads])
-    return [(low, high, reads) for low, high, reads in runs]
-
-
 def strided_grouped_conv(
     g: GraphLowering,
     x: SSAValue,
@@ -278,12 +264,12 @@ def strided_grouped_conv(
     window_y, window_x = windows
     group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
     body, n = group_pass.body, group_pass.n
-    for row_low, row_high, row_reads in _runs(window_y):
-        for column_low, column_high, column_reads in _runs(window_x):
+    for row_low, row_high, row_reads in window_y.runs():
+        for column_low, column_high, column_reads in window_x.runs():
             (oy, ox), point = body.for_nest([(row_low, row_high), (column_low, column_high)])
             top, left = window_y.start(point, oy), window_x.start(point, ox)
-            rows = {ky: window_y.position(point, top, ky) for ky in row_reads}
-            columns = {kx: window_x.position(point, left, kx) for kx in column_reads}
+            rows = {ky: window_y.position(point, top, ky) for ky in range(*row_reads)}
+            columns = {kx: window_x.position(point, left, kx) for kx in range(*column_reads)}
             reads = (
                 (k, point.load(x, [n, group_pass.inputs[c], rows[ky], columns[kx]]))
                 for k, (c, ky, kx) in enumerate(group_pass.taps)

@@ -12,7 +12,9 @@ W', row (c, ky, kx) of B is that image from offset c*H'*W' + ky*W' + kx, and the
 (OH-1)*W' + OW columns: whole padded rows, whose first OW columns a last nest copies out. The
 im2col copy it saves is KH*KW times the image, every column tile of which is packed once per
 product; the padding copy is the image once, and the extra columns (W' - OW per row) are a few
-percent at 56x56, 22% at 7x7.
+percent at 56x56, 22% at 7x7. A conv whose windows read mostly padding (dilated, on a small
+map) is one product per region of outputs reading the same taps, over those taps only (see
+conv_regions.py).
 
 Epilogue fusion, decided here and nowhere else, along a chain of single uses
 (a value with one use is not a graph output: returning it would be a second
@@ -54,7 +56,8 @@ from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
-from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
+from onnxc.passes.onnx_to_krnl.conv_regions import TapRegion, tap_regions
+from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
 TILE_ROWS = 12
 """mr: rows of a register tile (the vectors per row are the target's, see codegen/gemm.py)."""
@@ -190,13 +193,6 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
             clip, last, fused = bounds, user, [*fused, user]
     g.fused.update(fused)
 
-    reduction = matrix.shape[1]
-    block = min(REDUCTION_BLOCK, reduction)
-    group_rows, group_channels = out_channels // group, channels // group
-    name = op.node_name or "conv"
-    group_panels = [_row_panels(matrix[k * group_rows : (k + 1) * group_rows], block) for k in range(group)]
-    panels = weight_global(g, op, np.concatenate(group_panels), f"{name}_panels")
-    groups = _Groups(panels, weight_global(g, op, shift, f"{name}_bias"), group, group_panels[0].size)
     if residual is None:
         out = g.result(last)
     else:
@@ -204,11 +200,13 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         g.alias(last.results[0], out)
     for value in (op.results[0], *(f.results[0] for f in fused)):
         g.alias(value, out)
-
+    block = min(REDUCTION_BLOCK, matrix.shape[1])
+    group_channels = channels // group
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
     )
     if run_time:
+        groups = _Groups.packed(g, op, matrix, shift, group, block)
         _conv_of_run_time_image(g, op, groups, out, residual is not None, clip, block, in_place)
         return True
     columns = window_y.output_size * window_x.output_size
@@ -217,6 +215,14 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         shifted = None  # its row offsets would not fit the kernel's i32 table
     if shifted is not None and shifted.columns > WASTED_WINDOW_COLUMNS * columns:
         shifted = None  # mostly padding: im2col packs only the output's columns
+    if not in_place and group == 1 and residual is None:
+        regions = tap_regions([window_y, window_x], shifted.columns if shifted is not None else columns)
+        if regions is not None:
+            bias = weight_global(g, op, shift, f"{op.node_name or 'conv'}_bias")
+            _conv_by_regions(g, op, matrix, bias, out, clip, [window_y, window_x], regions)
+            return True
+    groups = _Groups.packed(g, op, matrix, shift, group, block)
+    panels, group_rows = groups.panels, out_channels // group
     output, kernel = (window_y.output_size, window_x.output_size), (kernel_h, kernel_w)
     dilation = (window_y.dilation, window_x.dilation)
     if in_place:
@@ -255,7 +261,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
             panels,
             image,
             wide,
-            sizes=[group_rows, product_columns, reduction],
+            sizes=[group_rows, product_columns, matrix.shape[1]],
             tile=[TILE_ROWS, block, COLUMN_BLOCK],
             a_layout=MatmulALayout.PANELS,
             b_access=b_access,
@@ -283,6 +289,58 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     return True
 
 
+def _conv_by_regions(
+    g: GraphLowering,
+    op: OnnxOp,
+    matrix: np.ndarray,
+    bias: SSAValue,
+    out: SSAValue,
+    clip: tuple[float, float],
+    windows: list[SlidingWindow],
+    regions: list[TapRegion],
+) -> None:
+    """One product per region of outputs reading the same taps (see conv_regions.py): its
+    weights only those taps' columns of `matrix` (W [M, C*KH*KW], fused ops folded in), its B
+    the region's im2col over those taps, packed from x, its C the region's outputs: straight
+    into `out` for regions of whole output rows, else a buffer copied out."""
+    x = g.buffers[op.input(0)]
+    batch, channels, height, width = shape_of(x)
+    out_channels, out_h, out_w = shape_of(out)[1:]
+    name = op.node_name or "conv"
+    for number, region in enumerate(regions):
+        weights = region.weights(matrix, (windows[0].kernel, windows[1].kernel))
+        block = min(REDUCTION_BLOCK, weights.shape[1])
+        panels = weight_global(g, op, _row_panels(weights, block), f"{name}_region{number}_panels")
+        geometry, first_read = region.image(windows, channels)
+        whole_rows = region.width == out_w
+        products = out if whole_rows else g.top.alloc(MemRefType(f32, [batch, out_channels, region.pixels]))
+        ldc = out_h * out_w if whole_rows else region.pixels
+        first = region.rows[0] * out_w if whole_rows else 0
+        g.top.insert(
+            MatmulOp(
+                panels,
+                x,
+                products,
+                sizes=[out_channels, region.pixels, weights.shape[1]],
+                tile=[TILE_ROWS, block, COLUMN_BLOCK],
+                a_layout=MatmulALayout.PANELS,
+                b_access=MatmulBAccess.IM2COL,
+                conv=geometry,
+                ldc=ldc,
+                batch=[
+                    v
+                    for n in range(batch)
+                    for v in (0, n * channels * height * width + first_read, n * out_channels * ldc + first)
+                ],
+                clip=clip,
+                pack=True,
+                bias=bias,
+            )
+        )
+        if not whole_rows:
+            region.copy_out(g, products, out)
+
+
 @dataclass(frozen=True)
 class _Groups:
     """A grouped conv's weights: every group's row panels one after another, `panel_size`
@@ -292,6 +350,14 @@ class _Groups:
     bias: SSAValue
     count: int
     panel_size: int
+
+    @staticmethod
+    def packed(g: GraphLowering, op: OnnxOp, matrix: np.ndarray, shift: np.ndarray, count: int, block: int) -> _Groups:
+        """W [M, C*KH*KW] as row panels of reduction blocks of `block`, group by group, and the bias `shift`."""
+        name, rows = op.node_name or "conv", matrix.shape[0] // count
+        group_panels = [_row_panels(matrix[k * rows : (k + 1) * rows], block) for k in range(count)]
+        panels = weight_global(g, op, np.concatenate(group_panels), f"{name}_panels")
+        return _Groups(panels, weight_global(g, op, shift, f"{name}_bias"), count, group_panels[0].size)
 
     def bias_offsets(self, group_rows: int, images: int = 1) -> list[int] | None:
         """Where each product's bias starts, products ordered (image, group); None for one group."""

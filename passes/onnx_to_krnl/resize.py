@@ -239,7 +239,7 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
         raise g.unsupported(op, f"{op.attr('mode')} interpolation of {element}")
 
     current, shape = src, list(in_shape)
-    for axis in axes:
+    for axis in _pass_order(axes, in_shape, out_shape):
         axis_roi = (0.0, 1.0) if roi is None else (roi[axes.index(axis)], roi[len(axes) + axes.index(axis)])
         in_size, out_size, scale = in_shape[axis], out_shape[axis], scales[axis]
         same_size = out_size == in_size or (not isinstance(in_size, int) and in_dims[axis] == out_dims[axis])
@@ -273,6 +273,20 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
         current = target
     if current is not out:
         copy_reshaped(g.top, current, out)
+
+
+def _pass_order(axes: list[int], in_shape: Sequence[Bound], out_shape: Sequence[Bound]) -> list[int]:
+    """The axes in the order their passes run: the innermost one, whose taps are gathers along
+    the row, first where it grows (static sizes) and last where it shrinks, so that it makes
+    the smallest tensor it can; the others, whose rows are read and written whole (vectors),
+    in `axes` order. DeepLabV3's x8 bilinear upsampling of 21 x 32 x 32: H then W 0.81 ms, W
+    then H 0.35 ms (one thread)."""
+    inner = len(in_shape) - 1
+    sizes = (in_shape[inner], out_shape[inner])
+    if inner not in axes or not all(isinstance(size, int) for size in sizes) or sizes[0] == sizes[1]:
+        return axes
+    rest = [axis for axis in axes if axis != inner]
+    return [inner, *rest] if sizes[1] > sizes[0] else [*rest, inner]
 
 
 def _antialias_taps(

@@ -75,6 +75,21 @@ class SlidingWindow:
         """The input position the last offset of the last window reads (static windows)."""
         return (self.output_size - 1) * self.stride - self.pad_begin + (self.kernel - 1) * self.dilation
 
+    def runs(self) -> list[tuple[int, int, tuple[int, int]]]:
+        """The output positions of a static window as runs [lo, hi) whose windows read the same
+        kernel offsets of the input, [first, end) (the others fall in the padding; the offsets
+        that read the input are consecutive, since positions grow with the offset)."""
+        runs: list[list] = []
+        for o in range(self.output_size):
+            start = o * self.stride - self.pad_begin
+            reads = [k for k in range(self.kernel) if 0 <= start + k * self.dilation < self.input_size]
+            taps = (reads[0], reads[-1] + 1) if reads else (0, 0)
+            if runs and runs[-1][2] == taps:
+                runs[-1][1] = o + 1
+            else:
+                runs.append([o, o + 1, taps])
+        return [(low, high, taps) for low, high, taps in runs]
+
     def _reaches(self, upper: Bound) -> bool:
         """Whether the last offset of the last window may read at `upper` or past it."""
         return not self.static or not isinstance(upper, int) or self.last_position >= upper
