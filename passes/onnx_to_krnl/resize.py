@@ -238,19 +238,30 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
     if not nearest and not is_float(element):
         raise g.unsupported(op, f"{op.attr('mode')} interpolation of {element}")
 
-    current, shape = src, list(in_shape)
-    for axis in _pass_order(axes, in_shape, out_shape):
-        axis_roi = (0.0, 1.0) if roi is None else (roi[axes.index(axis)], roi[len(axes) + axes.index(axis)])
+    def axis_roi(axis: int) -> tuple[float, float]:
+        return (0.0, 1.0) if roi is None else (roi[axes.index(axis)], roi[len(axes) + axes.index(axis)])
+
+    def unchanged(axis: int) -> bool:
         in_size, out_size, scale = in_shape[axis], out_shape[axis], scales[axis]
         same_size = out_size == in_size or (not isinstance(in_size, int) and in_dims[axis] == out_dims[axis])
-        if isinstance(scale, float) and pymath.isclose(scale, 1.0) and same_size and axis_roi == (0.0, 1.0):
-            continue
+        return isinstance(scale, float) and pymath.isclose(scale, 1.0) and same_size and axis_roi(axis) == (0.0, 1.0)
+
+    resized = [axis for axis in _pass_order(axes, in_shape, out_shape) if not unchanged(axis)]
+    current, shape = src, list(in_shape)
+    for axis in resized:
+        in_size, out_size, scale = in_shape[axis], out_shape[axis], scales[axis]
         shape[axis] = out_size
-        last = shape == list(out_shape)
-        target = out if last else alloc_shaped(g.top, element, shape)
+        # The last pass writes the result (its other dims may be other values of the same symbols).
+        target = out if axis == resized[-1] else alloc_shaped(g.top, element, shape)
         if all(isinstance(v, int | float) for v in (in_size, out_size, scale)):
             axis_taps_ = axis_taps(
-                coefficients, coordinate_mode, in_size, out_size, scale, axis_roi, bool(op.attr("exclude_outside"))
+                coefficients,
+                coordinate_mode,
+                in_size,
+                out_size,
+                scale,
+                axis_roi(axis),
+                bool(op.attr("exclude_outside")),
             )
             tables = _constant_tables(g, axis_taps_, nearest, element)
         else:
@@ -261,7 +272,7 @@ def lower_resize(g: GraphLowering, op: OnnxOp) -> None:
                 bool(op.attr("antialias")),
                 bool(op.attr("exclude_outside")),
                 coordinate_mode,
-                axis_roi,
+                axis_roi(axis),
             )
             taps = (
                 _antialias_taps(g, op, in_shape, out_shape, axes, axis)

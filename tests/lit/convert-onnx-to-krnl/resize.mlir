@@ -77,3 +77,29 @@ builtin.module attributes {onnx.opset = 19 : i64} {
 // CHECK-NEXT:      %[[J:.+]] = arith.index_cast %[[I]] : i64 to index
 // CHECK-NEXT:      %[[V:.+]] = memref.load %x[%[[i]], %[[J]]] : memref<1x3xi8>
 // CHECK-NEXT:      memref.store %[[V]], %y[%[[i]], %[[j]]] : memref<1x2xi8>
+
+// -----
+
+// Sizes computed at run time (torch's interpolate(x, size=...) exports
+// Concat(Shape(x)[:2], [h, w])): the stretched result's dims are the sizes, so the
+// tap tables are constant where those dims are, and the symbolic batch, which the
+// result keeps, is not resized. The last pass writes the result itself.
+builtin.module attributes {onnx.opset = 19 : i64} {
+  func.func @main_graph(%x: tensor<?x1x2x2xf32, ["n", "", "", ""]>, %sizes: tensor<4xi64>) -> tensor<?x1x4x4xf32, ["n", "", "", ""]> {
+    %y = "onnx.Resize"(%x, %sizes) <{operandSegmentSizes = array<i32: 1, 0, 0, 1>}> {mode = "linear"} : (tensor<?x1x2x2xf32, ["n", "", "", ""]>, tensor<4xi64>) -> tensor<?x1x4x4xf32, ["n", "", "", ""]>
+    func.return %y : tensor<?x1x4x4xf32, ["n", "", "", ""]>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-SAME:    %x: memref<?x1x2x2xf32>, %sizes: memref<4xi64>, %y: memref<?x1x4x4xf32>
+// CHECK:         %[[N:.+]] = memref.dim %x, %{{.+}} : memref<?x1x2x2xf32>
+// CHECK:         %[[M:.+]] = memref.dim %y, %{{.+}} : memref<?x1x4x4xf32>
+// CHECK:         %[[COLUMNS:.+]] = memref.alloc(%[[N]]) : memref<?x1x2x4xf32>
+// CHECK:         krnl.global {value = dense<{{\[}}[0, 0], [0, 1], [0, 1], [1, 1]]> : tensor<4x2xi64>}
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [%[[N]], 1, 2, 4] {
+// CHECK:           memref.store {{.*}}, %[[COLUMNS]]
+// CHECK-NOT:     memref.alloc
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [%[[M]], 1, 4, 4] {
+// CHECK:           memref.store {{.*}}, %y[
+// CHECK-NOT:     memref.copy
