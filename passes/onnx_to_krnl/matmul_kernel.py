@@ -12,7 +12,9 @@ W', row (c, ky, kx) of B is that image from offset c*H'*W' + ky*W' + kx, and the
 (OH-1)*W' + OW columns: whole padded rows, whose first OW columns a last nest copies out. The
 im2col copy it saves is KH*KW times the image, every column tile of which is packed once per
 product; the padding copy is the image once, and the extra columns (W' - OW per row) are a few
-percent at 56x56, 22% at 7x7.
+percent at 56x56, 22% at 7x7. Where they are many (small images, see `lanes_apply`), the
+product is transposed instead: the channels in the vector lanes, the pixels, and only they, as
+rows read in place, the output stored transposed (conv_lanes.py).
 
 Epilogue fusion, decided here and nowhere else, along a chain of single uses
 (a value with one use is not a graph output: returning it would be a second
@@ -54,6 +56,7 @@ from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.conv_lanes import conv_in_lanes, lanes_apply
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 TILE_ROWS = 12
@@ -194,9 +197,6 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     block = min(REDUCTION_BLOCK, reduction)
     group_rows, group_channels = out_channels // group, channels // group
     name = op.node_name or "conv"
-    group_panels = [_row_panels(matrix[k * group_rows : (k + 1) * group_rows], block) for k in range(group)]
-    panels = weight_global(g, op, np.concatenate(group_panels), f"{name}_panels")
-    groups = _Groups(panels, weight_global(g, op, shift, f"{name}_bias"), group, group_panels[0].size)
     if residual is None:
         out = g.result(last)
     else:
@@ -204,6 +204,15 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         g.alias(last.results[0], out)
     for value in (op.results[0], *(f.results[0] for f in fused)):
         g.alias(value, out)
+    lanes = None if run_time else lanes_apply([window_y, window_x], g.top, channels, out_channels, group)
+    if lanes is not None:
+        panels = weight_global(g, op, _column_panels(matrix.T, block), f"{name}_lanes")
+        bias_global, tile = weight_global(g, op, shift, f"{name}_bias"), [TILE_ROWS, block, COLUMN_BLOCK]
+        conv_in_lanes(g, op, lanes, panels, bias_global, out, accumulate=residual is not None, clip=clip, tile=tile)
+        return True
+    group_panels = [_row_panels(matrix[k * group_rows : (k + 1) * group_rows], block) for k in range(group)]
+    panels = weight_global(g, op, np.concatenate(group_panels), f"{name}_panels")
+    groups = _Groups(panels, weight_global(g, op, shift, f"{name}_bias"), group, group_panels[0].size)
 
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
         w.stride == 1 and w.pad_begin == 0 and w.pad_end == 0 for w in (window_y, window_x)
