@@ -401,10 +401,11 @@ class MatmulOp(IRDLOperation):
         if access == MatmulBAccess.IM2COL and n != out_h * out_w and not self.image:
             raise VerifyException("krnl.matmul: im2col needs N = output_h * output_w")
         if window_a:
-            if conv.stride != (1, 1) or conv.padding != (0, 0) or n != out_h * out_w:
-                raise VerifyException("krnl.matmul: a window A needs stride 1, padding 0, M = output_h * output_w")
-            (dilation_h, dilation_w) = conv.dilation
-            if out_h + (kernel_h - 1) * dilation_h > height or out_w + (kernel_w - 1) * dilation_w > width:
+            if conv.padding != (0, 0) or n != out_h * out_w:
+                raise VerifyException("krnl.matmul: a window A needs padding 0, M = output_h * output_w")
+            (stride_h, stride_w), (dilation_h, dilation_w) = conv.stride, conv.dilation
+            last_y, last_x = (out_h - 1) * stride_h + (kernel_h - 1) * dilation_h, (out_w - 1) * stride_w + (kernel_w - 1) * dilation_w
+            if last_y >= height or last_x >= width:
                 raise VerifyException("krnl.matmul: a window A's image must hold every window")
         if access == MatmulBAccess.WINDOW:
             if conv.stride != (1, 1) or conv.padding != (0, 0):

@@ -375,9 +375,10 @@ class MatmulEmitter:
             if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
                 padded_rows = p.row_tiles * p.mr
                 a_offset = b.add(b.mul(pc, _const(padded_rows)), b.mul(ir_, kc))
-            elif p.a_window:  # pixel ir = (oy, ox) at oy*W + ox; the tile's pixels are one run of row oy
-                out_w, width = p.conv.output_w.data, p.conv.width.data
-                a_offset = b.add(ir_, b.mul(b.udiv(ir_, _const(out_w)), _const(width - out_w)))
+            elif p.a_window:  # pixel ir = (oy, ox): see MatmulPlan.pixel_offset
+                out_w, (stride_h, stride_w) = p.conv.output_w.data, p.conv.stride
+                row, column = b.udiv(ir_, _const(out_w)), b.urem(ir_, _const(out_w))
+                a_offset = b.add(b.mul(row, _const(stride_h * p.conv.width.data)), b.mul(column, _const(stride_w)))
             else:
                 a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
             if p.transposed_c:
@@ -430,9 +431,10 @@ class MatmulEmitter:
         # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
         partial_vectors = p.nv if p.run_time_columns else -(-(p.n % p.nr) // p.vw)
         vectors = partial_vectors if masked else p.nv
-        a_rows, a_columns = p.a_steps
+        _, a_columns = p.a_steps
         variant = (p.packed, p.b_panels, p.window, p.a_window, p.transposed_c, p.has_bias, p.accumulate, p.clip)
-        key = (rows, masked, vectors, *variant, a_rows, a_columns, p.window_rows)
+        a_offsets = tuple(p.a_row_offset(r) for r in range(rows))
+        key = (rows, masked, vectors, *variant, a_offsets, a_columns)
         if key in self.kernels:
             return self.kernels[key]
         args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64]
@@ -449,7 +451,7 @@ class MatmulEmitter:
         bias = rest.pop(0) if p.has_bias else None
         offsets = rest.pop(0) if p.reads_image else None
         masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
-        a_pointers = [self.gep(b, a, _const(p.a_row_offset(r))) for r in range(rows)]
+        a_pointers = [self.gep(b, a, _const(offset)) for offset in a_offsets]
 
         def b_row_start(bb: ir.IRBuilder, row: ir.Value) -> ir.Value:
             """Where B's row `row` of the tile starts, in floats from b_tile."""

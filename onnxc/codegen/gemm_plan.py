@@ -113,20 +113,17 @@ class MatmulPlan:
             return 1, 0
         return (1, self.mr) if self.a_panels else self.a_strides
 
-    @property
-    def window_rows(self) -> tuple[int, int] | None:
-        """A window A whose tiles span whole output rows: (output width, image width), else None."""
+    def pixel_offset(self, pixel: int) -> int:
+        """A window A: where output pixel (oy, ox) (= divmod(pixel, OW)) reads the padded image,
+        from where pixel 0 does: oy*SH*W + ox*SW (see MatmulALayout.WINDOW)."""
         conv = self.conv
-        if not self.a_window or self.mr <= conv.output_w.data:
-            return None
-        return conv.output_w.data, conv.width.data
+        oy, ox = divmod(pixel, conv.output_w.data)
+        return oy * conv.stride_h.data * conv.width.data + ox * conv.stride_w.data
 
     def a_row_offset(self, r: int) -> int:
-        """Where row r of a tile of A starts, from the tile's first (see `a_steps`)."""
-        if self.window_rows is not None:
-            out_w, width = self.window_rows
-            return r // out_w * width + r % out_w
-        return self.a_steps[0] * r
+        """Where row r of a tile of A starts, from the tile's first: a window A's tiles start a run
+        of mr pixels of one output row, or whole rows (see window_tile_rows)."""
+        return self.pixel_offset(r) if self.a_window else self.a_steps[0] * r
 
     @property
     def reads_image(self) -> bool:

@@ -1,4 +1,4 @@
-"""Stride-1 convs over small images with the output channels in the vector lanes.
+"""Convs over small images, and strided ones, with the output channels in the vector lanes.
 
 The GEMM kernel's vectors run along its columns. For a conv read as shifted rows (b_access
 "window", see matmul_kernel.py) the columns are the pixels of the zero-padded image's whole
@@ -8,12 +8,15 @@ is transposed instead, Cᵀ[pixels, channels] = im2col(X)ᵀ Wᵀ: the output ch
 columns, in the lanes (the weights, transposed, packed at compile time into column panels), and
 the pixels the rows, each broadcast from the padded image read in place (a_layout "window": a
 tile's rows are one run of an output row, or whole rows, so that no padding column is computed).
+A strided conv reads its padded image so too, at its stride (the other path packs im2col).
 The kernel stores Cᵀ transposed, into the NCHW output (`transposed_c`), with the epilogue: the
 bias (per channel: per column now), the residual's accumulation, the clamp. onnxruntime's NCHWc
 kernels put the channels in the lanes too, and reorder the tensors at the graph's edges.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 from xdsl.ir import SSAValue
 
@@ -25,10 +28,25 @@ from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow
 
 LANE_WIDTH = 16
 """Channels per vector on the widest target (AVX-512): the rounding the lanes may waste."""
-MIN_WASTED_COLUMNS = 1.05
-"""Channels go to the lanes when the shifted rows compute this many times the output's pixels
-(and more than the lanes waste rounding up the channels): 7x7 1.24x, 14x14 1.13x, 28x28 1.07x;
-56x56's 1.035x is not worth the transposing store."""
+TILE_COLUMNS = 32
+"""Columns of a register tile on the widest target (AVX-512: 2 vectors): the rounding the pixels
+of a 1x1 conv waste, as B's columns."""
+MIN_REDUCTION = 256
+"""The lanes store a tile lane by lane, a scatter per vector, which a reduction of this many
+steps repays (a 3x3 conv of 3 channels would spend most of its time in them)."""
+MIN_WASTED_COLUMNS = 1.03
+"""A conv read as shifted rows goes to the lanes when those compute this many times the output's
+pixels: 7x7 1.24x, 14x14 1.13x, 28x28 1.07x, 56x56 1.035x (64 -> 64 channels: 1.10 -> 1.05 of
+onnxruntime's time); not 112x112's 1.018x (1.06 either way)."""
+MIN_WASTED_PIXELS = 1.2
+"""A 1x1 conv (any stride) goes to the lanes only where its pixels fill the other path's 32-wide
+tiles badly: 7x7 (49 of 64: 2048 -> 512 channels 1.13 -> 0.93 of onnxruntime's time; stride 2
+from 14x14, 1024 -> 2048: 1.02 -> 0.92). Over 14x14 (196 of 224) and 28x28 its pixels read in
+place (or strided, packed) run faster: in the lanes each reduction step reads another channel's
+plane (stride 1, 256 -> 1024 at 14x14: 0.89 -> 1.02; stride 2 to 28x28: 0.83 -> 1.05). Strided
+convs of wider kernels always go to the lanes, which read the padded image in place where the
+other path packs im2col (3x3 stride 2, 128 channels to 28x28: 1.24 -> 0.99; 256 to 14x14: 1.00
+-> 0.92; 512 to 7x7: 1.07 -> 0.96)."""
 MAX_TILE_ROWS = 14
 """A tile's rows are a divisor of the output's width (or whole rows), up to this many on the targets
 of 32 vector registers (see gemm_plan.window_tile_rows) ..."""
@@ -37,29 +55,48 @@ MIN_TILE_ROWS = 7
 (a 17-wide output, say, keeps the shifted rows)."""
 
 
+@dataclass(frozen=True)
+class Lanes:
+    """A conv with its channels in the lanes: its windows, and its image's zero-padded planes
+    (as the shifted rows of the stride-1 windows of the same padding: one plane per channel,
+    read at the conv's stride)."""
+
+    windows: list[SlidingWindow]
+    padded: ShiftedRows
+
+
 def lanes_apply(
     windows: list[SlidingWindow], b: KernelBuilder, channels: int, out_channels: int, group: int
-) -> ShiftedRows | None:
-    """The shifted rows of a conv (static sizes, stride 1, undilated, one group) that computes faster
-    with its channels in the lanes, else None."""
-    plain = group == 1 and all(w.static and w.dilation == 1 for w in windows)  # (dilated convs: see windows.py)
-    shifted = ShiftedRows.of(windows, b) if plain else None
-    if shifted is None or channels * shifted.height * shifted.width > MAX_WINDOW_OFFSET:
+) -> Lanes | None:
+    """The lanes of a conv (static sizes, undilated, one group) that computes faster with its
+    channels in the lanes, else None."""
+    if group != 1 or not all(w.static and w.dilation == 1 for w in windows):  # (dilated convs: see windows.py)
         return None
-    out_w = shifted.window_x.output_size
-    pixels = shifted.window_y.output_size * out_w
+    unit = [replace(w, stride=1, output_size=w.input_size + w.pad_begin + w.pad_end - w.kernel + 1) for w in windows]
+    padded = ShiftedRows.of(unit, b)
+    if padded is None or channels * padded.height * padded.width > MAX_WINDOW_OFFSET:
+        return None
+    window_y, window_x = windows
+    pixels, out_w = window_y.output_size * window_x.output_size, window_x.output_size
     rows = max(d for d in range(1, min(MAX_TILE_ROWS, out_w) + 1) if out_w % d == 0)
-    wasted = shifted.columns / pixels
-    lane_waste = -(-out_channels // LANE_WIDTH) * LANE_WIDTH / out_channels
-    if rows < min(MIN_TILE_ROWS, out_w) or wasted < MIN_WASTED_COLUMNS or lane_waste >= wasted:
+    if rows < min(MIN_TILE_ROWS, out_w) or channels * window_y.kernel * window_x.kernel < MIN_REDUCTION:
         return None
-    return shifted
+    lane_waste = -(-out_channels // LANE_WIDTH) * LANE_WIDTH / out_channels
+    if window_y.kernel == window_x.kernel == 1:
+        wasted = -(-pixels // TILE_COLUMNS) * TILE_COLUMNS / pixels / MIN_WASTED_PIXELS
+    elif window_y.stride > 1 or window_x.stride > 1:  # the other path packs im2col, block by block
+        wasted = float("inf")
+    else:  # the shifted rows' padding columns
+        wasted = padded.columns / pixels
+    if wasted < MIN_WASTED_COLUMNS or lane_waste > wasted:
+        return None
+    return Lanes(windows, padded)
 
 
 def conv_in_lanes(
     g: GraphLowering,
     op: OnnxOp,
-    shifted: ShiftedRows,
+    lanes: Lanes,
     panels: SSAValue,
     bias: SSAValue,
     out: SSAValue,
@@ -74,7 +111,7 @@ def conv_in_lanes(
     x = g.buffers[op.input(0)]
     batch, channels = shape_of(x)[:2]
     _, out_channels, out_h, out_w = shape_of(out)
-    window_y, window_x = shifted.window_y, shifted.window_x
+    (window_y, window_x), shifted = lanes.windows, lanes.padded
     planes = shifted.planes(g, x)
     image_size, pixels = channels * shape_of(planes)[2], out_h * out_w
     reduction = channels * window_y.kernel * window_x.kernel
@@ -93,6 +130,7 @@ def conv_in_lanes(
                 width=shifted.width,
                 output=(out_h, out_w),
                 kernel=(window_y.kernel, window_x.kernel),
+                stride=(window_y.stride, window_x.stride),
                 dilation=(window_y.dilation, window_x.dilation),
             ),
             ldc=pixels,
