@@ -56,7 +56,7 @@ from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
-from onnxc.passes.onnx_to_krnl.conv_lanes import conv_in_lanes, lanes_apply
+from onnxc.passes.onnx_to_krnl.conv_lanes import LANES_REDUCTION_BLOCK, conv_in_lanes, lanes_apply
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, sliding_windows
 
 TILE_ROWS = 12
@@ -206,6 +206,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         g.alias(value, out)
     lanes = None if run_time else lanes_apply([window_y, window_x], g.top, channels, out_channels, group)
     if lanes is not None:
+        block = min(LANES_REDUCTION_BLOCK, reduction)
         panels = weight_global(g, op, _column_panels(matrix.T, block), f"{name}_lanes")
         bias_global, tile = weight_global(g, op, shift, f"{name}_bias"), [TILE_ROWS, block, COLUMN_BLOCK]
         conv_in_lanes(g, op, lanes, panels, bias_global, out, accumulate=residual is not None, clip=clip, tile=tile)
