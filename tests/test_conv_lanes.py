@@ -64,11 +64,11 @@ def lanes_model(batch, channels, out_channels, size, then=(), bias=True, kernel=
         (2, 300, 72, 7, ("clip",), 3, 1),  # K = 2700: 22 reduction blocks, partial sums in scratch; a batch
         (1, 130, 120, 14, ("relu",), 3, 1),  # 14x14, 120 channels; K = 1170
         (1, 32, 100, 13, (), 3, 1),  # odd size: tiles of one whole row
-        (1, 32, 48, 9, ("relu",), 3, 1),  # 9x9
-        (1, 32, 40, 5, (), 3, 1),  # smaller than a tile; 40 channels: a masked vector
+        (1, 32, 48, 12, ("relu",), 3, 1),  # 12x12: tiles of one whole row
+        (1, 32, 40, 6, (), 3, 1),  # 6x6: tiles of two rows; 40 channels: a masked vector
         (1, 300, 64, 7, ("relu",), 1, 1),  # a 1x1 conv over 7x7
         (1, 64, 48, 28, ("relu",), 3, 2),  # stride 2 to 14x14, read from the padded image in place
-        (1, 40, 24, 15, (), 3, 2),  # stride 2 from an odd size to 8x8
+        (1, 40, 24, 13, (), 3, 2),  # stride 2 from an odd size to 7x7
         (1, 272, 64, 13, (), 1, 2),  # 1x1 stride 2 to 7x7
     ],
 )
@@ -137,7 +137,8 @@ def test_cross_targets_build_the_lanes_kernel(spelling):
         (8, 7, 64, 3, {}),  # K = 72: too short a reduction for the transposed store
         (256, 28, 64, 1, {"strides": [2, 2]}),  # a 1x1 stride-2 conv to 14x14: packed
         (32, 7, 64, 3, {"group": 2}),
-        (32, 17, 64, 3, {}),  # 17 wide: no tile of 7 to 14 rows divides a row
+        (32, 17, 64, 3, {}),  # 17 wide: no tile of 12 to 14 rows divides a row
+        (32, 32, 64, 3, {}),  # 32 wide: tiles of 8 rows, too few
         (256, 14, 64, 1, {}),  # a 1x1 conv over 14x14: its 196 pixels fill 7 tiles of 32 well enough
     ],
 )

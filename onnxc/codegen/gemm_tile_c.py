@@ -5,8 +5,8 @@ later ones from what the block before left; the last block clamps before its sto
 matrix of rows `ldc` apart (`RowsOfC`), or with MatmulPlan.transposed_c a conv's NCHW output
 stored transposed (`TransposedC`): a tile's vectors run along the channels, each lane in another
 channel's plane, so its last block scatters them; blocks before it keep their partial sums in
-the thread's scratch, contiguous (a gather and a scatter per tile and block would cost a third
-of a 128-step block's FMAs).
+the thread's scratch, contiguous (a gather and a scatter of each vector per block would take,
+by a count of their stores, about a third of the time of a 128-step block's FMAs).
 """
 
 from __future__ import annotations

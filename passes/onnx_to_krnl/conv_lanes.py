@@ -52,11 +52,13 @@ LANES_REDUCTION_BLOCK = 512
 their partial sums (the B tile, 64 KB with AVX-512, streams from L2): 512 -> 512 channels at 7x7
 0.965 -> 0.93 of onnxruntime's time; 14x14, 28x28 unchanged (within 1%)."""
 MAX_TILE_ROWS = 14
-"""A tile's rows are a divisor of the output's width (or whole rows), up to this many on the targets
-of 32 vector registers (see gemm_plan.window_tile_rows) ..."""
-MIN_TILE_ROWS = 7
-"""... and at least this many, or the whole row: fewer rows reload the weights' vectors too often
-(a 17-wide output, say, keeps the shifted rows)."""
+"""A tile's rows are a divisor of the output's width or whole output rows, up to this many on the
+targets of 32 vector registers (see gemm_plan.window_tile_rows) ..."""
+MIN_TILE_ROWS = 12
+"""... and the lanes need this many (on those targets; 24 accumulators or more): 7x7 outputs take
+tiles of 14 (two rows), 14, 28 and 56 of 14; 32 or 64 wide outputs would take tiles of 8 and ran
+slower (3x3 128 -> 128 at 32x32: 1.11 -> 1.22 of onnxruntime's time; stride 2, 64 -> 128 to
+32x32: 1.22 -> 1.42; 32 -> 64 to 64x64: 1.12 -> 1.91)."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,9 @@ def lanes_apply(
         return None
     window_y, window_x = windows
     pixels, out_w = window_y.output_size * window_x.output_size, window_x.output_size
-    rows = max(d for d in range(1, min(MAX_TILE_ROWS, out_w) + 1) if out_w % d == 0)
-    if rows < min(MIN_TILE_ROWS, out_w) or channels * window_y.kernel * window_x.kernel < MIN_REDUCTION:
+    divisors = [d for d in range(1, min(MAX_TILE_ROWS, out_w) + 1) if out_w % d == 0]
+    rows = max(divisors + list(range(out_w, MAX_TILE_ROWS + 1, out_w)))  # as gemm_plan.window_tile_rows
+    if rows < MIN_TILE_ROWS or channels * window_y.kernel * window_x.kernel < MIN_REDUCTION:
         return None
     lane_waste = -(-out_channels // LANE_WIDTH) * LANE_WIDTH / out_channels
     if window_y.kernel == window_x.kernel == 1:
