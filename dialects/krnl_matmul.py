@@ -52,6 +52,7 @@ class MatmulALayout(StrEnum):
 
     PANELS = "panels"
     STRIDED = "strided"
+    WINDOW = "window"
 
 
 class MatmulBAccess(StrEnum):
@@ -181,7 +182,12 @@ class MatmulOp(IRDLOperation):
       reduction block (kc rows of K, the last one shorter), each block as
       [ceil(M/mr), kc, mr] (zero rows pad the last panel): the micro-kernels of
       one block read A as one sequential stream. Its shape is [ceil(M/mr), K, mr]; `strided`: A[m, k] = a[m*s0 + k*s1]
-      with `a_strides = [s0, s1]`.
+      with `a_strides = [s0, s1]`; `window`: A is the transposed im2col matrix of
+      the image `conv` of a stride-1 conv, padded already, read in place: row m
+      = (oy, ox) of the output, A[m, k] = a[oy*W + ox + c*H*W + ky*DH*W + kx*DW]
+      for k = (c, ky, kx) (M = output_h * output_w: the pixels, and only they;
+      C then holds the conv's output transposed, pixels by channels, B its
+      weights transposed, see passes/onnx_to_krnl/conv_lanes.py).
     - `b_access = rows`: B[k, n] = b[k*ldb + n] (`ldb`), read in place;
       `im2col`: B is the im2col matrix of the NCHW image `conv` (k = (c, ky,
       kx), n = (oy, ox), padding reads zero); `panels`: B was packed at compile
@@ -199,7 +205,9 @@ class MatmulOp(IRDLOperation):
       the thread doing the packing (the runtime's, see
       runtime/support/onnxc_parallel.c: each thread packs the part of B its
       tiles read); without, B rows are read in place.
-    - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to.
+    - C[m, n] = c[m*ldc + n]; with `accumulate`, C's contents are added to. With
+      `transposed_c` (a window A only), C[m, n] = c[n*ldc + m]: a conv's NCHW output,
+      pixels m of channel n; the bias is then per column, bias[n].
     - `rows` (an index operand): M is known at run time only (a transformer's
       batch x sequence); sizes[0] is then the M the schedule is chosen for.
       A is strided, one batch triple, no bias. `first_row` (an index operand, with
@@ -250,6 +258,7 @@ class MatmulOp(IRDLOperation):
     batch = prop_def(ArrayAttr)
     bias_offsets = opt_prop_def(ArrayAttr)
     accumulate = opt_prop_def(UnitAttr)
+    transposed_c = opt_prop_def(UnitAttr)
     clip = prop_def(ArrayAttr)
     pack = opt_prop_def(UnitAttr)
 
@@ -276,6 +285,7 @@ class MatmulOp(IRDLOperation):
         ldc: int,
         batch: Sequence[int] = (0, 0, 0),
         accumulate: bool = False,
+        transposed_c: bool = False,
         clip: Sequence[float] = (float("-inf"), float("inf")),
         pack: bool = False,
         bias: SSAValue | None = None,
@@ -298,6 +308,7 @@ class MatmulOp(IRDLOperation):
             "batch": int_array(batch),
             "bias_offsets": int_array(bias_offsets) if bias_offsets is not None else None,
             "accumulate": UnitAttr() if accumulate else None,
+            "transposed_c": UnitAttr() if transposed_c else None,
             "clip": ArrayAttr([FloatAttr(float(v), f64) for v in clip]),
             "pack": UnitAttr() if pack else None,
         }
@@ -329,14 +340,19 @@ class MatmulOp(IRDLOperation):
             list(self.b.type.get_shape()) != [-(-n // MATMUL_B_PANEL), k, MATMUL_B_PANEL] or packed
         ):
             raise VerifyException("krnl.matmul: B panels must have shape [ceil(N/P), K, P] and no pack")
-        if (self.conv is not None) != (access in (MatmulBAccess.IM2COL, MatmulBAccess.WINDOW)):
+        window_a = self.a_layout.data == MatmulALayout.WINDOW
+        if (self.conv is not None) != (access in (MatmulBAccess.IM2COL, MatmulBAccess.WINDOW) or window_a):
             raise VerifyException("krnl.matmul: im2col and window access, and only they, need a conv geometry")
+        if window_a and (access in (MatmulBAccess.IM2COL, MatmulBAccess.WINDOW) or self.rows is not None):
+            raise VerifyException("krnl.matmul: a window A goes with a B of rows or panels, M static")
+        if self.transposed_c is not None and not window_a:
+            raise VerifyException("krnl.matmul: transposed_c needs a window A")
         if access == MatmulBAccess.IM2COL and not packed:
             raise VerifyException("krnl.matmul: im2col needs pack")
         if access == MatmulBAccess.WINDOW and packed:
             raise VerifyException("krnl.matmul: window access reads B in place: no pack")
         if self.conv is not None:
-            self._verify_conv(access, n, k)
+            self._verify_conv(access, m if window_a else n, k, window_a)
         self._verify_run_time_columns(access)
         if self.rows is not None and (
             self.a_layout.data != MatmulALayout.STRIDED or len(int_values(self.batch)) != 3 or self.bias is not None
@@ -344,10 +360,11 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: run-time rows need a strided A, one batch triple and no bias")
         if self.first_row is not None and self.rows is None:
             raise VerifyException("krnl.matmul: first_row goes with run-time rows")
-        self._verify_bias(m)
+        self._verify_bias(n if self.transposed_c is not None else m)
 
     def _verify_bias(self, m: int) -> None:
-        """bias is [M], or holds M values from each of `bias_offsets` (one per batch triple)."""
+        """bias is [M] (`m`: N with transposed_c), or holds M values from each of `bias_offsets`
+        (one per batch triple)."""
         offsets = int_values(self.bias_offsets) if self.bias_offsets is not None else None
         if offsets is not None and (self.bias is None or len(offsets) * 3 != len(int_values(self.batch))):
             raise VerifyException("krnl.matmul: bias_offsets need a bias and one offset per batch triple")
@@ -373,8 +390,9 @@ class MatmulOp(IRDLOperation):
         if len(self.offsets) not in (0, 2) or len(self.image) != (6 if access == MatmulBAccess.IM2COL else 0):
             raise VerifyException("krnl.matmul: offsets are (B, C); image (H, W, OH, OW, pads) with im2col")
 
-    def _verify_conv(self, access: MatmulBAccess, n: int, k: int) -> None:
-        """B's shape [K, N] must be the geometry's: K = C*KH*KW; N the output's columns."""
+    def _verify_conv(self, access: MatmulBAccess, n: int, k: int, window_a: bool) -> None:
+        """The shape of the operand read from the image must be the geometry's: K = C*KH*KW;
+        `n` the output's columns (B's, or with `window_a` A's rows)."""
         conv = self.conv
         channels, height, width = conv.channels.data, conv.height.data, conv.width.data
         (out_h, out_w), (kernel_h, kernel_w) = conv.output, conv.kernel
@@ -382,6 +400,13 @@ class MatmulOp(IRDLOperation):
             raise VerifyException("krnl.matmul: K must be the conv's channels * kernel_h * kernel_w")
         if access == MatmulBAccess.IM2COL and n != out_h * out_w and not self.image:
             raise VerifyException("krnl.matmul: im2col needs N = output_h * output_w")
+        if window_a:
+            if conv.padding != (0, 0) or n != out_h * out_w:
+                raise VerifyException("krnl.matmul: a window A needs padding 0, M = output_h * output_w")
+            (stride_h, stride_w), (dilation_h, dilation_w) = conv.stride, conv.dilation
+            last_y, last_x = (out_h - 1) * stride_h + (kernel_h - 1) * dilation_h, (out_w - 1) * stride_w + (kernel_w - 1) * dilation_w
+            if last_y >= height or last_x >= width:
+                raise VerifyException("krnl.matmul: a window A's image must hold every window")
         if access == MatmulBAccess.WINDOW:
             if conv.stride != (1, 1) or conv.padding != (0, 0):
                 raise VerifyException("krnl.matmul: window access needs stride 1 and an image padded already")

@@ -19,6 +19,11 @@ column panels of a constant B packed at compile time (b_access "panels": a
 tile wider than a panel reads one panel per vector, `panel_stride` apart), or
 from a (padded) image in place (b_access "window", a stride-1 conv: row k of B
 is the image shifted by that row's offset, taken from a table made here).
+A is read from row panels packed at compile time, with strides, or from a
+(padded) image in place (a_layout "window": row m of A is output pixel m, its
+column k at the same table's offset; a tile's rows are a run of one output row,
+or whole output rows, see window_tile_rows), C with it stored transposed, its
+partial sums in the thread's scratch (see gemm_tile_c.py).
 Each thread packs what its own tiles read into its own scratch memory (the
 runtime's, runtime/support/onnxc_parallel.c): one pool job per product and
 no thread waits for another's packing. Splitting by rows, every thread packs
@@ -40,6 +45,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from onnxc.codegen.gemm_plan import MatmulPlan
+from onnxc.codegen.gemm_tile_c import RowsOfC, TransposedC
 from onnxc.codegen.llvm_idioms import (
     Declare,
     constant_global,
@@ -143,6 +149,17 @@ class MatmulEmitter:
         name = f"llvm.masked.store.v{self.p.vw}f32.p0"
         fn = self.declare(name, ir.VoidType(), [self.vector, PTR, I32, self.mask_type])
         b.call(fn, [value, pointer, ir.Constant(I32, 4), mask])
+
+    def clamp(self, b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+        """`value` clamped to the plan's bounds (the epilogue's Relu/Clip)."""
+        low, high = self.p.clip
+        if low != float("-inf"):
+            bound = ir.Constant(self.vector, [low] * self.p.vw)
+            value = b.select(b.fcmp_ordered("<", value, bound), bound, value)
+        if high != float("inf"):
+            bound = ir.Constant(self.vector, [high] * self.p.vw)
+            value = b.select(b.fcmp_ordered(">", value, bound), bound, value)
+        return value
 
     def row_offsets(self, b: ir.IRBuilder, pc: ir.Value) -> ir.Value:
         """Window access: the table of B's row offsets (i32, made once per op), from row pc."""
@@ -278,7 +295,7 @@ class MatmulEmitter:
         a, b_in, c, *rest = fn.args
         bias = rest.pop(0) if p.has_bias else None
         sizes, (column_from, column_to, row_from, row_to) = rest[:sizes], rest[sizes:]
-        scratch = b.call(self.declare(THREAD_SCRATCH, PTR, []), []) if p.packed else None
+        scratch = b.call(self.declare(THREAD_SCRATCH, PTR, []), []) if p.scratch_bytes else None
         with counted_loop(b, column_from, column_to, p.nc, "jc") as jc:
             block_end = b.add(jc, _const(p.nc))
             block_end = b.select(b.icmp_signed("<", block_end, column_to), block_end, column_to)
@@ -303,17 +320,17 @@ class MatmulEmitter:
         if self.f.tiles is not None:
             return self.f.tiles
         p = self.p
-        pointer_count = 3 + p.packed + p.has_bias
+        pointer_count = 3 + bool(p.scratch_bytes) + p.has_bias
         sizes = len(p.run_time_names)
         arg_types = [PTR] * pointer_count + [I64] * sizes + [I64, I64, I64, I64, I1, I1, I64, I64]
         fn, b = self.function(f"{self.name}.tiles", arg_types)
         fn.attributes.add("noinline")
         self.f.tiles = fn
         a, b_in, c, *rest = fn.args
-        scratch = rest.pop(0) if p.packed else None
+        scratch = rest.pop(0) if p.scratch_bytes else None
         bias = rest.pop(0) if p.has_bias else None
         sizes, (jc, block_end, pc, kc, first, last, row_from, row_to) = self.sizes(rest[:sizes]), rest[sizes:]
-        offsets = self.row_offsets(b, pc) if p.window else None
+        offsets = self.row_offsets(b, pc) if p.reads_image else None
         with counted_loop(b, jc, block_end, p.nr, "jr") as jr:
             valid = b.sub(self.columns(sizes), jr)
             if p.window:  # row k of the tile at offsets[k], from column jr
@@ -327,23 +344,28 @@ class MatmulEmitter:
                 b_tile = self.gep(b, b_in, offset)
             else:
                 b_tile = self.gep(b, b_in, b.add(b.mul(pc, self.ldb(sizes)), jr))
+            partial, tile_bias = None, bias
+            if p.transposed_c:  # this column's partial tiles; its bias, per column
+                partial = self.gep(b, scratch, b.mul(b.udiv(b.sub(jr, jc), _const(p.nr)), _const(p.mr * p.nr)))
+                tile_bias = self.gep(b, bias, jr) if bias is not None else None
             full = b.icmp_signed(">=", valid, _const(p.nr))
             with b.if_else(full) as (then, otherwise):
                 for block, masked in ((then, False), (otherwise, True)):
                     with block:
                         self.row_tiles(
-                            b, masked, sizes, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid,
-                            row_from, row_to,
+                            b, masked, sizes, a, b_tile, offsets, c, tile_bias, jr, pc, kc, first, last, valid,
+                            row_from, row_to, partial,
                         )  # fmt: skip
         b.ret_void()
         return fn
 
     def row_tiles(
-        self, b, masked, sizes, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid, row_from, row_to
+        self, b, masked, sizes, a, b_tile, offsets, c, bias, jr, pc, kc, first, last, valid, row_from, row_to, partial
     ):
-        """Row tiles [row_from, row_to): full ones of mr rows, then the last one of M % mr rows if in range."""
+        """Row tiles [row_from, row_to): full ones of mr rows, then the last one of M % mr rows if in range
+        (`partial`: a transposed C's partial tiles of column jr, see MatmulPlan.partial_tiles)."""
         p = self.p
-        a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
+        a_rows, a_columns = p.a_steps
         b_stride = _const(p.pitch) if p.packed else _const(MATMUL_B_PANEL) if p.b_panels else self.ldb(sizes)
         panel_stride = b.mul(kc, _const(MATMUL_B_PANEL)) if p.b_panels else _const(0)
         ldc = self.ldc(sizes)
@@ -353,10 +375,19 @@ class MatmulEmitter:
             if p.a_panels:  # block pc (pc * M_pad floats before it), panel ir/mr of kc rows
                 padded_rows = p.row_tiles * p.mr
                 a_offset = b.add(b.mul(pc, _const(padded_rows)), b.mul(ir_, kc))
+            elif p.a_window:  # pixel ir = (oy, ox): see MatmulPlan.pixel_offset
+                out_w, (stride_h, stride_w) = p.conv.output_w.data, p.conv.stride
+                row, column = b.udiv(ir_, _const(out_w)), b.urem(ir_, _const(out_w))
+                a_offset = b.add(b.mul(row, _const(stride_h * p.conv.width.data)), b.mul(column, _const(stride_w)))
             else:
                 a_offset = b.add(b.mul(ir_, _const(a_rows)), b.mul(pc, _const(a_columns)))
-            c_tile = self.gep(b, c, b.add(b.mul(ir_, ldc), jr))
-            args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides]
+            if p.transposed_c:
+                c_tile = self.gep(b, c, b.add(b.mul(jr, ldc), ir_))
+                column_tiles = p.partial_tiles // p.row_tiles
+                partial_tile = [self.gep(b, partial, b.mul(ir_, _const(column_tiles * p.nr)))]
+            else:
+                c_tile, partial_tile = self.gep(b, c, b.add(b.mul(ir_, ldc), jr)), []
+            args = [self.gep(b, a, a_offset), b_tile, c_tile, kc, first, last, valid, ir_, *strides, *partial_tile]
             args += [v for v in (bias, offsets) if v is not None]
             b.call(self.micro_kernel(rows, masked), args)
 
@@ -400,31 +431,31 @@ class MatmulEmitter:
         # A partial tile (only the last one: nc is a multiple of nr) holds N % nr columns.
         partial_vectors = p.nv if p.run_time_columns else -(-(p.n % p.nr) // p.vw)
         vectors = partial_vectors if masked else p.nv
-        a_rows, a_columns = (1, p.mr) if p.a_panels else p.a_strides
-        variant = (p.packed, p.b_panels, p.window, p.has_bias, p.accumulate, p.clip)
-        key = (rows, masked, vectors, *variant, a_rows, a_columns)
+        _, a_columns = p.a_steps
+        variant = (p.packed, p.b_panels, p.window, p.a_window, p.transposed_c, p.has_bias, p.accumulate, p.clip)
+        a_offsets = tuple(p.a_row_offset(r) for r in range(rows))
+        key = (rows, masked, vectors, *variant, a_offsets, a_columns)
         if key in self.kernels:
             return self.kernels[key]
-        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64] + [PTR] * (p.has_bias + p.window)
+        args = [PTR, PTR, PTR, I64, I1, I1, I64, I64, I64, I64, I64]
+        args += [PTR] * (p.transposed_c + p.has_bias + p.reads_image)
         access = "p" if p.packed else "c" if p.b_panels else "w" if p.window else ""
-        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{access}"
+        suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'x' if p.a_window else ''}{access}"
         suffix += "b" if p.has_bias else ""
-        suffix += f"{'a' if p.accumulate else ''}.{len(self.kernels)}"
+        suffix += f"{'a' if p.accumulate else ''}{'t' if p.transposed_c else ''}.{len(self.kernels)}"
         fn, b = self.function(f"onnxc.gemm.{suffix}", args)
         fn.attributes.add("noinline")
         self.kernels[key] = fn
         a, b_tile, c, kc, first, last, valid, row0, b_stride, panel_stride, ldc, *rest = fn.args
+        partial = rest.pop(0) if p.transposed_c else None
         bias = rest.pop(0) if p.has_bias else None
-        offsets = rest.pop(0) if p.window else None
+        offsets = rest.pop(0) if p.reads_image else None
         masks = [self.lane_mask(b, _const(v * p.vw), valid) for v in range(vectors)] if masked else None
-        a_pointers = [self.gep(b, a, _const(a_rows * r)) for r in range(rows)]
+        a_pointers = [self.gep(b, a, _const(offset)) for offset in a_offsets]
 
         def b_row_start(bb: ir.IRBuilder, row: ir.Value) -> ir.Value:
             """Where B's row `row` of the tile starts, in floats from b_tile."""
-            if p.window:
-                row_offset = bb.load(bb.gep(offsets, [row], inbounds=True, source_etype=I32), typ=I32, align=4)
-                return bb.sext(row_offset, I64)
-            return bb.mul(row, b_stride)
+            return image_offset(bb, row) if p.window else bb.mul(row, b_stride)
 
         def b_vector(bb: ir.IRBuilder, row_start: ir.Value, v: int) -> ir.Value:
             column = v * p.vw
@@ -437,45 +468,36 @@ class MatmulEmitter:
                 return self.masked_load(bb, pointer, masks[v])
             return bb.load(pointer, typ=self.vector, align=min(p.vw * 4, 64) if p.packed else 4)
 
-        def a_scalar(bb: ir.IRBuilder, kk: ir.Value, r: int) -> ir.Value:
-            return bb.load(self.gep(bb, a_pointers[r], bb.mul(kk, _const(a_columns))), typ=F32, align=4)
+        def image_offset(bb: ir.IRBuilder, kk: ir.Value) -> ir.Value:
+            """Where row (or column) kk of the operand read from the image starts, in floats."""
+            return bb.sext(bb.load(bb.gep(offsets, [kk], inbounds=True, source_etype=I32), typ=I32, align=4), I64)
 
-        c_pointers = [
-            [self.gep(b, c, b.add(b.mul(ldc, _const(r)), _const(v * p.vw))) for v in range(vectors)]
-            for r in range(rows)
-        ]
+        def a_column(bb: ir.IRBuilder, kk: ir.Value) -> ir.Value:
+            return image_offset(bb, kk) if p.a_window else bb.mul(kk, _const(a_columns))
 
-        def load_c(bb: ir.IRBuilder, r: int, v: int) -> ir.Value:
-            if masked:
-                return self.masked_load(bb, c_pointers[r][v], masks[v])
-            return bb.load(c_pointers[r][v], typ=self.vector, align=4)
+        def a_scalar(bb: ir.IRBuilder, column: ir.Value, r: int) -> ir.Value:
+            return bb.load(self.gep(bb, a_pointers[r], column), typ=F32, align=4)
 
+        if p.transposed_c:
+            tile_c = TransposedC(self, b, rows, vectors, c, ldc, masks, bias, partial)
+        else:
+            tile_c = RowsOfC(self, b, rows, vectors, c, ldc, masks, bias, row0)
         # The first reduction block starts from the bias (plus C when accumulating),
         # later ones from C: a branch, so that a fresh C is not read at all.
-        starts = []
-        for r in range(rows):
-            start = ir.Constant(self.vector, None)
-            if p.has_bias:
-                row_bias = b.load(self.gep(b, bias, b.add(row0, _const(r))), typ=F32, align=4)
-                start = self.splat(b, row_bias, self.vector)
-            starts.append(start)
         with b.if_else(first) as (then, otherwise):
             with then:
-                fresh = [
-                    [b.fadd(load_c(b, r, v), starts[r]) if p.accumulate else starts[r] for v in range(vectors)]
-                    for r in range(rows)
-                ]
+                fresh = tile_c.fresh(b, p.accumulate)
                 fresh_block = b.block
             with otherwise:
-                partial = [[load_c(b, r, v) for v in range(vectors)] for r in range(rows)]
-                partial_block = b.block
+                resumed = tile_c.resumed(b)
+                resumed_block = b.block
         init = []
         for r in range(rows):
             row = []
             for v in range(vectors):
                 phi = b.phi(self.vector)
                 phi.add_incoming(fresh[r][v], fresh_block)
-                phi.add_incoming(partial[r][v], partial_block)
+                phi.add_incoming(resumed[r][v], resumed_block)
                 row.append(phi)
             init.append(row)
 
@@ -507,12 +529,14 @@ class MatmulEmitter:
             for v in range(vectors):
                 following = self.gep(b, b_tile, b.add(row_start, _const(p.nr + v * p.vw)))
                 b.call(prefetch, [following, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
-        ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), _const(a_columns)))
-        b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+        if not p.a_window:  # (an image read in place is in cache: a tile reads kc of its rows)
+            ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), _const(a_columns)))
+            b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
         # llvm.fmuladd: fused where the target has an instruction for it, a multiply and an add elsewhere.
         fma = self.declare(f"llvm.{'fma' if p.fused else 'fmuladd'}.v{p.vw}f32", self.vector, [self.vector] * 3)
+        column = a_column(b, kk)
         for r in range(rows):
-            broadcast = self.splat(b, a_scalar(b, kk, r), self.vector)
+            broadcast = self.splat(b, a_scalar(b, column, r), self.vector)
             for v in range(vectors):
                 updated = b.call(fma, [broadcast, b_vectors[v], accumulators[r][v]])
                 accumulators[r][v].add_incoming(updated, body)
@@ -520,23 +544,7 @@ class MatmulEmitter:
         b.branch(header)
 
         b.position_at_end(exit_)
-        low, high = p.clip
-        for r in range(rows):
-            for v in range(vectors):
-                value = accumulators[r][v]
-                clamped = value
-                if low != float("-inf"):
-                    bound = ir.Constant(self.vector, [low] * p.vw)
-                    clamped = b.select(b.fcmp_ordered("<", clamped, bound), bound, clamped)
-                if high != float("inf"):
-                    bound = ir.Constant(self.vector, [high] * p.vw)
-                    clamped = b.select(b.fcmp_ordered(">", clamped, bound), bound, clamped)
-                if clamped is not value:
-                    value = b.select(last, clamped, value)
-                if masked:
-                    self.masked_store(b, value, c_pointers[r][v], masks[v])
-                else:
-                    b.store(value, c_pointers[r][v], align=4)
+        tile_c.store(b, accumulators, last)
         b.ret_void()
         return fn
 

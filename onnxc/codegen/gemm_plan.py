@@ -37,6 +37,31 @@ def vector_shape(target: Target) -> tuple[int, int]:
     return 4, 2
 
 
+def vector_registers(target: Target) -> int:
+    """The vector registers of the target's SIMD unit (rv64gc: its 32 scalar ones, as 4-wide vectors)."""
+    if target.arch == "x86_64":
+        return 32 if target.has_avx512 else 16
+    if target.arch == "ppc64le":
+        return 64
+    if target.arch == "wasm32":
+        return 16
+    if target.arch == "riscv64" and not target.has_riscv_vectors:
+        return 8
+    return 32
+
+
+def window_tile_rows(out_w: int, target: Target) -> int:
+    """mr for a window A (a conv's output pixels as rows): as many rows as fit the register file
+    (rows x nv accumulators beside the nv vectors of B and two more; AVX-512: 14 rows x 2 zmm of
+    32 registers) among the divisors of the output's width and its multiples, so that a tile is
+    one run of an output row, or whole rows: its rows are then at constant offsets in the padded
+    image (7x7 outputs: tiles of two rows, 28 accumulators, not 14)."""
+    _, nv = vector_shape(target)
+    limit = max(1, (vector_registers(target) - nv - 2) // nv)
+    divisors = [d for d in range(1, min(limit, out_w) + 1) if out_w % d == 0]
+    return max(divisors + list(range(out_w, limit + 1, out_w)))
+
+
 @dataclass
 class MatmulPlan:
     """The op's static parameters, resolved for one target."""
@@ -51,6 +76,8 @@ class MatmulPlan:
     nv: int
     a_panels: bool
     a_strides: tuple[int, int]
+    a_window: bool
+    """A is read from an image in place, a row per output pixel (see MatmulALayout.WINDOW)."""
     im2col: bool
     b_panels: bool
     ldb: int
@@ -60,6 +87,8 @@ class MatmulPlan:
     bias_offsets: list[int]
     """Per batch triple: where its bias starts (all 0 but for the groups of a grouped conv)."""
     accumulate: bool
+    transposed_c: bool
+    """C[m, n] is stored at c[n*ldc + m]; the bias is per column (see `partial_tiles`)."""
     clip: tuple[float, float]
     has_bias: bool
     packed: bool
@@ -77,8 +106,33 @@ class MatmulPlan:
     not: llvm.fma would become a call of the C library's software fmaf per lane."""
 
     @property
+    def a_steps(self) -> tuple[int, int]:
+        """A[m, k] is A's pointer + m*row step + k*column step: panels hold mr floats per k; a window
+        A's columns are the image's row offsets instead (column step 0, see `row_offsets`)."""
+        if self.a_window:
+            return 1, 0
+        return (1, self.mr) if self.a_panels else self.a_strides
+
+    def pixel_offset(self, pixel: int) -> int:
+        """A window A: where output pixel (oy, ox) (= divmod(pixel, OW)) reads the padded image,
+        from where pixel 0 does: oy*SH*W + ox*SW (see MatmulALayout.WINDOW)."""
+        conv = self.conv
+        oy, ox = divmod(pixel, conv.output_w.data)
+        return oy * conv.stride_h.data * conv.width.data + ox * conv.stride_w.data
+
+    def a_row_offset(self, r: int) -> int:
+        """Where row r of a tile of A starts, from the tile's first: a window A's tiles start a run
+        of mr pixels of one output row, or whole rows (see window_tile_rows)."""
+        return self.pixel_offset(r) if self.a_window else self.a_steps[0] * r
+
+    @property
+    def reads_image(self) -> bool:
+        """Whether A or B is read from an image in place, through a table of row offsets."""
+        return self.window or self.a_window
+
+    @property
     def row_offsets(self) -> list[int]:
-        """Window access: the offset of B's row k = (c, ky, kx) in the image."""
+        """Window access: the offset of B's row (or A's column) k = (c, ky, kx) in the image."""
         conv = self.conv
         channels, height, width = conv.channels.data, conv.height.data, conv.width.data
         (kernel_h, kernel_w), (dilation_h, dilation_w) = conv.kernel, conv.dilation
@@ -119,8 +173,18 @@ class MatmulPlan:
         return -(-self.n // self.nr)
 
     @property
+    def partial_tiles(self) -> int:
+        """Register tiles of a column block: with transposed_c, the partial sums of every reduction
+        block but the last go to the thread's scratch, contiguous, tile after tile (row tile, then
+        column tile of the block, mr x nr floats each): only the last block stores the tile
+        transposed, into C, lane by lane (a scatter: each lane another channel's plane)."""
+        return self.row_tiles * -(-min(self.n, self.nc) // self.nr) if self.transposed_c else 0
+
+    @property
     def scratch_bytes(self) -> int:
-        """Scratch memory a thread packs one B block into (0 if B is not packed)."""
+        """Scratch memory of a thread: the B block it packs, or a transposed C's partial tiles."""
+        if self.transposed_c:
+            return 4 * self.partial_tiles * self.mr * self.nr
         return 4 * self.kc * self.pitch if self.packed else 0
 
     @property
@@ -144,6 +208,9 @@ class MatmulPlan:
         mr, kc, nc = int_values(op.tile)
         vw, nv = vector_shape(target)
         offsets = int_values(op.batch)
+        a_window = op.a_layout.data == MatmulALayout.WINDOW
+        if a_window:  # the tile's rows depend on the target and the image: see window_tile_rows
+            mr = window_tile_rows(op.conv.output_w.data, target)
         return MatmulPlan(
             m,
             n,
@@ -155,6 +222,7 @@ class MatmulPlan:
             nv,
             a_panels=op.a_layout.data == MatmulALayout.PANELS,
             a_strides=tuple(int_values(op.a_strides)),
+            a_window=a_window,
             im2col=op.b_access.data == MatmulBAccess.IM2COL,
             b_panels=op.b_access.data == MatmulBAccess.PANELS,
             ldb=op.ldb.value.data,
@@ -163,6 +231,7 @@ class MatmulPlan:
             batch=[tuple(offsets[i : i + 3]) for i in range(0, len(offsets), 3)],
             bias_offsets=int_values(op.bias_offsets) if op.bias_offsets is not None else [0] * (len(offsets) // 3),
             accumulate=op.accumulate is not None,
+            transposed_c=op.transposed_c is not None,
             clip=op.clip_bounds,
             has_bias=op.bias is not None,
             packed=op.pack is not None,

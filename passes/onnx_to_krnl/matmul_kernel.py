@@ -12,9 +12,11 @@ W', row (c, ky, kx) of B is that image from offset c*H'*W' + ky*W' + kx, and the
 (OH-1)*W' + OW columns: whole padded rows, whose first OW columns a last nest copies out. The
 im2col copy it saves is KH*KW times the image, every column tile of which is packed once per
 product; the padding copy is the image once, and the extra columns (W' - OW per row) are a few
-percent at 56x56, 22% at 7x7. A conv whose windows read mostly padding (dilated, on a small
-map) is one product per region of outputs reading the same taps, over those taps only (see
-conv_regions.py).
+percent at 56x56, 22% at 7x7. Where they are many (small images, see `lanes_apply`), the
+product is transposed instead: the channels in the vector lanes, the pixels, and only they, as
+rows read in place, the output stored transposed (conv_lanes.py). A conv whose windows read
+mostly padding (dilated, on a small map) is one product per region of outputs reading the same
+taps, over those taps only (see conv_regions.py).
 
 Epilogue fusion, decided here and nowhere else, along a chain of single uses
 (a value with one use is not a graph output: returning it would be a second
@@ -56,6 +58,7 @@ from onnxc.passes.helpers.affine import batch_norm_affine
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
+from onnxc.passes.onnx_to_krnl.conv_lanes import LANES_REDUCTION_BLOCK, conv_in_lanes, lanes_apply
 from onnxc.passes.onnx_to_krnl.conv_regions import TapRegion, tap_regions
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
@@ -200,6 +203,13 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         g.alias(last.results[0], out)
     for value in (op.results[0], *(f.results[0] for f in fused)):
         g.alias(value, out)
+    lanes = None if run_time else lanes_apply([window_y, window_x], g.top, channels, out_channels, group)
+    if lanes is not None:
+        name, block = op.node_name or "conv", min(LANES_REDUCTION_BLOCK, matrix.shape[1])
+        panels = weight_global(g, op, _column_panels(matrix.T, block), f"{name}_lanes")
+        bias_global, tile = weight_global(g, op, shift, f"{name}_bias"), [TILE_ROWS, block, COLUMN_BLOCK]
+        conv_in_lanes(g, op, lanes, panels, bias_global, out, accumulate=residual is not None, clip=clip, tile=tile)
+        return True
     block = min(REDUCTION_BLOCK, matrix.shape[1])
     group_channels = channels // group
     in_place = (kernel_h, kernel_w) == (1, 1) and all(
