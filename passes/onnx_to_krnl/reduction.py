@@ -253,7 +253,8 @@ def lower_softmax(g: GraphLowering, op: OnnxOp) -> None:
     nest = reduction_nest(g.top, shape, reduced)
     body = nest.body
     # A NaN in the row makes the sum of exponentials NaN anyway: the maximum need not carry
-    # it, and maxnum vectorizes into plain vector maxima (maximumf did not, with its NaN tests).
+    # it (any value it returns then is a shift like another), and a maxnum with no NaN
+    # vectorizes into plain vector maxima (maximumf did not, with its NaN tests).
     maximum = fold_reduced(
         nest,
         shape,

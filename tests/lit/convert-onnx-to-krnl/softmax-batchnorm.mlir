@@ -1,8 +1,8 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
 // Softmax (opset 13) over axis 1 of [2,3,4]: a krnl nest over the other dims
-// (0, 2); inside, an scf.for reduction for the max (maxnumf: a NaN makes the sum NaN
-// anyway, and maxnum vectorizes), a loop storing exp(x - max) and summing it (its adds
+// (0, 2); inside, an scf.for reduction for the max (maxnumf fastmath<nnan>: a NaN
+// makes the sum NaN anyway, and a maxnum free of NaN vectorizes), a loop storing exp(x - max) and summing it (its adds
 // may be reassociated, fastmath<reassoc>: it vectorizes), then a loop scaling by 1/sum.
 builtin.module attributes {onnx.opset = 13 : i64} {
   func.func @main_graph(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
@@ -22,7 +22,7 @@ builtin.module attributes {onnx.opset = 13 : i64} {
 // CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[k:.+]]: index):
 // CHECK-NEXT:      %[[MAX:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[M:.+]] = %[[NEG_INF]]) -> (f32) {
 // CHECK-NEXT:        %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[k]]] : memref<2x3x4xf32>
-// CHECK-NEXT:        %[[M1:.+]] = arith.maxnumf %[[M]], %[[V]] : f32
+// CHECK-NEXT:        %[[M1:.+]] = arith.maxnumf %[[M]], %[[V]] fastmath<nnan> : f32
 // CHECK-NEXT:        scf.yield %[[M1]] : f32
 // CHECK-NEXT:      }
 // CHECK-NEXT:      %[[SUM:.+]] = scf.for %[[c:.+]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[S:.+]] = %[[ZERO]]) -> (f32) {
