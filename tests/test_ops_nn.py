@@ -111,6 +111,21 @@ CASES: dict[str, Case] = {
     "conv_depthwise_shifted_rows_unpadded": Case(
         "Conv", {"x": rand(2, 3, 5, 6)}, {"group": 3}, initializers={"w": rand(3, 1, 3, 2)}
     ),
+    # Kernels of over 9 taps along wide rows ROW_BLOCK output rows at a time (padded rows of 16
+    # columns): 9 rows (the last block recomputes one) with two outputs per channel, 6 rows of
+    # groups of 2 channels at batch 2, asymmetric pads over exactly one block of 4 rows.
+    "conv_depthwise_row_blocks_odd_rows": Case(
+        "Conv",
+        {"x": rand(1, 3, 9, 10)},
+        {"group": 3, "pads": [3, 3, 3, 3]},
+        initializers={"w": rand(6, 1, 7, 7), "b": rand(6)},
+    ),
+    "conv_grouped_row_blocks": Case(
+        "Conv", {"x": rand(2, 4, 6, 12)}, {"group": 2, "pads": [2, 2, 2, 2]}, initializers={"w": rand(4, 2, 5, 5)}
+    ),
+    "conv_depthwise_row_blocks_asymmetric": Case(
+        "Conv", {"x": rand(1, 2, 5, 11), "w": rand(2, 1, 5, 7)}, {"group": 2, "pads": [1, 3, 2, 2]}
+    ),
     # Strided depthwise convs over phase planes: short rows (wide rows, compacted), an uneven
     # stride and asymmetric pads, rows longer than SHORT_ROW (row by row), no padding at all.
     "conv_depthwise_stride2_short_rows": Case(

@@ -53,6 +53,12 @@ SHORT_ROW = 32
 """Output rows up to this long take the depthwise conv along wide rows: row by row, their scalar
 tails are much of the work (a 14-wide row: 0.048 -> 0.028 ms for 64 channels); longer rows
 vectorize well as they are, and the compaction copy would cost more (112-wide: 0.33 -> 0.48 ms)."""
+ROW_BLOCK = 4
+"""Kernels of more than ROW_BY_ROW_MAX_TAPS taps go along the wide rows this many output rows
+at a time, each read of a plane row serving the taps of every output row it lies under: a 7x7
+kernel loads KH + 3 = 10 rows of 7 taps for 4 outputs instead of 4 x 49 loads, and reloads
+its spilled weights once per 4 (96 channels of 56x56, one thread, against onnxruntime: 2.0 ->
+1.35-1.45; 2 rows 1.63, 3 1.44, 6 1.40, 8 1.35; on AVX2 2.9 -> 1.76, 2 rows 2.09)."""
 ROW_BY_ROW_MAX_TAPS = 9
 """Kernels of more taps take the wide rows at any row length: against 25-49 taps per output the
 compaction is cheap, the scalar tails of rows are not (ConvNeXt's 7x7 over 40-wide rows:
@@ -97,7 +103,9 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     if _reads_strided(windows):
         strided_grouped_conv(g, x, weights, bias, out, windows, clip=bounds)
         return
-    planes = shifted.planes(g, x, slack=VECTOR_COLUMNS - 1)
+    # Row blocks read up to a run of VECTOR_COLUMNS past a last row wider than the planes'.
+    slack = VECTOR_COLUMNS + kernel[1] if _row_blocks(shifted, kernel) else VECTOR_COLUMNS - 1
+    planes = shifted.planes(g, x, slack=slack)
     row = shifted.window_x.output_size
     if isinstance(row, int) or pymath.prod(kernel) > ROW_BY_ROW_MAX_TAPS:
         by_rows = isinstance(row, int) and row > SHORT_ROW and pymath.prod(kernel) <= ROW_BY_ROW_MAX_TAPS
@@ -142,11 +150,19 @@ class _GroupPass:
         biases = [body.load(bias, [m]) if bias is not None else body.constant(0.0, f32) for m in outputs]
         return _GroupPass(n, body, outputs, inputs, taps, tap_weights, biases)
 
-    def sums(self, point: KernelBuilder, reads: Iterable[tuple[int, SSAValue]]) -> list[SSAValue]:
-        """Each output's bias plus its taps' products, `reads` yielding (tap index, value) as each
-        read is made, by fused multiply-adds in tap order, the outputs sharing each read
-        (partial sums, to shorten a chain of 49 dependent FMAs, ran slower: the weights spill)."""
-        totals = self.biases
+    @property
+    def channels(self) -> range:
+        """The indices into `inputs` of the group's input channels."""
+        return range(len(self.inputs))
+
+    def sums(
+        self, point: KernelBuilder, reads: Iterable[tuple[int, SSAValue]], totals: list[SSAValue] | None = None
+    ) -> list[SSAValue]:
+        """Each output's `totals` (default: its bias) plus its taps' products, `reads` yielding
+        (tap index, value) as each read is made, by fused multiply-adds in tap order, the
+        outputs sharing each read (partial sums, to shorten a chain of 49 dependent FMAs, ran
+        slower: the weights spill)."""
+        totals = self.biases if totals is None else totals
         for k, read in reads:
             totals = [point.math(math.FmaOp, read, w[k], total) for total, w in zip(totals, self.tap_weights)]
         return totals
@@ -170,6 +186,25 @@ class _GroupPass:
             point.store(epilogue(point, total, m) if epilogue is not None else total, target, at(m))
 
 
+def _row_blocks(shifted: ShiftedRows, kernel: Sequence[Bound]) -> bool:
+    """Whether the wide rows go ROW_BLOCK output rows at a time (see `shifted_grouped_conv`):
+    kernels of many taps over undilated stride-1 planes of known size with columns to drop
+    (each row is computed over a multiple of VECTOR_COLUMNS columns, into those the
+    compaction drops), where that rounding adds at most half to the row (192 channels of
+    20x20, rows of 26 computed 32 wide: 2.42 -> 1.79 of onnxruntime's time; 480 of 14x14
+    under 5x5, rows of 18 computed 32 wide, 1.30 -> 1.53)."""
+    sizes = (shifted.height, shifted.width, shifted.window_y.output_size)
+    return (
+        shifted.phases == 1
+        and shifted.window_y.dilation == 1
+        and shifted.drops_columns
+        and pymath.prod(kernel) > ROW_BY_ROW_MAX_TAPS
+        and all(isinstance(v, int) for v in sizes)
+        and shifted.window_y.output_size >= ROW_BLOCK
+        and -shifted.width % VECTOR_COLUMNS * 2 <= shifted.width
+    )
+
+
 def shifted_grouped_conv(
     g: GraphLowering,
     planes: SSAValue,
@@ -188,38 +223,55 @@ def shifted_grouped_conv(
     weight, in registers, with unit stride and no padding branches; up to
     OUTPUTS_PER_PASS outputs of a group share the reads. Short rows go along the wide rows
     of a plane (row by row, the 7- to 28-wide rows of mobile nets left much of the work to
-    scalar tails), long ones row by row, straight into `out`. The sums of `direct_conv` in
-    its order, each product added by a fused multiply-add (rounded once, as onnxruntime's
-    kernels do); then `clip`'s bounds, as Clip computes them, and `epilogue` (of a total and
-    its output channel: the element stored, of `out`'s type; the wide rows are of it too)."""
+    scalar tails; kernels of many taps ROW_BLOCK rows at a time), long ones row by row,
+    straight into `out`. The sums of `direct_conv` in its order, each product added by a
+    fused multiply-add (rounded once, as onnxruntime's kernels do); then `clip`'s bounds, as
+    Clip computes them, and `epilogue` (of a total and its output channel: the element
+    stored, of `out`'s type; the wide rows are of it too)."""
     batch, channels = shape_of(planes)[:2]
     out_channels, _, kernel_h, kernel_w = shape_of(weights)
     out_h, out_w = shape_of(out)[2:]
-    wide, columns = None, shifted.columns
+    wide, columns, width = None, shifted.columns, shifted.width
+    blocks = not by_rows and _row_blocks(shifted, (kernel_h, kernel_w))
     if not by_rows:  # without columns to drop, the wide rows are out itself
         compact = shifted.drops_columns
         if compact and isinstance(columns, int) and _slack(planes, shifted) >= -columns % VECTOR_COLUMNS:
             columns += -columns % VECTOR_COLUMNS
-        wide_shape = [batch, out_channels, columns]
+        block_width = width + -width % VECTOR_COLUMNS if blocks else 0
+        wide_shape = [batch, out_channels, (out_h - 1) * width + block_width if blocks else columns]
         element = out.type.get_element_type()
         wide = alloc_shaped(g.top, element, wide_shape) if compact else reshaped_view(g.top, out, wide_shape)
     group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
     body, n = group_pass.body, group_pass.n
-    offsets = {(ky, kx): shifted.offset(body, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)}
+    rows = ROW_BLOCK if blocks else 1
+    plane_rows = [(ky, kx) for ky in range(kernel_h + rows - 1) for kx in range(kernel_w)]
+    offsets = {(ky, kx): shifted.offset(body, ky, kx) for ky, kx in plane_rows}
     if by_rows:
         (oy, ox), point = body.for_nest([(0, out_h), (0, out_w)])
-        column = point.add(point.mul(oy, shifted.width), ox)
+        first = point.add(point.mul(oy, width), ox)
+    elif blocks:
+        # Output rows from first on (a last block past the end starts ROW_BLOCK rows before it,
+        # recomputing some): each read of plane row ky serves the taps of row ky - row of
+        # output row first + row (KH + ROW_BLOCK - 1 rows of loads for ROW_BLOCK outputs).
+        (block, column), point = body.for_nest([(0, -(-out_h // ROW_BLOCK)), (0, block_width)])
+        first_row = point.min(point.mul(block, ROW_BLOCK), out_h - ROW_BLOCK)
+        first = point.add(point.mul(first_row, width), column)
     else:
-        (column,), point = body.for_nest([(0, columns)])
-    reads = (
-        (k, point.load(planes, [n, group_pass.inputs[c], point.add(column, offsets[ky, kx])]))
-        for k, (c, ky, kx) in enumerate(group_pass.taps)
-    )
-    totals = group_pass.sums(point, reads)
-    if by_rows:
-        group_pass.store(point, totals, clip, out, lambda m: [n, m, oy, ox], epilogue)
-    else:
-        group_pass.store(point, totals, clip, wide, lambda m: [n, m, column], epilogue)
+        (first,), point = body.for_nest([(0, columns)])
+    tap_index = {tap: k for k, tap in enumerate(group_pass.taps)}
+    totals = [group_pass.biases] * rows
+    for c in group_pass.channels:
+        for ky, kx in plane_rows:
+            read = point.load(planes, [n, group_pass.inputs[c], point.add(first, offsets[ky, kx])])
+            for row in range(rows):
+                if 0 <= ky - row < kernel_h:
+                    totals[row] = group_pass.sums(point, [(tap_index[c, ky - row, kx], read)], totals[row])
+    for row, row_totals in enumerate(totals):
+        if by_rows:
+            group_pass.store(point, row_totals, clip, out, lambda m: [n, m, oy, ox], epilogue)
+        else:
+            column = point.add(first, row * width) if row else first
+            group_pass.store(point, row_totals, clip, wide, lambda m, column=column: [n, m, column], epilogue)
     if not by_rows and shifted.drops_columns:
         shifted.compact(g, wide, out)
 

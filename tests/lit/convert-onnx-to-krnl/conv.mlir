@@ -286,3 +286,42 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-COUNT-9:       math.fma
 // CHECK:               memref.store %{{.+}}, %y[%{{.+}}, %{{.+}}, %[[OY]], %[[OX]]]
 // CHECK-NOT:     krnl.iterate
+
+// -----
+
+// Depthwise 5x5 (more than 9 taps), pads 2, over 9x12: padded rows of 16 columns, computed
+// 4 output rows at a time (ROW_BLOCK) in 16-column runs, the last block starting at row 5
+// (min(4 * block, 9 - 4)). The 8 plane rows under a block are each loaded once, 5 taps a
+// row: 40 loads for the 4 x 25 fused multiply-adds, then 4 stores a row of 16 apart into
+// the wide rows of 8 x 16 + 16 columns (the planes: 13 x 16 plus 21 zeros of slack).
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x9x12xf32>, %w: tensor<2x1x5x5xf32>) -> tensor<1x2x9x12xf32> {
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 2, pads = [2, 2, 2, 2]} : (tensor<1x2x9x12xf32>, tensor<2x1x5x5xf32>) -> tensor<1x2x9x12xf32>
+    func.return %y : tensor<1x2x9x12xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(
+// CHECK-DAG:     %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C5:.+]] = arith.constant 5 : index
+// CHECK-DAG:     %[[C16:.+]] = arith.constant 16 : index
+// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x229xf32>
+// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x2x144xf32>
+// CHECK:         ^bb0(%[[n:[0-9]+]]: index, %[[g:[0-9]+]]: index):
+// CHECK-COUNT-25:  memref.load %w
+// CHECK-NEXT:      scf.for %[[B:.+]] = %{{.+}} to %[[C3]] step
+// CHECK-NEXT:        scf.for %[[Q:.+]] = %{{.+}} to %[[C16]] step
+// CHECK-NEXT:          %[[R4:.+]] = arith.muli %[[B]], %[[C4]] : index
+// CHECK-NEXT:          %[[R:.+]] = arith.minsi %[[R4]], %[[C5]] : index
+// CHECK-NEXT:          %[[RW:.+]] = arith.muli %[[R]], %[[C16]] : index
+// CHECK-NEXT:          %[[FIRST:.+]] = arith.addi %[[RW]], %[[Q]] : index
+// CHECK-NEXT:          %[[V:.+]] = memref.load %[[PLANES]][%[[n]], %[[g]], %[[FIRST]]] : memref<1x2x229xf32>
+// CHECK-NEXT:          math.fma %[[V]]
+// CHECK-NOT:           memref.load %[[PLANES]][%[[n]], %[[g]], %[[FIRST]]]
+// CHECK-COUNT-39:      memref.load %[[PLANES]]
+// CHECK-NOT:           memref.load %[[PLANES]]
+// CHECK:               memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[g]], %[[FIRST]]] : memref<1x2x144xf32>
+// CHECK-COUNT-3:       memref.store %{{.+}}, %[[WIDE]]
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
