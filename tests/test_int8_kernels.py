@@ -231,3 +231,26 @@ def test_int8_foreign_target_matches_x86(target, quant_format, tmp_path):
     host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
     library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
     np.testing.assert_allclose(EmulatedSession(library).run(None, feeds)[0], host, rtol=REASSOCIATED_SUM_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
+def test_quantized_classifier_runs_on_the_int8_kernel(quant_format, tmp_path):
+    """A Gemm head (QOperator's QGemm, QDQ's Gemm between DequantizeLinears) runs as
+    MatMulInteger on krnl.qmatmul, the bias added in int32 and the sums scaled to float,
+    rather than as a float Gemm of float weights: onnxruntime's result to float rounding."""
+    rng = np.random.default_rng(3)
+    weights = numpy_helper.from_array(rng.standard_normal((10, 64)).astype(np.float32), "w")
+    bias = numpy_helper.from_array(rng.standard_normal(10).astype(np.float32), "b")
+    node = onnx.helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
+    graph = onnx.helper.make_graph(
+        [node], "head", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, (1, 64))],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, (1, 10))], [weights, bias],
+    )  # fmt: skip
+    base = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    base.ir_version = 8
+    model = quantized.quantize(base, quant_format, calibration_samples=2)
+    krnl = onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    assert "krnl.qmatmul" in krnl and "64x10xf32" not in krnl and "10x64xf32" not in krnl  # no float weights
+    feeds = quantized.random_inputs(model, 1)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, feeds)[0]
+    np.testing.assert_allclose(actual, _reference(model, feeds), rtol=1e-5, atol=1e-5 + _last_step(model))
