@@ -93,28 +93,59 @@ def test_int8_matmul_encoder_matches_onnxruntime(tmp_path):
     assert np.abs(actual - expected).max() <= 0.1 * np.abs(expected).max()
 
 
-def _depthwise_model(x_type, channels: int, size: int, stride: int, rng) -> onnx.ModelProto:
-    """A depthwise 3x3 QLinearConv (per-channel weight scales, int32 bias, padded) of
-    channels x size x size `x_type` images."""
+def _qlinear_conv_model(x_type, x_shape, weights: np.ndarray, rng, **attributes) -> onnx.ModelProto:
+    """A QLinearConv (per-channel weight scales, int32 bias) of `x_type` images of x_shape."""
+    channels = weights.shape[0]
     initializers = {
-        "xs": np.float32(0.05), "xz": x_type(7), "w": rng.integers(-128, 127, (channels, 1, 3, 3)).astype(np.int8),
+        "xs": np.float32(0.05), "xz": x_type(7), "w": weights,
         "ws": rng.uniform(0.001, 0.01, channels).astype(np.float32), "wz": np.zeros(channels, np.int8),
         "ys": np.float32(0.4), "yz": x_type(-3 if x_type == np.int8 else 120),
         "b": rng.integers(-5000, 5000, channels).astype(np.int32),
     }  # fmt: skip
-    node = onnx.helper.make_node(
-        "QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
-        group=channels, pads=[1, 1, 1, 1], strides=[stride, stride],
-    )  # fmt: skip
+    node = onnx.helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], **attributes)
     elem = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(x_type))
     graph = onnx.helper.make_graph(
-        [node], "depthwise", [onnx.helper.make_tensor_value_info("x", elem, (1, channels, size, size))],
+        [node], "conv", [onnx.helper.make_tensor_value_info("x", elem, x_shape)],
         [onnx.helper.make_tensor_value_info("y", elem, None)],
         [numpy_helper.from_array(np.asarray(v), k) for k, v in initializers.items()],
     )  # fmt: skip
     model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
     model.ir_version = 8
     return onnx.shape_inference.infer_shapes(model)
+
+
+def _depthwise_model(x_type, channels: int, size: int, stride: int, rng) -> onnx.ModelProto:
+    """A depthwise 3x3 QLinearConv, padded, of channels x size x size `x_type` images."""
+    weights = rng.integers(-128, 127, (channels, 1, 3, 3)).astype(np.int8)
+    attributes = {"group": channels, "pads": [1, 1, 1, 1], "strides": [stride, stride]}
+    return _qlinear_conv_model(x_type, (1, channels, size, size), weights, rng, **attributes)
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "kernel", "pads", "dilation"),
+    [
+        ((1, 20, 14, 14), (3, 3), [1, 1, 1, 1], 1),
+        ((1, 9, 7, 7), (3, 3), [1, 1, 1, 1], 1),
+        ((1, 6, 9, 11), (5, 5), [2, 2, 2, 2], 1),
+        ((1, 4, 10, 12), (3, 3), [0, 1, 0, 1], 1),
+        ((1, 4, 10, 12), (3, 3), [1, 2, 3, 0], 1),
+        ((1, 3, 12, 12), (3, 3), [2, 2, 2, 2], 2),
+        ((1, 8, 6, 6), (3, 1), [1, 0, 1, 0], 1),
+        ((1, 5, 4, 3), (5, 5), [2, 2, 2, 2], 1),
+    ],
+)
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8])
+def test_same_width_conv_is_onnxruntimes(x_shape, kernel, pads, dilation, x_type, tmp_path):
+    """Stride-1 QLinearConvs whose output rows are x's width, packed along whole planes (the
+    padding columns rewritten after): onnxruntime's bytes, for asymmetric padding, dilation,
+    5x5, 3x1 kernels, K not a multiple of 4, and rows narrower than both sides' padding."""
+    rng = np.random.default_rng(x_shape[1])
+    weights = rng.integers(-128, 127, (13, x_shape[1], *kernel)).astype(np.int8)
+    model = _qlinear_conv_model(x_type, x_shape, weights, rng, pads=pads, dilations=[dilation] * 2)
+    info = np.iinfo(x_type)
+    x = rng.integers(info.min, info.max, x_shape, endpoint=True).astype(x_type)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
 
 
 @pytest.mark.parametrize("x_type", [np.uint8, np.int8])
@@ -200,3 +231,26 @@ def test_int8_foreign_target_matches_x86(target, quant_format, tmp_path):
     host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
     library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
     np.testing.assert_allclose(EmulatedSession(library).run(None, feeds)[0], host, rtol=REASSOCIATED_SUM_RTOL, atol=0)
+
+
+@pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
+def test_quantized_classifier_runs_on_the_int8_kernel(quant_format, tmp_path):
+    """A Gemm head (QOperator's QGemm, QDQ's Gemm between DequantizeLinears) runs as
+    MatMulInteger on krnl.qmatmul, the bias added in int32 and the sums scaled to float,
+    rather than as a float Gemm of float weights: onnxruntime's result to float rounding."""
+    rng = np.random.default_rng(3)
+    weights = numpy_helper.from_array(rng.standard_normal((10, 64)).astype(np.float32), "w")
+    bias = numpy_helper.from_array(rng.standard_normal(10).astype(np.float32), "b")
+    node = onnx.helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)
+    graph = onnx.helper.make_graph(
+        [node], "head", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, (1, 64))],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, (1, 10))], [weights, bias],
+    )  # fmt: skip
+    base = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    base.ir_version = 8
+    model = quantized.quantize(base, quant_format, calibration_samples=2)
+    krnl = onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    assert "krnl.qmatmul" in krnl and "64x10xf32" not in krnl and "10x64xf32" not in krnl  # no float weights
+    feeds = quantized.random_inputs(model, 1)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, feeds)[0]
+    np.testing.assert_allclose(actual, _reference(model, feeds), rtol=1e-5, atol=1e-5 + _last_step(model))
