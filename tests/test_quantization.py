@@ -228,7 +228,11 @@ CASES: dict[str, Case] = {
             "b": ints(3, dtype=np.int32, low=-1000, high=1000),
         },
         opset=10,
+        reference="onnxruntime",
     ),
+    # QLinearConv against onnxruntime, bit for bit: both requantize in float32, where
+    # onnx.reference multiplies in float64, so a product within an ulp of a rounding tie
+    # lands one step apart (2 of 40 random draws of the case above).
     "qlinear_conv_bias_per_channel": Case(
         "QLinearConv",
         {"x": ints(2, 3, 5, 5, dtype=np.int8, low=-128, high=127)},
@@ -244,6 +248,7 @@ CASES: dict[str, Case] = {
             "b": ints(4, dtype=np.int32, low=-1000, high=1000),
         },
         opset=10,
+        reference="onnxruntime",
     ),
 }
 
