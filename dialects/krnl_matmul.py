@@ -64,6 +64,17 @@ class MatmulBAccess(StrEnum):
     WINDOW = "window"
 
 
+class MatmulActivation(StrEnum):
+    """An element-wise function of krnl.matmul's epilogue (see MatmulOp): the activation
+    after a 1x1 conv of a mobile net, computed on the tile in registers instead of in a
+    pass over the stored result."""
+
+    HARD_SWISH = "hard_swish"
+    """x * min(max(x / 6 + 1/2, 0), 1), as ONNX HardSwish"""
+    SILU = "silu"
+    """x * sigmoid(x), torch's SiLU as exported: Mul(x, Sigmoid(x))"""
+
+
 @irdl_attr_definition
 class MatmulALayoutAttr(EnumAttribute[MatmulALayout], SpacedOpaqueSyntaxAttribute):
     """`#krnl<a_layout panels>`: only the layouts codegen knows parse."""
@@ -76,6 +87,13 @@ class MatmulBAccessAttr(EnumAttribute[MatmulBAccess], SpacedOpaqueSyntaxAttribut
     """`#krnl<b_access im2col>`: only the access modes codegen knows parse."""
 
     name = "krnl.b_access"
+
+
+@irdl_attr_definition
+class MatmulActivationAttr(EnumAttribute[MatmulActivation], SpacedOpaqueSyntaxAttribute):
+    """`#krnl<activation silu>`: only the functions codegen knows parse."""
+
+    name = "krnl.activation"
 
 
 _CONV_SCALARS = ("channels", "height", "width")
@@ -229,7 +247,8 @@ class MatmulOp(IRDLOperation):
     row of mr x nr accumulators lives in vector registers, nr being a number of
     vectors fitting the target's register file (chosen by code generation).
     Epilogue, applied in the kernel's store: + bias[m] (optional operand),
-    then clamp to `clip = [lo, hi]` (Relu: [0, inf]). With `bias_offsets`, one per
+    then the `activation` (optional, MatmulActivation), then clamp to `clip = [lo, hi]`
+    (Relu: [0, inf]). With `bias_offsets`, one per
     batch triple, product i adds bias[bias_offsets[i] + m] instead: the groups of a
     grouped conv are the products of one op (or of ops of one plan), each with its rows
     of the weights (its `a` offset into the panels of every group) and of the bias.
@@ -259,6 +278,7 @@ class MatmulOp(IRDLOperation):
     bias_offsets = opt_prop_def(ArrayAttr)
     accumulate = opt_prop_def(UnitAttr)
     transposed_c = opt_prop_def(UnitAttr)
+    activation = opt_prop_def(MatmulActivationAttr)
     clip = prop_def(ArrayAttr)
     pack = opt_prop_def(UnitAttr)
 
@@ -286,6 +306,7 @@ class MatmulOp(IRDLOperation):
         batch: Sequence[int] = (0, 0, 0),
         accumulate: bool = False,
         transposed_c: bool = False,
+        activation: MatmulActivation | None = None,
         clip: Sequence[float] = (float("-inf"), float("inf")),
         pack: bool = False,
         bias: SSAValue | None = None,
@@ -309,6 +330,7 @@ class MatmulOp(IRDLOperation):
             "bias_offsets": int_array(bias_offsets) if bias_offsets is not None else None,
             "accumulate": UnitAttr() if accumulate else None,
             "transposed_c": UnitAttr() if transposed_c else None,
+            "activation": MatmulActivationAttr(activation) if activation is not None else None,
             "clip": ArrayAttr([FloatAttr(float(v), f64) for v in clip]),
             "pack": UnitAttr() if pack else None,
         }
@@ -417,4 +439,4 @@ class MatmulOp(IRDLOperation):
 
 
 OPS = [MatmulOp]
-ATTRIBUTES = [MatmulALayoutAttr, MatmulBAccessAttr, ConvGeometryAttr]
+ATTRIBUTES = [MatmulALayoutAttr, MatmulBAccessAttr, MatmulActivationAttr, ConvGeometryAttr]

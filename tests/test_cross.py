@@ -70,6 +70,31 @@ def _model(nodes, inputs, outputs, initializers, name: str) -> onnx.ModelProto:
     return model
 
 
+def build_mobile_block(seed: int = 0) -> onnx.ModelProto:
+    """A MobileNetV3/EfficientNet-style block: convs whose HardSwish and SiLU (x * Sigmoid(x))
+    the GEMM kernel's store computes (its vector exp), a depthwise conv, a 1x1 projection."""
+    rng = np.random.default_rng(seed)
+    initializers = [
+        _weight(rng, "stem.w", 8, 3, 3, 3),
+        _weight(rng, "expand.w", 24, 8, 1, 1),
+        _weight(rng, "dw.w", 24, 1, 3, 3),
+        _weight(rng, "project.w", 8, 24, 1, 1),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["input", "stem.w"], ["stem"], pads=[1, 1, 1, 1], strides=[2, 2]),
+        helper.make_node("HardSigmoid", ["stem"], ["stem.gate"], alpha=1 / 6, beta=0.5),  # HardSwish at opset 13
+        helper.make_node("Mul", ["stem", "stem.gate"], ["stem.act"]),
+        helper.make_node("Conv", ["stem.act", "expand.w"], ["expand"]),
+        helper.make_node("Sigmoid", ["expand"], ["expand.gate"]),
+        helper.make_node("Mul", ["expand", "expand.gate"], ["expand.act"]),
+        helper.make_node("Conv", ["expand.act", "dw.w"], ["dw"], pads=[1, 1, 1, 1], group=24),
+        helper.make_node("Conv", ["dw", "project.w"], ["output"]),
+    ]
+    inputs = [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 20, 20])]
+    outputs = [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8, 10, 10])]
+    return _model(nodes, inputs, outputs, initializers, "mobile_block")
+
+
 def build_resnet_cnn(seed: int = 0) -> onnx.ModelProto:
     """A small ResNet: stem conv/bn/relu, an identity residual block, a strided block with a
     1x1 projection, max and global average pooling, Flatten and Gemm."""
@@ -312,6 +337,7 @@ MODELS = {
     "mnist": lambda: (build_mnist_cnn(seed=1), {"input": digit_image(7)}, None),
     "resnet": lambda: (build_resnet_cnn(), _float_input((1, 3, 16, 16)), None),
     "bert": lambda: (build_bert_block(), _float_input((1, 8, 16)), None),
+    "mobile": lambda: (build_mobile_block(), _float_input((1, 3, 20, 20)), None),
     **{f"constant_{name}": functools.partial(build_constant_model, name) for name in CONSTANT_DTYPES},
 }
 """name -> () -> (model, inputs, expected outputs or None)."""
@@ -375,7 +401,7 @@ def test_wrong_endian_weights_fail_the_comparison(build_dir, monkeypatch, case, 
         assert_same_outputs(got, want)
 
 
-@pytest.mark.parametrize("case", ["resnet", "bert"])
+@pytest.mark.parametrize("case", ["resnet", "bert", "mobile"])
 def test_host_builds_match_onnxruntime(build_dir, case):
     """The references of the comparisons are right: the host builds agree with onnxruntime."""
     ort = pytest.importorskip("onnxruntime")

@@ -183,7 +183,7 @@ def test_huge_constant_b_is_read_in_place(tmp_path, monkeypatch, op_type, attrs,
 
 
 def conv_model(x_shape, w_shape, *, bias=True, then=(), **attrs):
-    """Conv (constant weights), then optionally BatchNormalization / Relu / Clip."""
+    """Conv (constant weights), then optionally BatchNormalization / Relu / Clip / an activation."""
     x, w = rand(*x_shape), rand(*w_shape) * 0.3
     initializers = {"w": w}
     names = ["x", "w"]
@@ -210,6 +210,15 @@ def conv_model(x_shape, w_shape, *, bias=True, then=(), **attrs):
             initializers |= {"lo": np.array(-0.5, np.float32), "hi": np.array(0.75, np.float32)}
             nodes.append(helper.make_node("Clip", [last, "lo", "hi"], ["clip"]))
             last = "clip"
+        elif kind == "hardswish":
+            nodes.append(helper.make_node("HardSwish", [last], ["hswish"]))
+            last = "hswish"
+        elif kind in ("silu", "silu_swapped", "hardsigmoid_mul"):  # x * gate(x), as exporters write them
+            gate = helper.make_node("Sigmoid", [last], ["gate"]) if kind != "hardsigmoid_mul" else \
+                helper.make_node("HardSigmoid", [last], ["gate"], alpha=1 / 6, beta=0.5)  # fmt: skip
+            factors = [last, "gate"] if kind != "silu_swapped" else ["gate", last]
+            nodes += [gate, helper.make_node("Mul", factors, ["gated"])]
+            last = "gated"
     session_model = model_of(nodes, {"x": x}, initializers, last, None)
     inferred = onnx.shape_inference.infer_shapes(session_model).graph
     (info,) = [v for v in [*inferred.value_info, *inferred.output] if v.name == "conv"]
@@ -245,6 +254,58 @@ def test_conv_epilogue_fusion(tmp_path, then):
     model, x = conv_model((1, 6, 8, 8), (14, 6, 3, 3), then=then, pads=[1, 1, 1, 1])
     assert not FLOAT_ARITHMETIC.search(krnl_text(model)), "the fused ops leave no loop nest (only padding copies)"
     check(model, {"x": x}, tmp_path)
+
+
+ACTIVATION = re.compile(r"activation = #krnl<activation (\w+)>")
+
+
+@pytest.mark.parametrize(
+    "then, activation",
+    [
+        (("hardswish",), "hard_swish"),
+        (("hardsigmoid_mul",), "hard_swish"),  # HardSwish before opset 14
+        (("silu",), "silu"),
+        (("silu_swapped",), "silu"),
+        (("bn", "silu", "clip"), "silu"),
+        (("hardswish", "relu"), "hard_swish"),
+    ],
+)
+@pytest.mark.parametrize(
+    "x_shape, w_shape, attrs",
+    [
+        ((1, 6, 8, 8), (14, 6, 3, 3), {"pads": [1, 1, 1, 1]}),  # stride 1: window access
+        ((1, 24, 20, 20), (72, 24, 1, 1), {}),  # a mobile net's 1x1 expansion, B in place
+        ((1, 160, 600, 1), (20, 160, 1, 1), {}),  # K = 160 > kc: the epilogue on the last block only
+        ((1, 32, 7, 7), (48, 32, 3, 3), {"pads": [1, 1, 1, 1]}),  # channels in the lanes, C transposed
+        ((2, 5, 9, 7), (13, 5, 3, 3), {"strides": [2, 2], "pads": [1, 1, 1, 1]}),  # im2col
+    ],
+)
+def test_conv_activation_epilogue(tmp_path, x_shape, w_shape, attrs, then, activation):
+    """MobileNetV3's HardSwish and EfficientNet's SiLU after a conv are computed in the GEMM
+    kernel's store: no loop nest of their own."""
+    model, x = conv_model(x_shape, w_shape, then=then, **attrs)
+    text = krnl_text(model)
+    assert ACTIVATION.findall(text) == [activation]
+    assert not FLOAT_ARITHMETIC.search(text) and "math.exp" not in text
+    check(model, {"x": x}, tmp_path)
+
+
+def test_activation_of_a_value_read_elsewhere_is_not_fused(tmp_path):
+    """conv * Sigmoid(conv) where the Sigmoid is a graph output too: the kernel stores the conv,
+    the Sigmoid and the Mul are nests of their own."""
+    x = rand(1, 4, 6, 6)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["conv"], pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["conv"], ["gate"]),
+        helper.make_node("Mul", ["conv", "gate"], ["y"]),
+    ]
+    model = model_of(nodes, {"x": x}, {"w": rand(8, 4, 3, 3)}, "y", (1, 8, 6, 6))
+    model.graph.output.append(helper.make_tensor_value_info("gate", TensorProto.FLOAT, (1, 8, 6, 6)))
+    assert not ACTIVATION.findall(krnl_text(model))
+    expected = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, {"x": x})
+    for ours, theirs in zip(actual, expected, strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
 
 
 def test_grouped_conv_epilogue_fusion(tmp_path):

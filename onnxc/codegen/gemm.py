@@ -30,7 +30,8 @@ no thread waits for another's packing. Splitting by rows, every thread packs
 the whole B block; splitting by columns, only its columns.
 
 The first reduction block starts the accumulators from the bias (plus C when
-accumulating), later ones from C; the last one clamps before its store.
+accumulating), later ones from C; the last one applies the epilogue (activation, clamp) before
+its store.
 Columns past N are masked (full tiles take an unmasked copy of the kernel);
 rows past M get a kernel with fewer rows. Vector width and the number of
 vectors per tile row come from the target (`vector_shape`).
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from onnxc.codegen import vector_math
 from onnxc.codegen.gemm_plan import MatmulPlan
 from onnxc.codegen.gemm_tile_c import RowsOfC, TransposedC
 from onnxc.codegen.llvm_idioms import (
@@ -150,8 +152,10 @@ class MatmulEmitter:
         fn = self.declare(name, ir.VoidType(), [self.vector, PTR, I32, self.mask_type])
         b.call(fn, [value, pointer, ir.Constant(I32, 4), mask])
 
-    def clamp(self, b: ir.IRBuilder, value: ir.Value) -> ir.Value:
-        """`value` clamped to the plan's bounds (the epilogue's Relu/Clip)."""
+    def finish(self, b: ir.IRBuilder, value: ir.Value) -> ir.Value:
+        """The epilogue of a total (bias added): the plan's activation, then its clamp (Relu/Clip)."""
+        if self.p.activation is not None:
+            value = vector_math.activation(b, self.p.activation, value, vector_ldexp=self.p.vector_ldexp)
         low, high = self.p.clip
         if low != float("-inf"):
             bound = ir.Constant(self.vector, [low] * self.p.vw)
@@ -432,7 +436,7 @@ class MatmulEmitter:
         partial_vectors = p.nv if p.run_time_columns else -(-(p.n % p.nr) // p.vw)
         vectors = partial_vectors if masked else p.nv
         _, a_columns = p.a_steps
-        variant = (p.packed, p.b_panels, p.window, p.a_window, p.transposed_c, p.has_bias, p.accumulate, p.clip)
+        variant = (p.packed, p.b_panels, p.window, p.a_window, p.transposed_c, p.has_bias, p.accumulate, p.activation, p.clip)
         a_offsets = tuple(p.a_row_offset(r) for r in range(rows))
         key = (rows, masked, vectors, *variant, a_offsets, a_columns)
         if key in self.kernels:

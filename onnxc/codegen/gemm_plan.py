@@ -89,6 +89,8 @@ class MatmulPlan:
     accumulate: bool
     transposed_c: bool
     """C[m, n] is stored at c[n*ldc + m]; the bias is per column (see `partial_tiles`)."""
+    activation: str | None
+    """The epilogue's MatmulActivation (before the clamp), or none."""
     clip: tuple[float, float]
     has_bias: bool
     packed: bool
@@ -104,6 +106,9 @@ class MatmulPlan:
     fused: bool = True
     """Whether the target multiplies and adds vectors in one instruction. WebAssembly's SIMD128 does
     not: llvm.fma would become a call of the C library's software fmaf per lane."""
+    vector_ldexp: bool = False
+    """Whether the target's vectorized llvm.ldexp is one instruction (Target.has_vector_ldexp): the
+    epilogue's exp scales by it."""
 
     @property
     def a_steps(self) -> tuple[int, int]:
@@ -232,6 +237,7 @@ class MatmulPlan:
             bias_offsets=int_values(op.bias_offsets) if op.bias_offsets is not None else [0] * (len(offsets) // 3),
             accumulate=op.accumulate is not None,
             transposed_c=op.transposed_c is not None,
+            activation=op.activation.data.value if op.activation is not None else None,
             clip=op.clip_bounds,
             has_bias=op.bias is not None,
             packed=op.pack is not None,
@@ -241,4 +247,5 @@ class MatmulPlan:
             run_time_offsets=bool(op.offsets),
             run_time_image=bool(op.image),
             fused=not target.is_wasm,
+            vector_ldexp=target.has_vector_ldexp,
         )

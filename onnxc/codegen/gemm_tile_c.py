@@ -1,7 +1,8 @@
 """Where a GEMM micro-kernel's accumulators start and end (see gemm.MatmulEmitter.micro_kernel).
 
 The first reduction block starts the accumulators from the bias (plus C when accumulating),
-later ones from what the block before left; the last block clamps before its store. C is a
+later ones from what the block before left; the last block applies the epilogue (activation,
+clamp) before its store. C is a
 matrix of rows `ldc` apart (`RowsOfC`), or with MatmulPlan.transposed_c a conv's NCHW output
 stored transposed (`TransposedC`): a tile's vectors run along the channels, each lane in another
 channel's plane, so its last block scatters them; blocks before it keep their partial sums in
@@ -54,12 +55,21 @@ class RowsOfC:
         return [[self.load(b, r, v) for v in range(self.vectors)] for r in range(self.rows)]
 
     def store(self, b: ir.IRBuilder, values: list[list[ir.Value]], last: ir.Value) -> None:
-        """Every block stores into C, the last one clamped."""
+        """Every block stores into C, the last one through the epilogue: a clamp alone by a select,
+        an activation (dozens of instructions per vector) in a branch of its own."""
+        if self.e.p.activation is None:
+            clamped = [[self.e.finish(b, value) for value in row] for row in values]
+            self._store(b, [[b.select(last, c, v) if c is not v else v for c, v in zip(*rows)] for rows in zip(clamped, values)])
+            return
+        with b.if_else(last) as (then, otherwise):
+            with then:
+                self._store(b, [[self.e.finish(b, value) for value in row] for row in values])
+            with otherwise:
+                self._store(b, values)
+
+    def _store(self, b: ir.IRBuilder, values: list[list[ir.Value]]) -> None:
         for r, row in enumerate(values):
             for v, value in enumerate(row):
-                clamped = self.e.clamp(b, value)
-                if clamped is not value:
-                    value = b.select(last, clamped, value)
                 if self.masks is not None:
                     self.e.masked_store(b, value, self.pointers[r][v], self.masks[v])
                 else:
@@ -122,7 +132,7 @@ class TransposedC:
         ]
 
     def store(self, b: ir.IRBuilder, values: list[list[ir.Value]], last: ir.Value) -> None:
-        """The last block scatters into C, clamped; the others store their partial sums."""
+        """The last block scatters into C through the epilogue; the others store their partial sums."""
         vw = self.e.p.vw
         scatter = self.e.declare(
             f"llvm.masked.scatter.v{vw}f32.v{vw}p0",
@@ -133,8 +143,7 @@ class TransposedC:
             with then:
                 for r, row in enumerate(values):
                     for v, value in enumerate(row):
-                        clamped = self.e.clamp(b, value)
-                        b.call(scatter, [clamped, self.lane_pointers[r][v], ir.Constant(I32, 4), self._mask(v)])
+                        b.call(scatter, [self.e.finish(b, value), self.lane_pointers[r][v], ir.Constant(I32, 4), self._mask(v)])
             with otherwise:
                 for r, row in enumerate(values):
                     for v, value in enumerate(row):

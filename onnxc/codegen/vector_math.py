@@ -76,32 +76,40 @@ _ROUNDING_SHIFTER = 1.5 * 2**23
 
 
 class _Emitter:
-    """Terse float32 arithmetic on an IRBuilder, for writing the algorithms below (no fast-math
-    flags anywhere: the rounding trick of `_exp` relies on strict IEEE evaluation)."""
+    """Terse float32 arithmetic on an IRBuilder, for writing the algorithms below, on floats or
+    on vectors of floats (`lanes`: constants are splats, intrinsics the vector overloads). No
+    fast-math flags anywhere: the rounding trick of `_exp` relies on strict IEEE evaluation."""
 
-    def __init__(self, builder: ir.IRBuilder, ldexp: bool):
+    def __init__(self, builder: ir.IRBuilder, ldexp: bool, lanes: int | None = None):
         self.b = builder
         self.ldexp = ldexp
+        self.lanes = lanes
+        self.float = F32 if lanes is None else ir.VectorType(F32, lanes)
+        self.int = I32 if lanes is None else ir.VectorType(I32, lanes)
+        self.suffix = "f32" if lanes is None else f"v{lanes}f32"
 
-    @staticmethod
-    def c(value: float) -> ir.Constant:
-        return ir.Constant(F32, float(np.float32(value)))
+    def _constant(self, type_: ir.Type, value: float | int) -> ir.Constant:
+        return ir.Constant(type_, value if self.lanes is None else [value] * self.lanes)
 
-    @staticmethod
-    def i(value: int) -> ir.Constant:
-        return ir.Constant(I32, value)
+    def c(self, value: float) -> ir.Constant:
+        return self._constant(self.float, float(np.float32(value)))
+
+    def i(self, value: int) -> ir.Constant:
+        return self._constant(self.int, value)
 
     def intrinsic(self, name: str, *args: ir.Value) -> ir.Value:
         module = self.b.module
-        full = f"llvm.{name}.f32"
-        function = module.globals.get(full) or ir.Function(module, ir.FunctionType(F32, [F32] * len(args)), full)
+        full = f"llvm.{name}.{self.suffix}"
+        function = module.globals.get(full) or ir.Function(
+            module, ir.FunctionType(self.float, [self.float] * len(args)), full
+        )
         return self.b.call(function, args)
 
     def call_ldexp(self, x: ir.Value, k: ir.Value) -> ir.Value:
         """x * 2^k rounded once (llvm.ldexp: one vscalefps on AVX-512, a libm call elsewhere)."""
         module = self.b.module
-        full = "llvm.ldexp.f32.i32"
-        function = module.globals.get(full) or ir.Function(module, ir.FunctionType(F32, [F32, I32]), full)
+        full = f"llvm.ldexp.{self.suffix}.{'i32' if self.lanes is None else f'v{self.lanes}i32'}"
+        function = module.globals.get(full) or ir.Function(module, ir.FunctionType(self.float, [self.float, self.int]), full)
         return self.b.call(function, [x, k])
 
     def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
@@ -119,7 +127,7 @@ class _Emitter:
 
     def pow2(self, k: ir.Value) -> ir.Value:
         """2^k as a float, for integer k in [-126, 127]."""
-        return self.b.bitcast(self.b.shl(self.b.add(k, self.i(127)), self.i(23)), F32)
+        return self.b.bitcast(self.b.shl(self.b.add(k, self.i(127)), self.i(23)), self.float)
 
 
 def _exp(e: _Emitter, x: ir.Value) -> ir.Value:
@@ -134,7 +142,7 @@ def _exp(e: _Emitter, x: ir.Value) -> ir.Value:
     r = e.fma(n, e.c(-_LN2_HI), clamped)
     r = e.fma(n, e.c(-_LN2_LO), r)
     p = e.horner(r, _EXP_POLYNOMIAL)
-    k = b.fptosi(n, I32)  # in [-150, 129]
+    k = b.fptosi(n, e.int)  # in [-150, 129]
     if e.ldexp:
         value = e.call_ldexp(p, k)
     else:
@@ -148,15 +156,15 @@ def _log(e: _Emitter, x: ir.Value) -> ir.Value:
     b = e.b
     subnormal = b.fcmp_ordered("<", x, e.c(2.0**-126))
     scaled = b.select(subnormal, b.fmul(x, e.c(2.0**23)), x)
-    offset = b.sub(b.bitcast(scaled, I32), e.i(_SQRT_HALF_BITS))
+    offset = b.sub(b.bitcast(scaled, e.int), e.i(_SQRT_HALF_BITS))
     k = b.add(b.ashr(offset, e.i(23)), b.select(subnormal, e.i(-23), e.i(0)))
-    m = b.bitcast(b.add(b.and_(offset, e.i(0x7FFFFF)), e.i(_SQRT_HALF_BITS)), F32)
+    m = b.bitcast(b.add(b.and_(offset, e.i(0x7FFFFF)), e.i(_SQRT_HALF_BITS)), e.float)
     f = b.fsub(m, e.c(1.0))
     s = b.fdiv(f, b.fadd(f, e.c(2.0)))
     z = b.fmul(s, s)
     r = b.fmul(z, e.horner(z, _ATANH_ODD))
     log1p = b.fsub(f, b.fmul(s, e.fma(e.c(-2.0), r, f)))
-    kf = b.sitofp(k, F32)
+    kf = b.sitofp(k, e.float)
     value = b.fadd(e.fma(kf, e.c(_LN2_LO), log1p), b.fmul(kf, e.c(_LN2_HI)))
     value = b.select(b.fcmp_ordered("==", x, e.c(math.inf)), x, value)
     value = b.select(b.fcmp_ordered("==", x, e.c(0.0)), e.c(-math.inf), value)
@@ -196,6 +204,28 @@ _ALGORITHMS: dict[str, Callable[[_Emitter, ir.Value], ir.Value]] = {
     "erf": _erf,
 }
 FUNCTIONS = tuple(_ALGORITHMS)
+
+
+def _hard_swish(e: _Emitter, x: ir.Value) -> ir.Value:
+    """x * min(max(x / 6 + 1/2, 0), 1), rounded as the element-wise HardSwish rounds it."""
+    b = e.b
+    linear = b.fadd(b.fmul(e.c(1 / 6), x), e.c(0.5))
+    return b.fmul(x, e.intrinsic("maxnum", e.c(0.0), e.intrinsic("minnum", e.c(1.0), linear)))
+
+
+def _silu(e: _Emitter, x: ir.Value) -> ir.Value:
+    """x * sigmoid(x), sigmoid(x) = 1 / (1 + e^-x) as the element-wise Sigmoid computes it."""
+    b = e.b
+    return b.fmul(x, b.fdiv(e.c(1.0), b.fadd(e.c(1.0), _exp(e, b.fneg(x)))))
+
+
+_ACTIVATIONS: dict[str, Callable[[_Emitter, ir.Value], ir.Value]] = {"hard_swish": _hard_swish, "silu": _silu}
+"""A GEMM epilogue's activations, by their krnl.matmul names (MatmulActivation)."""
+
+
+def activation(builder: ir.IRBuilder, name: str, x: ir.Value, *, vector_ldexp: bool) -> ir.Value:
+    """The activation `name` of x (a vector of float32), written inline at the builder."""
+    return _ACTIVATIONS[name](_Emitter(builder, vector_ldexp, x.type.count), x)
 
 
 def float32_function(module: ir.Module, name: str, *, vector_ldexp: bool) -> ir.Function:

@@ -28,7 +28,8 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_text,
 )
 from onnxc.passes.onnx_to_krnl.conv1d import lower_conv1d_as_gemm
-from onnxc.passes.onnx_to_krnl.matmul_kernel import clip_bounds, lower_conv_as_gemm, single_user
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import clip_bounds, single_user
+from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
 MAX_GROUP_TERMS = 72

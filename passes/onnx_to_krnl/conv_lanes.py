@@ -24,6 +24,7 @@ from onnxc.dialects.krnl_matmul import MAX_WINDOW_OFFSET, ConvGeometryAttr, Matm
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import KernelBuilder
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, shape_of
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import StoreEpilogue
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow
 
 LANE_WIDTH = 16
@@ -109,11 +110,11 @@ def conv_in_lanes(
     out: SSAValue,
     *,
     accumulate: bool,
-    clip: tuple[float, float],
+    epilogue: StoreEpilogue,
     tile: list[int],
 ) -> None:
     """The conv `op` (its input padded into `lanes.padded`'s planes) as Cᵀ = im2col(X)ᵀ Wᵀ, `panels`
-    holding Wᵀ as the kernel's column panels, then out = clamp(Cᵀᵀ + bias (+ out if `accumulate`));
+    holding Wᵀ as the kernel's column panels, then out = epilogue(Cᵀᵀ + bias (+ out if `accumulate`));
     `tile` is the schedule [mr, kc, nc] (mr: code generation's, see gemm_plan.window_tile_rows)."""
     x = g.buffers[op.input(0)]
     batch, channels = shape_of(x)[:2]
@@ -144,7 +145,8 @@ def conv_in_lanes(
             transposed_c=True,
             batch=[v for n in range(batch) for v in (n * image_size, 0, n * pixels * out_channels)],
             accumulate=accumulate,
-            clip=clip,
+            activation=epilogue.activation,
+            clip=epilogue.clip,
             bias=bias,
         )
     )

@@ -29,7 +29,8 @@ use, so no intermediate is lost):
    values through views: a Concat's output), r is not the Conv's input (threads
    would overwrite what others still read), and every other use of r, or of
    any value sharing its buffer, comes before the Conv;
-3. a Relu or a Clip with constant bounds: the clamp of the kernel's store.
+3. the store's epilogue: an activation (HardSwish, SiLU), then a Relu or a Clip with
+   constant bounds (gemm_epilogue.py).
 Fused ops are added to `GraphLowering.fused` (their lowering is skipped) and
 the kernel writes the last fused op's result buffer.
 """
@@ -60,6 +61,7 @@ from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.conv_lanes import LANES_REDUCTION_BLOCK, conv_in_lanes, lanes_apply
 from onnxc.passes.onnx_to_krnl.conv_regions import TapRegion, tap_regions
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import StoreEpilogue, claim_epilogue, single_user
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
 TILE_ROWS = 12
@@ -76,36 +78,6 @@ the output's columns."""
 MIN_GROUP_ROWS = 8
 """A grouped Conv becomes one product per group when each has this many output channels
 (depthwise convs, one row per product, stay direct loop nests)."""
-
-
-def single_user(value: SSAValue) -> OnnxOp | None:
-    """The op that is `value`'s only use, if it is an onnx op of the same block
-    (not one of a run-time branch or loop body, which must not run here)."""
-    uses = list(value.uses)
-    if len(uses) == 1 and isinstance(uses[0].operation, OnnxOp) and uses[0].operation.parent is value.owner.parent:
-        return uses[0].operation
-    return None
-
-
-def clip_bounds(g: GraphLowering, op: OnnxOp) -> tuple[float, float] | None:
-    """The clamp of a Relu or a Clip with constant (or absent) bounds."""
-    if op.OP_TYPE == "Relu":
-        return 0.0, float("inf")
-    if op.OP_TYPE != "Clip":
-        return None
-    if g.version(op) < 11:
-        return float(op.attr("min", float("-inf"))), float(op.attr("max", float("inf")))
-    bounds = []
-    for index, default in ((1, float("-inf")), (2, float("inf"))):
-        value = op.input(index)
-        if value is None:
-            bounds.append(default)
-            continue
-        array = constant_array(value)
-        if array is None or array.size != 1:
-            return None
-        bounds.append(float(array.reshape(-1)[0]))
-    return bounds[0], bounds[1]
 
 
 def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> SSAValue | None:
@@ -171,7 +143,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     out_sizes = g.tensor_shape(op, op.results[0])[2:] if run_time else out_type_shape[2:]
     window_y, window_x = sliding_windows(g, op, (height, width), out_sizes, (kernel_h, kernel_w))
 
-    # Fusion: BatchNormalization, then Relu/Clip.
+    # Fusion: BatchNormalization, a residual Add, then the store's epilogue (activation, clamp).
     matrix = weights.reshape(out_channels, -1).astype(np.float64)
     shift = bias.astype(np.float64) if bias.size else np.zeros(out_channels)
     last, fused = op, []
@@ -188,12 +160,8 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         residual = _residual(g, op, user, last.results[0])
         if residual is not None:
             last, fused = user, [*fused, user]
-    clip = (float("-inf"), float("inf"))
-    user = single_user(last.results[0])
-    if user is not None and user.input(0) is last.results[0]:
-        bounds = clip_bounds(g, user)
-        if bounds is not None:
-            clip, last, fused = bounds, user, [*fused, user]
+    epilogue, last, claimed = claim_epilogue(g, last)
+    fused = [*fused, *claimed]
     g.fused.update(fused)
 
     if residual is None:
@@ -208,7 +176,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         name, block = op.node_name or "conv", min(LANES_REDUCTION_BLOCK, matrix.shape[1])
         panels = weight_global(g, op, _column_panels(matrix.T, block), f"{name}_lanes")
         bias_global, tile = weight_global(g, op, shift, f"{name}_bias"), [TILE_ROWS, block, COLUMN_BLOCK]
-        conv_in_lanes(g, op, lanes, panels, bias_global, out, accumulate=residual is not None, clip=clip, tile=tile)
+        conv_in_lanes(g, op, lanes, panels, bias_global, out, accumulate=residual is not None, epilogue=epilogue, tile=tile)
         return True
     block = min(REDUCTION_BLOCK, matrix.shape[1])
     group_channels = channels // group
@@ -217,7 +185,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     )
     if run_time:
         groups = _Groups.packed(g, op, matrix, shift, group, block)
-        _conv_of_run_time_image(g, op, groups, out, residual is not None, clip, block, in_place)
+        _conv_of_run_time_image(g, op, groups, out, residual is not None, epilogue, block, in_place)
         return True
     columns = window_y.output_size * window_x.output_size
     shifted = None if in_place or residual is not None else ShiftedRows.of([window_y, window_x], g.top)
@@ -229,7 +197,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         regions = tap_regions([window_y, window_x], shifted.columns if shifted is not None else columns)
         if regions is not None:
             bias = weight_global(g, op, shift, f"{op.node_name or 'conv'}_bias")
-            _conv_by_regions(g, op, matrix, bias, out, clip, [window_y, window_x], regions)
+            _conv_by_regions(g, op, matrix, bias, out, epilogue, [window_y, window_x], regions)
             return True
     groups = _Groups.packed(g, op, matrix, shift, group, block)
     panels, group_rows = groups.panels, out_channels // group
@@ -288,7 +256,8 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
                 )
             ],
             accumulate=residual is not None,
-            clip=clip,
+            activation=epilogue.activation,
+            clip=epilogue.clip,
             pack=shifted is None,
             bias=groups.bias,
             bias_offsets=groups.bias_offsets(group_rows, batch),
@@ -305,7 +274,7 @@ def _conv_by_regions(
     matrix: np.ndarray,
     bias: SSAValue,
     out: SSAValue,
-    clip: tuple[float, float],
+    epilogue: StoreEpilogue,
     windows: list[SlidingWindow],
     regions: list[TapRegion],
 ) -> None:
@@ -342,7 +311,8 @@ def _conv_by_regions(
                     for n in range(batch)
                     for v in (0, n * channels * height * width + first_read, n * out_channels * ldc + first)
                 ],
-                clip=clip,
+                activation=epilogue.activation,
+                clip=epilogue.clip,
                 pack=True,
                 bias=bias,
             )
@@ -384,7 +354,7 @@ def _conv_of_run_time_image(
     groups: _Groups,
     out: SSAValue,
     accumulate: bool,
-    clip: tuple[float, float],
+    epilogue: StoreEpilogue,
     block: int,
     in_place: bool,
 ) -> None:
@@ -430,7 +400,8 @@ def _conv_of_run_time_image(
                 conv=conv,
                 ldc=0,
                 accumulate=accumulate,
-                clip=clip,
+                activation=epilogue.activation,
+                clip=epilogue.clip,
                 pack=not in_place,
                 batch=[index * groups.panel_size, 0, 0],
                 bias=groups.bias,

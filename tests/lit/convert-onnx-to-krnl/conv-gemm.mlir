@@ -134,3 +134,46 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-SAME:      pack} :
 // CHECK-NOT:     krnl.iterate
 // CHECK:         func.return
+
+// -----
+
+// A 1x1 conv, then SiLU as torch exports it (x * Sigmoid(x)), then a Clip: the
+// kernel's store computes both (`activation silu`, then the clamp); neither the
+// Sigmoid, the Mul nor the Clip leaves a nest. B is the image itself [C, H*W].
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32> {
+    %w = "onnx.Constant"() {value = dense<0.5> : tensor<16x8x1x1xf32>} : () -> tensor<16x8x1x1xf32>
+    %lo = "onnx.Constant"() {value = dense<-1.0> : tensor<f32>} : () -> tensor<f32>
+    %hi = "onnx.Constant"() {value = dense<6.0> : tensor<f32>} : () -> tensor<f32>
+    %c = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32>
+    %s = "onnx.Sigmoid"(%c) : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+    %m = "onnx.Mul"(%c, %s) : (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+    %y = "onnx.Clip"(%m, %lo, %hi) <{operandSegmentSizes = array<i32: 1, 1, 1>}> : (tensor<1x16x4x4xf32>, tensor<f32>, tensor<f32>) -> tensor<1x16x4x4xf32>
+    func.return %y : tensor<1x16x4x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x8x4x4xf32>, %y: memref<1x16x4x4xf32>) {
+// CHECK:         krnl.matmul %{{.+}}, %x into %y bias %{{.+}} {sizes = [16 : i64, 16 : i64, 8 : i64]
+// CHECK-SAME:      b_access = #krnl<b_access rows>, ldb = 16 : i64
+// CHECK-SAME:      activation = #krnl<activation silu>, clip = [-1.000000e+00 : f64, 6.000000e+00 : f64]
+// CHECK-NOT:     krnl.iterate
+// CHECK:         func.return
+
+// -----
+
+// HardSwish after a conv: `activation hard_swish` in the kernel's store, no nest.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x8x4x4xf32>) -> tensor<1x16x4x4xf32> {
+    %w = "onnx.Constant"() {value = dense<0.5> : tensor<16x8x1x1xf32>} : () -> tensor<16x8x1x1xf32>
+    %c = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<1x8x4x4xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x4x4xf32>
+    %y = "onnx.HardSwish"(%c) : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+    func.return %y : tensor<1x16x4x4xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x8x4x4xf32>, %y: memref<1x16x4x4xf32>) {
+// CHECK:         krnl.matmul %{{.+}}, %x into %y bias %{{.+}} {sizes = [16 : i64, 16 : i64, 8 : i64]
+// CHECK-SAME:      activation = #krnl<activation hard_swish>, clip = [0xfff0000000000000 : f64, 0x7ff0000000000000 : f64]
+// CHECK-NOT:     krnl.iterate
+// CHECK:         func.return

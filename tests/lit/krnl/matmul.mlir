@@ -20,3 +20,12 @@ func.func @stacked(%a: memref<?x2xf32>, %w: memref<1x6x16xf32>, %c: memref<?x3xf
 }
 
 // CHECK:      krnl.matmul %a, %w into %c rows %rows first_row %first {sizes = [256 : i64, 3 : i64, 6 : i64]
+
+// The epilogue's activation (a 1x1 conv's HardSwish).
+func.func @activation(%a: memref<1x8x12xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  krnl.matmul %a, %b into %c {sizes = [4 : i64, 16 : i64, 8 : i64], tile = [12 : i64, 8 : i64, 512 : i64], a_layout = #krnl<a_layout panels>, a_strides = [0 : i64, 0 : i64], b_access = #krnl<b_access rows>, ldb = 16 : i64, ldc = 16 : i64, batch = [0 : i64, 0 : i64, 0 : i64], activation = #krnl<activation hard_swish>, clip = [0.0 : f64, 6.0 : f64]} : memref<1x8x12xf32>, memref<8x16xf32>, memref<4x16xf32>
+  func.return
+}
+
+// CHECK:      krnl.matmul %a, %b into %c {sizes = [4 : i64, 16 : i64, 8 : i64]
+// CHECK-SAME:   activation = #krnl<activation hard_swish>, clip = [0.000000e+00 : f64, 6.000000e+00 : f64]}
