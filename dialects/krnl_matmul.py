@@ -230,7 +230,7 @@ class MatmulOp(IRDLOperation):
       batch x sequence); sizes[0] is then the M the schedule is chosen for.
       A is strided, one batch triple, no bias. `first_row` (an index operand, with
       `rows` only) starts the product that many rows into A and C: at a + first_row*s0
-      and c + first_row*ldc (a conv1d's groups, stacked in run-time sized buffers).
+      and c + first_row*ldc (one product of a batched MatMul over run-time sized matrices).
     - `columns` (an index operand): N is known at run time only (a conv's
       output pixels over a run-time image; with `rows` too, an attention score
       product Q.K^T over a run-time sequence); sizes[1] is the N the schedule is

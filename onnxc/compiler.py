@@ -61,6 +61,7 @@ GRAPH_PASSES_O1 = (
     "simplify",
     "fold-affine",
     "fuse-gemm",
+    "conv1d-as-2d",
     "cse",
     "dce",
 )

@@ -116,7 +116,7 @@ class MatmulEmitter:
         self.mask_type = ir.VectorType(I1, plan.vw)
         self.kernels = kernels  # micro-kernels of the module, shared by its krnl.matmul ops
         # ... and the functions around them, shared by the ops of one plan but for the batch
-        # (the groups of a conv1d: one op each)
+        # (the products of a run-time batch of matrices: one op each)
         self.f: _PlanFunctions = kernels.setdefault(plan.functions_key, _PlanFunctions())
         self.context: ir.Value | None = None  # the thread pool's context, one stack slot
 

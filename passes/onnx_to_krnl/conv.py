@@ -27,7 +27,6 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_of,
     shape_text,
 )
-from onnxc.passes.onnx_to_krnl.conv1d import lower_conv1d_as_gemm
 from onnxc.passes.onnx_to_krnl.gemm_epilogue import clip_bounds, single_user
 from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
@@ -69,11 +68,11 @@ compaction is cheap, the scalar tails of rows are not (ConvNeXt's 7x7 over 40-wi
 @lowers("Conv", run_time_dims=True)
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     """The GEMM kernel where it applies (see `lower_conv_as_gemm`; over an image of
-    run-time size too; `lower_conv1d_as_gemm` for 1-D convs), else for few channels per
+    run-time size too; 1-D convs are 2-D ones by then, see passes/conv1d_as_2d.py), else for few channels per
     group the strided conv read straight from x (`_reads_strided`) or the shifted-rows conv
     (along wide rows for short rows, decided at run time where the row length is known then
     only), else direct convolution."""
-    if lower_conv_as_gemm(g, op) or lower_conv1d_as_gemm(g, op):
+    if lower_conv_as_gemm(g, op):
         return
     g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=False)
     x, weights, bias = g.input(op, 0), g.input(op, 1), g.input(op, 2)

@@ -463,11 +463,10 @@ def emit_matrix_product(
     ldc: int | None = None,
     at: KernelBuilder | None = None,
     rows: SSAValue | None = None,
-    first_row: SSAValue | None = None,
 ) -> None:
     """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
     triple (ldb and ldc default to N), inserted by `at` (default: at the top level);
-    `rows`, if given, is M at run time (sizes[0] the M to schedule for), from `first_row` on.
+    `rows`, if given, is M at run time (sizes[0] the M to schedule for).
 
     A constant B (`b_constant` times `b_scale`, [K, N], shared by the batch) is packed at compile
     time into column panels: no packing at run time, and each tile's B is a
@@ -496,7 +495,6 @@ def emit_matrix_product(
             accumulate=accumulate,
             pack=b_constant is None and m > TILE_ROWS,
             rows=rows,
-            first_row=first_row,
         )
     )
 

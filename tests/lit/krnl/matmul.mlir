@@ -13,7 +13,7 @@ func.func @main_graph(%a: memref<1x18x12xf32>, %x: memref<1x2x5x5xf32>, %y: memr
 // CHECK-SAME:   conv = #krnl.conv<channels = 2, height = 5, width = 5, output = [3, 3], kernel = [3, 3], stride = [2, 2], dilation = [1, 1], padding = [1, 1]>,
 // CHECK-SAME:   ldc = 9 : i64, batch = [0 : i64, 0 : i64, 0 : i64], accumulate, clip = [0.000000e+00 : f64, 6.000000e+00 : f64], pack}
 
-// Run-time rows from a run-time first row (a conv1d group's rows of stacked buffers).
+// Run-time rows from a run-time first row (one product of a batched MatMul of run-time rows).
 func.func @stacked(%a: memref<?x2xf32>, %w: memref<1x6x16xf32>, %c: memref<?x3xf32>, %rows: index, %first: index) {
   krnl.matmul %a, %w into %c rows %rows first_row %first {sizes = [256 : i64, 3 : i64, 6 : i64], tile = [12 : i64, 6 : i64, 512 : i64], a_layout = #krnl<a_layout strided>, a_strides = [4 : i64, 1 : i64], b_access = #krnl<b_access panels>, ldb = 3 : i64, ldc = 3 : i64, batch = [0 : i64, 0 : i64, 0 : i64], clip = [0.0 : f64, 6.0 : f64]} : memref<?x2xf32>, memref<1x6x16xf32>, memref<?x3xf32>
   func.return

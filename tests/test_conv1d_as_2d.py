@@ -1,8 +1,8 @@
-"""Conv1d as a GEMM of run-time rows (passes/onnx_to_krnl/conv1d.py): strides larger and
-smaller than the kernel, uneven pads, groups, batches, with and without bias, over static
-and symbolic dims (one library run at several lengths and batches). The GEMM kernel
-must be what runs (krnl.matmul in the lowered IR); references: onnxruntime (static) and
-onnx.reference (symbolic)."""
+"""Conv1d as a 2-D conv of height 1 (passes/conv1d_as_2d.py), lowered as 2-D convs are:
+strides larger and smaller than the kernel, uneven pads, dilation, groups, batches, with and
+without bias, over static and symbolic dims (one library run at several lengths and
+batches). Where the 2-D conv takes the GEMM kernel, krnl.matmul must be in the lowered IR;
+references: onnxruntime (static) and onnx.reference (symbolic)."""
 
 from __future__ import annotations
 
@@ -41,23 +41,27 @@ def conv1d_model(x_dims: list, out_channels: int, kernel: int, bias: bool = True
 
 def lowered_to_gemm(model: onnx.ModelProto) -> bool:
     module = import_model(model)
-    for name in ("shape-inference", "convert-onnx-to-krnl"):
+    for name in ("shape-inference", "conv1d-as-2d", "convert-onnx-to-krnl"):
         get_pass(name)().apply(make_context(), module)
     return "krnl.matmul" in module_text(module)
 
 
 @pytest.mark.parametrize(
-    "x_shape, out_channels, kernel, bias, attrs",
+    "x_shape, out_channels, kernel, bias, attrs, gemm",
     [
-        ((1, 1, 100), 16, 10, True, {"strides": [5]}),  # wav2vec2's first layer: one input channel
-        ((2, 6, 37), 20, 3, True, {"strides": [2], "pads": [1, 2]}),  # a batch, uneven pads
-        ((1, 8, 9), 12, 5, False, {"pads": [2, 2], "group": 4}),  # groups, kernel past the input
-        ((1, 5, 30), 7, 2, True, {"strides": [3]}),  # stride past the kernel: skipped positions
+        ((1, 1, 100), 16, 10, True, {"strides": [5]}, True),  # wav2vec2's first layer: one input channel
+        ((2, 6, 37), 20, 3, True, {"strides": [2], "pads": [1, 2]}, True),  # a batch, uneven pads
+        ((1, 8, 9), 12, 5, False, {"pads": [2, 2], "group": 4}, False),  # 3 channels per group: not a GEMM
+        ((1, 16, 9), 32, 5, True, {"pads": [2, 2], "group": 2}, True),  # groups of 16, kernel past the input
+        ((1, 5, 30), 7, 2, True, {"strides": [3]}, True),  # stride past the kernel: skipped positions
+        ((1, 3, 20), 4, 3, True, {"dilations": [2]}, True),
+        ((1, 24, 50), 24, 5, True, {"pads": [2, 2], "group": 24}, False),  # depthwise
+        ((1, 6, 11), 9, 1, True, {}, True),  # pointwise: the image read in place
     ],
 )
-def test_static_conv1d_matches_onnxruntime(x_shape, out_channels, kernel, bias, attrs, tmp_path):
+def test_static_conv1d_matches_onnxruntime(x_shape, out_channels, kernel, bias, attrs, gemm, tmp_path):
     model = conv1d_model(list(x_shape), out_channels, kernel, bias, **attrs)
-    assert lowered_to_gemm(model)
+    assert lowered_to_gemm(model) == gemm
     x = rand(*x_shape)
     actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})
     assert_matches(actual, expected_outputs(model, {"x": x}, "onnxruntime"))
@@ -66,27 +70,18 @@ def test_static_conv1d_matches_onnxruntime(x_shape, out_channels, kernel, bias, 
 @pytest.mark.parametrize(
     "x_dims, out_channels, kernel, bias, attrs, shapes",
     [
-        (["n", 4, "l"], 6, 4, True, {"strides": [3], "pads": [1, 0], "group": 2}, [(1, 4, 20), (3, 4, 7), (2, 4, 4)]),
+        (["n", 4, "l"], 16, 4, True, {"strides": [3], "pads": [1, 0], "group": 2}, [(1, 4, 20), (3, 4, 7), (2, 4, 4)]),
         ([1, 3, "l"], 5, 2, False, {"strides": [2]}, [(1, 3, 2), (1, 3, 33), (1, 3, 9)]),
     ],
 )
 def test_conv1d_over_symbolic_dims(x_dims, out_channels, kernel, bias, attrs, shapes, tmp_path):
-    """One library for every length and batch: the GEMM's rows are batch x rows per image."""
+    """One library for every length and batch: the GEMM over a run-time image, one per sample."""
     model = conv1d_model(x_dims, out_channels, kernel, bias, **attrs)
     assert lowered_to_gemm(model)
     session = onnxc.Session(onnxc.compile(model, tmp_path / "m.so"))
     for shape in shapes:
         x = rand(*shape)
         assert_matches(session.run(None, {"x": x}), expected_outputs(model, {"x": x}, "onnx"))
-
-
-def test_dilated_conv1d_keeps_the_direct_loops(tmp_path):
-    """Dilation breaks the one run of memory per output row: the direct convolution runs it."""
-    model = conv1d_model([1, 3, 20], 4, 3, dilations=[2])
-    assert not lowered_to_gemm(model)
-    x = rand(1, 3, 20)
-    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})
-    assert_matches(actual, expected_outputs(model, {"x": x}, "onnx"))
 
 
 def test_audio_encoder_over_a_run_time_number_of_samples(tmp_path):
