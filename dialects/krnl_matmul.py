@@ -73,6 +73,8 @@ class MatmulActivation(StrEnum):
     """x * min(max(x / 6 + 1/2, 0), 1), as ONNX HardSwish"""
     SILU = "silu"
     """x * sigmoid(x), torch's SiLU as exported: Mul(x, Sigmoid(x))"""
+    GELU = "gelu"
+    """x/2 * (1 + erf(x / sqrt 2)), as ONNX Gelu (and torch's nn.GELU as exported)"""
 
 
 @irdl_attr_definition
@@ -246,7 +248,8 @@ class MatmulOp(IRDLOperation):
     blocks of kc (B block in cache), rows in register tiles of mr; each tile
     row of mr x nr accumulators lives in vector registers, nr being a number of
     vectors fitting the target's register file (chosen by code generation).
-    Epilogue, applied in the kernel's store: + bias[m] (optional operand),
+    Epilogue, applied in the kernel's store: + bias[m] (optional operand; with
+    `bias_columns`, + bias[n]: a MatMul's bias, N static),
     then the `activation` (optional, MatmulActivation), then clamp to `clip = [lo, hi]`
     (Relu: [0, inf]). With `bias_offsets`, one per
     batch triple, product i adds bias[bias_offsets[i] + m] instead: the groups of a
@@ -278,6 +281,7 @@ class MatmulOp(IRDLOperation):
     bias_offsets = opt_prop_def(ArrayAttr)
     accumulate = opt_prop_def(UnitAttr)
     transposed_c = opt_prop_def(UnitAttr)
+    bias_columns = opt_prop_def(UnitAttr)
     activation = opt_prop_def(MatmulActivationAttr)
     clip = prop_def(ArrayAttr)
     pack = opt_prop_def(UnitAttr)
@@ -306,6 +310,7 @@ class MatmulOp(IRDLOperation):
         batch: Sequence[int] = (0, 0, 0),
         accumulate: bool = False,
         transposed_c: bool = False,
+        bias_columns: bool = False,
         activation: MatmulActivation | None = None,
         clip: Sequence[float] = (float("-inf"), float("inf")),
         pack: bool = False,
@@ -330,6 +335,7 @@ class MatmulOp(IRDLOperation):
             "bias_offsets": int_array(bias_offsets) if bias_offsets is not None else None,
             "accumulate": UnitAttr() if accumulate else None,
             "transposed_c": UnitAttr() if transposed_c else None,
+            "bias_columns": UnitAttr() if bias_columns else None,
             "activation": MatmulActivationAttr(activation) if activation is not None else None,
             "clip": ArrayAttr([FloatAttr(float(v), f64) for v in clip]),
             "pack": UnitAttr() if pack else None,
@@ -377,16 +383,22 @@ class MatmulOp(IRDLOperation):
             self._verify_conv(access, m if window_a else n, k, window_a)
         self._verify_run_time_columns(access)
         if self.rows is not None and (
-            self.a_layout.data != MatmulALayout.STRIDED or len(int_values(self.batch)) != 3 or self.bias is not None
+            self.a_layout.data != MatmulALayout.STRIDED
+            or len(int_values(self.batch)) != 3
+            or (self.bias is not None and self.bias_columns is None)
         ):
-            raise VerifyException("krnl.matmul: run-time rows need a strided A, one batch triple and no bias")
+            raise VerifyException("krnl.matmul: run-time rows need a strided A, one batch triple and no bias per row")
         if self.first_row is not None and self.rows is None:
             raise VerifyException("krnl.matmul: first_row goes with run-time rows")
-        self._verify_bias(n if self.transposed_c is not None else m)
+        self._verify_bias(n if self.transposed_c is not None or self.bias_columns is not None else m)
 
     def _verify_bias(self, m: int) -> None:
-        """bias is [M] (`m`: N with transposed_c), or holds M values from each of `bias_offsets`
-        (one per batch triple)."""
+        """bias is [M] (`m`: N with transposed_c or bias_columns), or holds M values from each of
+        `bias_offsets` (one per batch triple)."""
+        if self.bias_columns is not None and (
+            self.bias is None or self.transposed_c is not None or self.bias_offsets is not None or self.columns is not None
+        ):
+            raise VerifyException("krnl.matmul: bias_columns needs a bias, static columns, no transposed_c or bias_offsets")
         offsets = int_values(self.bias_offsets) if self.bias_offsets is not None else None
         if offsets is not None and (self.bias is None or len(offsets) * 3 != len(int_values(self.batch))):
             raise VerifyException("krnl.matmul: bias_offsets need a bias and one offset per batch triple")

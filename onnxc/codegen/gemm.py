@@ -349,9 +349,10 @@ class MatmulEmitter:
             else:
                 b_tile = self.gep(b, b_in, b.add(b.mul(pc, self.ldb(sizes)), jr))
             partial, tile_bias = None, bias
-            if p.transposed_c:  # this column's partial tiles; its bias, per column
+            if p.transposed_c:  # this column's partial tiles
                 partial = self.gep(b, scratch, b.mul(b.udiv(b.sub(jr, jc), _const(p.nr)), _const(p.mr * p.nr)))
-                tile_bias = self.gep(b, bias, jr) if bias is not None else None
+            if (p.transposed_c or p.bias_columns) and bias is not None:  # its bias, per column
+                tile_bias = self.gep(b, bias, jr)
             full = b.icmp_signed(">=", valid, _const(p.nr))
             with b.if_else(full) as (then, otherwise):
                 for block, masked in ((then, False), (otherwise, True)):
@@ -436,7 +437,8 @@ class MatmulEmitter:
         partial_vectors = p.nv if p.run_time_columns else -(-(p.n % p.nr) // p.vw)
         vectors = partial_vectors if masked else p.nv
         _, a_columns = p.a_steps
-        variant = (p.packed, p.b_panels, p.window, p.a_window, p.transposed_c, p.has_bias, p.accumulate, p.activation, p.clip)
+        variant = (p.packed, p.b_panels, p.window, p.a_window, p.transposed_c, p.has_bias, p.bias_columns, p.accumulate)
+        variant += (p.activation, p.clip)
         a_offsets = tuple(p.a_row_offset(r) for r in range(rows))
         key = (rows, masked, vectors, *variant, a_offsets, a_columns)
         if key in self.kernels:
@@ -445,7 +447,7 @@ class MatmulEmitter:
         args += [PTR] * (p.transposed_c + p.has_bias + p.reads_image)
         access = "p" if p.packed else "c" if p.b_panels else "w" if p.window else ""
         suffix = f"r{rows}{f'm{vectors}' if masked else ''}{'x' if p.a_window else ''}{access}"
-        suffix += "b" if p.has_bias else ""
+        suffix += ("bc" if p.bias_columns else "b") if p.has_bias else ""
         suffix += f"{'a' if p.accumulate else ''}{'t' if p.transposed_c else ''}.{len(self.kernels)}"
         fn, b = self.function(f"onnxc.gemm.{suffix}", args)
         fn.attributes.add("noinline")

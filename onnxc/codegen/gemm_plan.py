@@ -89,6 +89,8 @@ class MatmulPlan:
     accumulate: bool
     transposed_c: bool
     """C[m, n] is stored at c[n*ldc + m]; the bias is per column (see `partial_tiles`)."""
+    bias_columns: bool
+    """The bias is per column, bias[n] (a MatMul's)."""
     activation: str | None
     """The epilogue's MatmulActivation (before the clamp), or none."""
     clip: tuple[float, float]
@@ -237,6 +239,7 @@ class MatmulPlan:
             bias_offsets=int_values(op.bias_offsets) if op.bias_offsets is not None else [0] * (len(offsets) // 3),
             accumulate=op.accumulate is not None,
             transposed_c=op.transposed_c is not None,
+            bias_columns=op.bias_columns is not None,
             activation=op.activation.data.value if op.activation is not None else None,
             clip=op.clip_bounds,
             has_bias=op.bias is not None,

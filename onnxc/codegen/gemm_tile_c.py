@@ -17,8 +17,19 @@ from llvmlite import ir
 from onnxc.codegen.llvm_types import I32, I64, PTR
 
 
+def column_bias(emitter, b: ir.IRBuilder, bias, masks, v: int) -> ir.Value:
+    """Vector v of a bias per column, bias[v*vw + j] (bias starting at the tile's column)."""
+    if bias is None:
+        return ir.Constant(emitter.vector, None)
+    pointer = emitter.gep(b, bias, v * emitter.p.vw)
+    if masks is not None:
+        return emitter.masked_load(b, pointer, masks[v])
+    return b.load(pointer, typ=emitter.vector, align=4)
+
+
 class RowsOfC:
-    """C[r, j] of a tile at c[r*ldc + j]; the bias per row, bias[row0 + r]."""
+    """C[r, j] of a tile at c[r*ldc + j]; the bias per row, bias[row0 + r], or with
+    MatmulPlan.bias_columns per column, bias[j] (bias starting at the tile's column)."""
 
     def __init__(self, emitter, b: ir.IRBuilder, rows: int, vectors: int, c, ldc, masks, bias, row0):
         self.e, self.rows, self.vectors, self.masks = emitter, rows, vectors, masks
@@ -30,7 +41,10 @@ class RowsOfC:
             ]
             for r in range(rows)
         ]
-        self.bias = [self._row_bias(b, bias, row0, r) for r in range(rows)]
+        if emitter.p.bias_columns:
+            self.bias = [[column_bias(emitter, b, bias, masks, v) for v in range(vectors)]] * rows
+        else:
+            self.bias = [[self._row_bias(b, bias, row0, r)] * vectors for r in range(rows)]
 
     def _row_bias(self, b: ir.IRBuilder, bias, row0, r: int) -> ir.Value:
         if bias is None:
@@ -46,7 +60,7 @@ class RowsOfC:
     def fresh(self, b: ir.IRBuilder, accumulate: bool) -> list[list[ir.Value]]:
         """The first block's start: the bias, plus C when accumulating."""
         return [
-            [b.fadd(self.load(b, r, v), self.bias[r]) if accumulate else self.bias[r] for v in range(self.vectors)]
+            [b.fadd(self.load(b, r, v), self.bias[r][v]) if accumulate else self.bias[r][v] for v in range(self.vectors)]
             for r in range(self.rows)
         ]
 
@@ -95,16 +109,7 @@ class TransposedC:
                 row.append(pointers)
             self.lane_pointers.append(row)
         self.partials = [[emitter.gep(b, partial, r * nr + v * vw) for v in range(vectors)] for r in range(rows)]
-        column_bias = [self._column_bias(b, bias, v) for v in range(vectors)]
-        self.bias = [column_bias] * rows
-
-    def _column_bias(self, b: ir.IRBuilder, bias, v: int) -> ir.Value:
-        if bias is None:
-            return ir.Constant(self.e.vector, None)
-        pointer = self.e.gep(b, bias, v * self.e.p.vw)
-        if self.masks is not None:
-            return self.e.masked_load(b, pointer, self.masks[v])
-        return b.load(pointer, typ=self.e.vector, align=4)
+        self.bias = [[column_bias(emitter, b, bias, masks, v) for v in range(vectors)]] * rows
 
     def _mask(self, v: int) -> ir.Value:
         return self.masks[v] if self.masks is not None else ir.Constant(self.e.mask_type, [1] * self.e.p.vw)

@@ -219,7 +219,17 @@ def _silu(e: _Emitter, x: ir.Value) -> ir.Value:
     return b.fmul(x, b.fdiv(e.c(1.0), b.fadd(e.c(1.0), _exp(e, b.fneg(x)))))
 
 
-_ACTIVATIONS: dict[str, Callable[[_Emitter, ir.Value], ir.Value]] = {"hard_swish": _hard_swish, "silu": _silu}
+def _gelu(e: _Emitter, x: ir.Value) -> ir.Value:
+    """(x / 2) * (1 + erf(x * (1 / sqrt 2))), rounded as the element-wise Gelu rounds it."""
+    b = e.b
+    return b.fmul(b.fmul(e.c(0.5), x), b.fadd(e.c(1.0), _erf(e, b.fmul(x, e.c(1 / math.sqrt(2))))))
+
+
+_ACTIVATIONS: dict[str, Callable[[_Emitter, ir.Value], ir.Value]] = {
+    "hard_swish": _hard_swish,
+    "silu": _silu,
+    "gelu": _gelu,
+}
 """A GEMM epilogue's activations, by their krnl.matmul names (MatmulActivation)."""
 
 

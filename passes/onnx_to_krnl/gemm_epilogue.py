@@ -4,9 +4,11 @@ epilogue), so that their results never make a pass over memory of their own.
 After the product (and a folded BatchNormalization or a residual Add, see matmul_kernel.py),
 along a chain of single uses:
 1. an activation: HardSwish; x * HardSigmoid(x) with HardSwish's constants (its form before
-   opset 14); x * Sigmoid(x) (SiLU, as torch exports it). These are MobileNetV3's and
-   EfficientNet's activations after each 1x1 conv: 0.69 ms of a 4.6 ms MobileNetV3-style
-   model as passes of their own, none in onnxruntime's (its NCHWc convs fuse them).
+   opset 14); x * Sigmoid(x) (SiLU, as torch exports it); Gelu, or its erf formula as torch
+   exports nn.GELU (x * (1 + erf(x / sqrt 2)) * 0.5, or 0.5 * x first). These are MobileNetV3's
+   and EfficientNet's activations after each 1x1 conv (0.69 ms of a 4.6 ms MobileNetV3-style
+   model as passes of their own, none in onnxruntime's: its NCHWc convs fuse them) and a
+   transformer MLP's after its first MatMul.
 2. a Relu or a Clip with constant bounds: the clamp.
 """
 
@@ -74,6 +76,49 @@ def _is_hard_swish_gate(op: OnnxOp) -> bool:
     return op.OP_TYPE == "HardSigmoid" and alpha == np.float32(1 / 6) and beta == np.float32(0.5)
 
 
+def _scalar(value: SSAValue) -> float | None:
+    """The value of a constant of one element."""
+    array = constant_array(value)
+    return float(array.reshape(-1)[0]) if array is not None and array.size == 1 else None
+
+
+def _product_with(op: OnnxOp | None, op_type: str, value: SSAValue, constant: float) -> bool:
+    """Whether `op` is `op_type`(value, c) (either order for Mul/Add) with c = `constant`
+    as a float32 rounds it."""
+    if op is None or op.OP_TYPE != op_type or len(op.operands) != 2:
+        return False
+    pairs = [tuple(op.operands)] if op_type == "Div" else [tuple(op.operands), tuple(op.operands)[::-1]]
+    return any(
+        x is value and _scalar(c) is not None and np.float32(_scalar(c)) == np.float32(constant) for x, c in pairs
+    )
+
+
+def _multiplies(op: OnnxOp | None, a: SSAValue, b: SSAValue) -> bool:
+    """Whether `op` is Mul(a, b) or Mul(b, a)."""
+    return op is not None and op.OP_TYPE == "Mul" and {id(v) for v in op.operands} == {id(a), id(b)} and a is not b
+
+
+def _gelu_of_erf(value: SSAValue, users: list[OnnxOp]) -> list[OnnxOp] | None:
+    """The ops of x/2 * (1 + erf(x / sqrt 2)) as exporters write it, x = `value` used by `users`."""
+    for scale, other in (users, users[::-1]):
+        if not (_product_with(scale, "Div", value, np.sqrt(2)) or _product_with(scale, "Mul", value, 1 / np.sqrt(2))):
+            continue
+        erf = single_user(scale.results[0])
+        if erf is None or erf.OP_TYPE != "Erf":
+            continue
+        add = single_user(erf.results[0])
+        if not _product_with(add, "Add", erf.results[0], 1.0):
+            continue
+        one_plus, final = add.results[0], single_user(other.results[0])
+        if _product_with(other, "Mul", value, 0.5):  # (x * 0.5) * (1 + erf)
+            product = final if _multiplies(final, other.results[0], one_plus) else None
+        else:  # (x * (1 + erf)) * 0.5
+            product = other if _multiplies(other, value, one_plus) and _product_with(final, "Mul", other.results[0], 0.5) else None
+        if product is not None and single_user(one_plus) is product:
+            return [scale, erf, add, other, final]
+    return None
+
+
 def _activation(value: SSAValue) -> tuple[MatmulActivation, list[OnnxOp]] | None:
     """The activation of `value` (see the module docstring) and its ops, the last one's result
     being the activation's."""
@@ -82,7 +127,12 @@ def _activation(value: SSAValue) -> tuple[MatmulActivation, list[OnnxOp]] | None
         return None
     if len(users) == 1:
         (user,) = users
+        if user.OP_TYPE == "Gelu" and user.attr("approximate", "none") == "none":
+            return MatmulActivation.GELU, [user]
         return (MatmulActivation.HARD_SWISH, [user]) if user.OP_TYPE == "HardSwish" else None
+    gelu = _gelu_of_erf(value, users)
+    if gelu is not None:
+        return MatmulActivation.GELU, gelu
     for gate, product in (users, users[::-1]):
         if (
             gate.input(0) is value
@@ -95,6 +145,23 @@ def _activation(value: SSAValue) -> tuple[MatmulActivation, list[OnnxOp]] | None
             if _is_hard_swish_gate(gate):
                 return MatmulActivation.HARD_SWISH, [gate, product]
     return None
+
+
+def claim_column_bias(last: OnnxOp, columns: int) -> tuple[np.ndarray, OnnxOp] | None:
+    """A following Add of a constant float32 vector of `columns` (leading dims of 1: a MatMul's
+    bias, [N]) that keeps `last`'s result type, as (the bias, the Add)."""
+    value = last.results[0]
+    add = single_user(value)
+    if add is None or add.OP_TYPE != "Add" or add.results[0].type != value.type or len(add.operands) != 2:
+        return None
+    (other,) = [v for v in add.operands if v is not value] or [None]
+    bias = constant_array(other) if other is not None else None
+    rank = len(value.type.get_shape())
+    if bias is None or bias.dtype != np.float32 or bias.ndim > rank or bias.shape[-1:] != (columns,):
+        return None
+    if any(d != 1 for d in bias.shape[:-1]):
+        return None
+    return bias.reshape(columns), add
 
 
 def claim_epilogue(g: GraphLowering, last: OnnxOp) -> tuple[StoreEpilogue, OnnxOp, list[OnnxOp]]:

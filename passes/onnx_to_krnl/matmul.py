@@ -10,6 +10,7 @@ from xdsl.ir import SSAValue
 
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.dialects.types import dim_params
+from onnxc.errors import CompileError
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import alloc_shaped
 from onnxc.passes.onnx_to_krnl.common import (
@@ -26,6 +27,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_of,
 )
 from onnxc.passes.onnx_to_krnl.matmul_kernel import (
+    claim_matmul_epilogue,
     lower_gemm_as_gemm,
     lower_matmul_as_gemm,
     lower_matmul_of_run_time_products,
@@ -90,13 +92,19 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     """numpy.matmul. Float32 takes the GEMM kernel, other types a tiled loop nest."""
     a, b = g.input(op, 0), g.input(op, 1)
     g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
-    out = g.result(op)
+    fusion = claim_matmul_epilogue(g, op)
+    out = g.result(op if fusion is None else fusion.last)
+    if fusion is not None:
+        for value in (op.results[0], *(fused.results[0] for fused in fusion.fused)):
+            g.alias(value, out)
     batch_rank = matmul_batch_rank(g, op, a, b, out)
     if all(isinstance(d, int) for d in shape_of(out) + shape_of(a)):
-        if lower_matmul_as_gemm(g, op, out, batch_rank):
+        if lower_matmul_as_gemm(g, op, out, batch_rank, fusion):
             return
-    elif lower_matmul_of_run_time_rows(g, op, out) or lower_matmul_of_run_time_products(g, op, out):
+    elif lower_matmul_of_run_time_rows(g, op, out, fusion) or lower_matmul_of_run_time_products(g, op, out):
         return
+    if fusion is not None:
+        raise CompileError(f"MatMul {op.node_name!r}: fused ops claimed for a GEMM lowering that did not apply")
     matmul_nest(g, op, a, b, out)
 
 

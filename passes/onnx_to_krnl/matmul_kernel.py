@@ -61,7 +61,7 @@ from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.conv_lanes import LANES_REDUCTION_BLOCK, conv_in_lanes, lanes_apply
 from onnxc.passes.onnx_to_krnl.conv_regions import TapRegion, tap_regions
-from onnxc.passes.onnx_to_krnl.gemm_epilogue import StoreEpilogue, claim_epilogue, single_user
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import StoreEpilogue, claim_column_bias, claim_epilogue, single_user
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
 TILE_ROWS = 12
@@ -463,10 +463,12 @@ def emit_matrix_product(
     ldc: int | None = None,
     at: KernelBuilder | None = None,
     rows: SSAValue | None = None,
+    fusion: MatmulFusion | None = None,
 ) -> None:
     """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
     triple (ldb and ldc default to N), inserted by `at` (default: at the top level);
-    `rows`, if given, is M at run time (sizes[0] the M to schedule for).
+    `rows`, if given, is M at run time (sizes[0] the M to schedule for); `fusion`'s bias per
+    column and epilogue applied in the kernel's store.
 
     A constant B (`b_constant` times `b_scale`, [K, N], shared by the batch) is packed at compile
     time into column panels: no packing at run time, and each tile's B is a
@@ -479,6 +481,10 @@ def emit_matrix_product(
         block = k if m <= TILE_ROWS else block
         panels = _column_panels(b_constant, block, b_scale)
         b = weight_global(g, op, panels, f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
+    fusion = fusion or MatmulFusion()
+    bias = None
+    if fusion.bias is not None:
+        bias = weight_global(g, op, fusion.bias, f"{op.node_name or op.OP_TYPE.lower()}_bias")
     (at or g.top).insert(
         MatmulOp(
             a,
@@ -493,7 +499,11 @@ def emit_matrix_product(
             ldc=n if ldc is None else ldc,
             batch=batch,
             accumulate=accumulate,
+            bias_columns=bias is not None,
+            activation=fusion.epilogue.activation,
+            clip=fusion.epilogue.clip,
             pack=b_constant is None and m > TILE_ROWS,
+            bias=bias,
             rows=rows,
         )
     )
@@ -504,24 +514,62 @@ RUN_TIME_ROWS_GUESS = 256
 sequences has hundreds of rows; schedules differ only for a few)."""
 
 
-def lower_matmul_of_run_time_rows(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
+def lower_matmul_of_run_time_rows(g: GraphLowering, op: OnnxOp, out: SSAValue, fusion: MatmulFusion | None) -> bool:
     """MatMul of x[..., K] (leading dims known at run time) by a constant float32
     W[K, N], as one krnl.matmul of M = the product of x's leading dims: x and the
     result are contiguous [M, K] and [M, N] (views), W is packed in panels."""
     a_shape = shape_of(g.input(op, 0))
-    weights = constant_array(op.input(1))
-    if not is_f32(op.input(0), op.input(1)) or weights is None or weights.ndim != 2 or len(a_shape) < 2:
+    weights = panel_weights(op, a_shape)
+    if weights is None:
         return False
     (k, n), b = weights.shape, g.top
-    if weights.nbytes > PANEL_BYTES_LIMIT or not isinstance(a_shape[-1], int) or 0 in (k, n):
-        return False
     rows = b.index(element_count(b, a_shape[:-1]))
     a = reshaped_view(b, g.input(op, 0), [rows, k])
     c = reshaped_view(b, out, [rows, n])
     emit_matrix_product(
-        g, op, a, g.input(op, 1), c, (RUN_TIME_ROWS_GUESS, n, k), (k, 1), [0, 0, 0], b_constant=weights, rows=rows
-    )
+        g, op, a, g.input(op, 1), c, (RUN_TIME_ROWS_GUESS, n, k), (k, 1), [0, 0, 0], b_constant=weights, rows=rows,
+        fusion=fusion,
+    )  # fmt: skip
     return True
+
+
+def panel_weights(op: OnnxOp, a_shape: tuple) -> np.ndarray | None:
+    """A MatMul's B as both GEMM lowerings of a constant B take it (packed in panels at
+    compile time): a constant float32 [K, N], neither empty nor over PANEL_BYTES_LIMIT,
+    by a float32 A of rank 2 or more, static K and no dim known to be 0."""
+    weights = constant_array(op.input(1))
+    if weights is None or weights.ndim != 2 or not is_f32(op.input(0), op.input(1)) or len(a_shape) < 2:
+        return None
+    if weights.nbytes > PANEL_BYTES_LIMIT or not isinstance(a_shape[-1], int) or 0 in weights.shape:
+        return None
+    return None if any(isinstance(d, int) and d == 0 for d in a_shape) else weights
+
+
+@dataclass(frozen=True)
+class MatmulFusion:
+    """The ops after a MatMul by constant weights that its kernel computes: a bias per column,
+    then the store's epilogue; `last` the op whose result the kernel writes."""
+
+    bias: np.ndarray | None = None
+    epilogue: StoreEpilogue = StoreEpilogue()
+    last: OnnxOp | None = None
+    fused: tuple[OnnxOp, ...] = ()
+
+
+def claim_matmul_epilogue(g: GraphLowering, op: OnnxOp) -> MatmulFusion | None:
+    """The fusion of a MatMul that one of the GEMM lowerings of a constant B will take (see
+    `panel_weights`), its ops added to `g.fused`; None if there is nothing to fuse."""
+    weights = panel_weights(op, shape_of(g.input(op, 0)))
+    if weights is None:
+        return None
+    bias = claim_column_bias(op, weights.shape[1])
+    last, fused = (bias[1], [bias[1]]) if bias is not None else (op, [])
+    epilogue, last, claimed = claim_epilogue(g, last)
+    fused += claimed
+    if not fused:
+        return None
+    g.fused.update(fused)
+    return MatmulFusion(bias[0] if bias is not None else None, epilogue, last, tuple(fused))
 
 
 def lower_matmul_of_run_time_products(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
@@ -594,7 +642,9 @@ def is_f32(*values: SSAValue) -> bool:
     return all(isinstance(v.type.get_element_type(), Float32Type) for v in values)
 
 
-def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank: int) -> bool:
+def lower_matmul_as_gemm(
+    g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank: int, fusion: MatmulFusion | None = None
+) -> bool:
     """MatMul (numpy semantics, shapes already checked) on float32 into `out` as krnl.matmul."""
     if not is_f32(op.input(0), op.input(1)):
         return False
@@ -610,7 +660,7 @@ def lower_matmul_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank
     weights = constant_array(op.input(1)) if len(b_shape) == 2 else None
     if weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
         weights = None
-    emit_matrix_product(g, op, a, b, out, (m, n, k), (k, 1), batch, b_constant=weights)
+    emit_matrix_product(g, op, a, b, out, (m, n, k), (k, 1), batch, b_constant=weights, fusion=fusion)
     return True
 
 

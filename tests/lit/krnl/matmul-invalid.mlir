@@ -71,3 +71,12 @@ func.func @main_graph(%a: memref<8x2xf32>, %w: memref<1x6x16xf32>, %c: memref<8x
   func.return
 }
 // CHECK: krnl.matmul: first_row goes with run-time rows
+
+// -----
+
+// A bias per column needs a bias (of N values).
+func.func @main_graph(%a: memref<4x8xf32>, %b: memref<1x8x16xf32>, %c: memref<4x16xf32>) {
+  krnl.matmul %a, %b into %c {sizes = [4 : i64, 16 : i64, 8 : i64], tile = [12 : i64, 8 : i64, 512 : i64], a_layout = #krnl<a_layout strided>, a_strides = [8 : i64, 1 : i64], b_access = #krnl<b_access panels>, ldb = 16 : i64, ldc = 16 : i64, batch = [0 : i64, 0 : i64, 0 : i64], bias_columns, clip = [0.0 : f64, 6.0 : f64]} : memref<4x8xf32>, memref<1x8x16xf32>, memref<4x16xf32>
+  func.return
+}
+// CHECK: krnl.matmul: bias_columns needs a bias, static columns, no transposed_c or bias_offsets
