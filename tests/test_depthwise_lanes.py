@@ -3,7 +3,8 @@ the element-wise ops the depthwise paths compute in their store (conv_epilogue.p
 onnxruntime over 7x7 to 56x56 images, at strides 1 and 2, odd sizes, uneven pads, dilation,
 blocks of 16 and of 8 channels, a batch, two threads, each epilogue (Relu, Clip, HardSwish, SiLU
 with its Mul's operands either way round); and the convs left to the NCHW paths (run-time
-sizes, wide images, channel counts not a multiple of 8), their epilogues fused too.
+sizes, wide images, channel counts not a multiple of 8), their epilogues fused too; a batch of
+run-time size in lanes.
 Tolerance: 1e-4 of the output's largest magnitude.
 """
 
@@ -106,11 +107,12 @@ def test_depthwise_in_rows_applies_epilogue(channels, size, stride, then, tmp_pa
     compare(model, x, tmp_path)
 
 
-def test_depthwise_of_run_time_size_keeps_rows(tmp_path):
-    """An image of run-time size is not put in lanes (its sizes are needed at compile time)."""
-    model, x = depthwise_model(32, 14, 3, 1, then="hardswish")
-    dims = ["N", 32, "H", "W"]
+@pytest.mark.parametrize("dims, lanes", [(["N", 32, 14, 14], True), (["N", 32, "H", "W"], False)])
+def test_depthwise_of_run_time_dims(dims, lanes, tmp_path):
+    """A batch of run-time size is put in lanes (torch's exports), an image of run-time size is
+    not (its sizes are needed at compile time)."""
+    model, x = depthwise_model(32, 14, 3, 1, then="hardswish", batch=2)
     model.graph.input[0].CopyFrom(helper.make_tensor_value_info("x", TensorProto.FLOAT, dims))
     model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, dims))
-    assert LANES not in krnl_text(model)
-    compare(model, x, tmp_path)
+    assert (LANES in krnl_text(model)) == lanes
+    compare(model, x, tmp_path, threads=2)

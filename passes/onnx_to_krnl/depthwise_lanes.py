@@ -44,7 +44,7 @@ length): each input vector they share is loaded once, each weight vector once fo
 
 def lanes_of(g: GraphLowering, op: OnnxOp, windows: list[SlidingWindow]) -> int | None:
     """The channels per block of a depthwise conv that runs faster in the lanes, else None:
-    static sizes, constant weights (and bias), one output channel per input channel, a channel
+    static sizes but the batch's, constant weights (and bias), one output channel per input channel, a channel
     count that is a multiple of 8, and an image of at most MAX_PIXELS (MAX_STRIDED_PIXELS)."""
     x = op.input(0)
     weights = constant_array(op.input(1))
@@ -55,7 +55,7 @@ def lanes_of(g: GraphLowering, op: OnnxOp, windows: list[SlidingWindow]) -> int 
         or (bias is not None and constant_array(bias) is None)
         or not isinstance(x.type.get_element_type(), Float32Type)
         or len(shape) != 4
-        or any(d < 0 for d in shape)
+        or any(d < 0 for d in shape[1:])
         or not all(w.static for w in windows)
         or weights.shape[:2] != (shape[1], 1)
         or op.attr("group") != shape[1]
@@ -77,8 +77,9 @@ def depthwise_in_lanes(
     epilogue: Epilogue | None,
 ) -> None:
     """The depthwise conv `op` of x into `out` (see the module docstring), `epilogue` applied to
-    each sum before its store. One nest over (image, block of channels), split over threads by
-    blocks: the block's padded image and its outputs in lanes are buffers of their own."""
+    each sum before its store. One nest over (block of channels, image), split over threads by
+    blocks (a batch of run-time size is the inner loop, so that a batch of 1 splits too): the
+    block's padded image and its outputs in lanes are buffers of their own."""
     batch, channels, height, width = shape_of(x)
     window_y, window_x = windows
     weights = constant_array(op.input(1))
@@ -94,7 +95,7 @@ def depthwise_in_lanes(
     planes = reshaped_view(g.top, x, [batch, blocks, lanes, height, width])
     out_planes = reshaped_view(g.top, out, [batch, blocks, lanes, pixels])
     zero = g.top.constant(0.0, f32)
-    (n, block), body = g.top.loop_nest([batch, blocks])
+    (block, n), body = g.top.loop_nest([blocks, batch])
     image = _Image(n, block, padded, lanes, columns)
     image.transpose_in(body, planes, windows, rows, zero)
     _sums(body, image, sums, tap_weights, biases, windows, (kernel_h, kernel_w), epilogue)

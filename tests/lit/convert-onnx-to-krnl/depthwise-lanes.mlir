@@ -2,7 +2,7 @@
 
 // A depthwise 3x3 conv of 16 channels, stride 2, pads 1, 4x4 -> 2x2, then HardSwish
 // (passes/onnx_to_krnl/depthwise_lanes.py): the weights packed at compile time as [block, tap,
-// lane]; one nest over (image, block of 16 channels) that zeroes the padding of the block's
+// lane]; one nest over (block of 16 channels, image) that zeroes the padding of the block's
 // 5x5 image in lanes (the top row; the left column of each image row), transposes x's pixels
 // into it (the lane loop innermost), sums each output's 9 taps by fused multiply-adds, the two
 // outputs of a row together, computes the HardSwish before the store, and transposes the
@@ -25,7 +25,7 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:    %[[PLANES:.+]] = krnl.view %x[0 : i64] : memref<1x16x4x4xf32> to memref<1x1x16x4x4xf32>
 // CHECK-NEXT:    %[[OUT:.+]] = krnl.view %y[0 : i64] : memref<1x16x2x2xf32> to memref<1x1x16x4xf32>
 // CHECK:         krnl.iterate
-// CHECK:           ^bb0(%[[N:.+]]: index, %[[BLOCK:.+]]: index):
+// CHECK:           ^bb0(%[[BLOCK:.+]]: index, %[[N:.+]]: index):
 // CHECK:             memref.store %{{.*}}, %[[PADDED]][%[[N]], %[[BLOCK]], %{{.*}}] : memref<1x1x400xf32>
 // CHECK:             memref.store %{{.*}}, %[[PADDED]][%[[N]], %[[BLOCK]], %{{.*}}] : memref<1x1x400xf32>
 // CHECK:             scf.for %[[ROW:.+]] = %{{.*}} to %{{.*}} step
