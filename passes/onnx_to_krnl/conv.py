@@ -1,8 +1,10 @@
 """Conv: a GEMM kernel (krnl.matmul) for 2-D convolutions with constant weights,
 with a following BatchNormalization folded into the weights and a following
 Relu/Clip applied in the kernel's store; a depthwise or grouped conv of few channels per
-group along the shifted rows of its zero-padded (phase) planes, or read straight from its input
-at a stride; otherwise a direct convolution,
+group along the shifted rows of its zero-padded (phase) planes, read straight from its input
+at a stride, or (depthwise over small images) with its channels in the vector lanes
+(depthwise_lanes.py), a following Relu/Clip or HardSwish (in lanes also SiLU) computed in
+its store (conv_epilogue.py); otherwise a direct convolution,
 row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in float32."""
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ compaction is cheap, the scalar tails of rows are not (ConvNeXt's 7x7 over 40-wi
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     """The GEMM kernel where it applies (see `lower_conv_as_gemm`; over an image of
     run-time size too; `lower_conv1d_as_gemm` for 1-D convs), else for few channels per
-    group the strided conv read straight from x (`_reads_strided`) or the shifted-rows conv
+    group the strided conv read straight from x (`_reads_strided`), a depthwise conv over a
+    small image with its channels in the lanes (`lanes_of`), or the shifted-rows conv
     (along wide rows for short rows, decided at run time where the row length is known then
     only), else direct convolution."""
     if lower_conv_as_gemm(g, op) or lower_conv1d_as_gemm(g, op):
@@ -95,12 +98,13 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
         return
     # A following Relu/Clip, other element-wise op or SiLU is computed in the store (MobileNets'
     # ReLU6, HardSwish or SiLU after each depthwise conv).
-    out, epilogue = conv_epilogue(g, op)
-    lanes = lanes_of(g, op, windows)
+    strided = _reads_strided(windows)
+    lanes = None if strided else lanes_of(g, op, windows)
+    out, epilogue = conv_epilogue(g, op, math_functions=lanes is not None)
     if lanes is not None:
         depthwise_in_lanes(g, op, x, out, windows, lanes, epilogue)
         return
-    if _reads_strided(windows):
+    if strided:
         strided_grouped_conv(g, x, weights, bias, out, windows, epilogue)
         return
     # Row blocks read up to a run of VECTOR_COLUMNS past a last row wider than the planes'.

@@ -31,10 +31,15 @@ from onnxc.passes.onnx_to_krnl.windows import SlidingWindow
 
 LANES = (16, 8)
 """Channels per block, the first that divides the channel count: AVX-512's vector, else AVX2's."""
-MAX_PIXELS = 400
-"""Stride-1 convs take the lanes up to this many input pixels (14x14 and 20x20 planes) ..."""
+MAX_PIXELS = 784
+"""Stride-1 convs take the lanes up to this many input pixels (28x28), one thread, against the
+shifted rows: 1152 channels of 7x7, 3x3, 0.067 -> 0.030 ms; 192 of 20x20, 5x5, 0.100 -> 0.069;
+144 of 28x28, 3x3, 0.090 -> 0.076; 120 of 28x28, 5x5, 0.094 -> 0.097; not 72 of 56x56, 3x3,
+0.134 -> 0.183 ..."""
 MAX_STRIDED_PIXELS = 3136
-"""... strided ones up to this many (56x56 planes, to 28x28 outputs)."""
+"""... strided ones up to this many (56x56), those not read straight from x (see conv.py's
+`_reads_strided`: 144 channels of 56x56, 3x3 stride 2, straight 0.094, in lanes 0.216 ms):
+72 of 56x56, 5x5 stride 2, 0.197 -> 0.116; 240 of 28x28, 3x3, 0.142 -> 0.071."""
 ROW_PIXELS = 16
 """Pixels of a row transposed per iteration of the lane loop (each a gather of 16 channels)."""
 ROW_OUTPUTS = 8
