@@ -1,14 +1,16 @@
 """Conv: a GEMM kernel (krnl.matmul) for 2-D convolutions with constant weights,
 with a following BatchNormalization folded into the weights and a following
 Relu/Clip applied in the kernel's store; a depthwise or grouped conv of few channels per
-group along the shifted rows of its zero-padded (phase) planes, or read straight from its input
-at a stride; otherwise a direct convolution,
+group along the shifted rows of its zero-padded (phase) planes, read straight from its input
+at a stride, or (depthwise over small images) with its channels in the vector lanes
+(depthwise_lanes.py), a following Relu/Clip or HardSwish (in lanes also SiLU) computed in
+its store (conv_epilogue.py); otherwise a direct convolution,
 row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in float32."""
 
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import math
@@ -27,7 +29,8 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_of,
     shape_text,
 )
-from onnxc.passes.onnx_to_krnl.gemm_epilogue import clip_bounds, single_user
+from onnxc.passes.onnx_to_krnl.conv_epilogue import Epilogue, conv_epilogue
+from onnxc.passes.onnx_to_krnl.depthwise_lanes import depthwise_in_lanes, lanes_of
 from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
@@ -42,8 +45,6 @@ STRIDED_MAX_KERNEL = 3
 rows are this long and its kernel this narrow: 144 channels of 40x40, 3x3 stride 2: 0.061 ->
 0.028 ms; rows of 14 stay scalar (0.034 -> 0.090 ms); for 5x5 windows LLVM gathers part of the
 stride-2 reads (72 channels of 56x56: 0.074 -> 0.088 ms)."""
-Epilogue = Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]
-"""(builder, a conv's float32 total, its output channel) -> the element stored instead."""
 VECTOR_COLUMNS = 16
 """Along wide rows, the loop runs over a multiple of this many columns (every vector width we
 target divides it), reading zeros past the planes and writing columns the compaction drops:
@@ -68,8 +69,9 @@ compaction is cheap, the scalar tails of rows are not (ConvNeXt's 7x7 over 40-wi
 @lowers("Conv", run_time_dims=True)
 def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     """The GEMM kernel where it applies (see `lower_conv_as_gemm`; over an image of
-    run-time size too; 1-D convs are 2-D ones by then, see passes/conv1d_as_2d.py), else for few channels per
-    group the strided conv read straight from x (`_reads_strided`) or the shifted-rows conv
+    run-time size too; 1-D convs are 2-D ones by then, see passes/conv1d_as_2d.py), else for
+    few channels per group the strided conv read straight from x (`_reads_strided`), a depthwise
+    conv over a small image with its channels in the lanes (`lanes_of`), or the shifted-rows conv
     (along wide rows for short rows, decided at run time where the row length is known then
     only), else direct convolution."""
     if lower_conv_as_gemm(g, op):
@@ -93,15 +95,16 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     if shifted is None:
         direct_conv(g, op, x, weights, bias, g.result(op))
         return
-    # A following Relu/Clip is applied in the store (MobileNetV2's ReLU6 after each depthwise conv).
-    clip = single_user(op.results[0])
-    bounds = clip_bounds(g, clip) if clip is not None and clip.input(0) is op.results[0] else None
-    out = g.result(op if bounds is None else clip)
-    if bounds is not None:
-        g.alias(op.results[0], out)
-        g.fused.add(clip)
-    if _reads_strided(windows):
-        strided_grouped_conv(g, x, weights, bias, out, windows, clip=bounds)
+    # A following Relu/Clip, other element-wise op or SiLU is computed in the store (MobileNets'
+    # ReLU6, HardSwish or SiLU after each depthwise conv).
+    strided = _reads_strided(windows)
+    lanes = None if strided else lanes_of(g, op, windows)
+    out, epilogue = conv_epilogue(g, op, math_functions=lanes is not None)
+    if lanes is not None:
+        depthwise_in_lanes(g, op, x, out, windows, lanes, epilogue)
+        return
+    if strided:
+        strided_grouped_conv(g, x, weights, bias, out, windows, epilogue)
         return
     # Row blocks read up to a run of VECTOR_COLUMNS past a last row wider than the planes'.
     slack = VECTOR_COLUMNS + kernel[1] if _row_blocks(shifted, kernel) else VECTOR_COLUMNS - 1
@@ -109,12 +112,12 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     row = shifted.window_x.output_size
     if isinstance(row, int) or pymath.prod(kernel) > ROW_BY_ROW_MAX_TAPS:
         by_rows = isinstance(row, int) and row > SHORT_ROW and pymath.prod(kernel) <= ROW_BY_ROW_MAX_TAPS
-        shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, clip=bounds)
+        shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, epilogue=epilogue)
         return
     short = g.top.compare_index("sle", row, SHORT_ROW)
     for by_rows, condition in ((False, short), (True, g.top.not_(short))):
         with g.lowering_at(g.top.if_then(condition)):
-            shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, clip=bounds)
+            shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, epilogue=epilogue)
 
 
 @dataclass(frozen=True)
@@ -168,21 +171,10 @@ class _GroupPass:
         return totals
 
     def store(
-        self,
-        point: KernelBuilder,
-        totals: list[SSAValue],
-        clip: tuple[float, float] | None,
-        target: SSAValue,
-        at,
-        epilogue: Epilogue | None = None,
+        self, point: KernelBuilder, totals: list[SSAValue], target: SSAValue, at, epilogue: Epilogue | None = None
     ) -> None:
-        """Each output's total, clamped to `clip`'s bounds as Clip computes them, through
-        `epilogue` if given, at `at(m)`."""
+        """Each output's total, through `epilogue` if given, at `at(m)`."""
         for m, total in zip(self.outputs, totals):
-            if clip is not None:
-                low, high = clip
-                total = point.max(total, point.constant(low, f32)) if low != float("-inf") else total
-                total = point.min(total, point.constant(high, f32)) if high != float("inf") else total
             point.store(epilogue(point, total, m) if epilogue is not None else total, target, at(m))
 
 
@@ -214,7 +206,6 @@ def shifted_grouped_conv(
     shifted: ShiftedRows,
     *,
     by_rows: bool,
-    clip: tuple[float, float] | None = None,
     epilogue: Epilogue | None = None,
 ) -> None:
     """A conv of few input channels per group (depthwise ones: one; ResNeXt's: 4 to 8)
@@ -225,9 +216,8 @@ def shifted_grouped_conv(
     of a plane (row by row, the 7- to 28-wide rows of mobile nets left much of the work to
     scalar tails; kernels of many taps ROW_BLOCK rows at a time), long ones row by row,
     straight into `out`. The sums of `direct_conv` in its order, each product added by a
-    fused multiply-add (rounded once, as onnxruntime's kernels do); then `clip`'s bounds, as
-    Clip computes them, and `epilogue` (of a total and its output channel: the element
-    stored, of `out`'s type; the wide rows are of it too)."""
+    fused multiply-add (rounded once, as onnxruntime's kernels do); then `epilogue` (of a total
+    and its output channel: the element stored, of `out`'s type; the wide rows are of it too)."""
     batch, channels = shape_of(planes)[:2]
     out_channels, _, kernel_h, kernel_w = shape_of(weights)
     out_h, out_w = shape_of(out)[2:]
@@ -268,10 +258,10 @@ def shifted_grouped_conv(
                     totals[row] = group_pass.sums(point, [(tap_index[c, ky - row, kx], read)], totals[row])
     for row, row_totals in enumerate(totals):
         if by_rows:
-            group_pass.store(point, row_totals, clip, out, lambda m: [n, m, oy, ox], epilogue)
+            group_pass.store(point, row_totals, out, lambda m: [n, m, oy, ox], epilogue)
         else:
             column = point.add(first, row * width) if row else first
-            group_pass.store(point, row_totals, clip, wide, lambda m, column=column: [n, m, column], epilogue)
+            group_pass.store(point, row_totals, wide, lambda m, column=column: [n, m, column], epilogue)
     if not by_rows and shifted.drops_columns:
         shifted.compact(g, wide, out)
 
@@ -303,7 +293,7 @@ def strided_grouped_conv(
     bias: SSAValue | None,
     out: SSAValue,
     windows: Sequence[SlidingWindow],
-    clip: tuple[float, float] | None = None,
+    epilogue: Epilogue | None = None,
 ) -> None:
     """A strided conv of few input channels per group read straight from x (static sizes):
     the outputs are split into runs of rows and of columns whose windows read the same
@@ -311,7 +301,7 @@ def strided_grouped_conv(
     run's outputs sum those taps in registers as `shifted_grouped_conv` does; along the
     inside columns the reads have the conv's stride (interleaved loads). Phase planes cost
     a copy of x, more than the conv itself (144 channels of 56x56 at stride 2: 70 us of
-    104)."""
+    104). `epilogue` as in `shifted_grouped_conv`."""
     batch, channels = shape_of(x)[:2]
     window_y, window_x = windows
     group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
@@ -327,7 +317,7 @@ def strided_grouped_conv(
                 for k, (c, ky, kx) in enumerate(group_pass.taps)
                 if ky in rows and kx in columns
             )
-            group_pass.store(point, group_pass.sums(point, reads), clip, out, lambda m: [n, m, oy, ox])
+            group_pass.store(point, group_pass.sums(point, reads), out, lambda m: [n, m, oy, ox], epilogue)
 
 
 def direct_conv(
