@@ -396,9 +396,14 @@ class MatmulOp(IRDLOperation):
         """bias is [M] (`m`: N with transposed_c or bias_columns), or holds M values from each of
         `bias_offsets` (one per batch triple)."""
         if self.bias_columns is not None and (
-            self.bias is None or self.transposed_c is not None or self.bias_offsets is not None or self.columns is not None
+            self.bias is None
+            or self.transposed_c is not None
+            or self.bias_offsets is not None
+            or self.columns is not None
         ):
-            raise VerifyException("krnl.matmul: bias_columns needs a bias, static columns, no transposed_c or bias_offsets")
+            raise VerifyException(
+                "krnl.matmul: bias_columns needs a bias, static columns, no transposed_c or bias_offsets"
+            )
         offsets = int_values(self.bias_offsets) if self.bias_offsets is not None else None
         if offsets is not None and (self.bias is None or len(offsets) * 3 != len(int_values(self.batch))):
             raise VerifyException("krnl.matmul: bias_offsets need a bias and one offset per batch triple")
@@ -438,7 +443,10 @@ class MatmulOp(IRDLOperation):
             if conv.padding != (0, 0) or n != out_h * out_w:
                 raise VerifyException("krnl.matmul: a window A needs padding 0, M = output_h * output_w")
             (stride_h, stride_w), (dilation_h, dilation_w) = conv.stride, conv.dilation
-            last_y, last_x = (out_h - 1) * stride_h + (kernel_h - 1) * dilation_h, (out_w - 1) * stride_w + (kernel_w - 1) * dilation_w
+            last_y, last_x = (
+                (out_h - 1) * stride_h + (kernel_h - 1) * dilation_h,
+                (out_w - 1) * stride_w + (kernel_w - 1) * dilation_w,
+            )
             if last_y >= height or last_x >= width:
                 raise VerifyException("krnl.matmul: a window A's image must hold every window")
         if access == MatmulBAccess.WINDOW:

@@ -38,9 +38,15 @@ def _activation_nodes(kind: str, x: str) -> tuple[list[onnx.NodeProto], str]:
         helper.make_node("Mul", [x, "inv_sqrt2"], ["scaled"])  # fmt: skip
     nodes = [scale, helper.make_node("Erf", ["scaled"], ["erf"]), helper.make_node("Add", ["erf", "one"], ["one_plus"])]
     if kind == "gelu_torch":  # x * (1 + erf(x / sqrt 2)) * 0.5
-        nodes += [helper.make_node("Mul", [x, "one_plus"], ["product"]), helper.make_node("Mul", ["product", "half"], ["y"])]
+        nodes += [
+            helper.make_node("Mul", [x, "one_plus"], ["product"]),
+            helper.make_node("Mul", ["product", "half"], ["y"]),
+        ]
     else:  # (0.5 * x) * (1 + erf(x * (1 / sqrt 2)))
-        nodes += [helper.make_node("Mul", ["half", x], ["halved"]), helper.make_node("Mul", ["halved", "one_plus"], ["y"])]
+        nodes += [
+            helper.make_node("Mul", ["half", x], ["halved"]),
+            helper.make_node("Mul", ["halved", "one_plus"], ["y"]),
+        ]
     return nodes, "y"
 
 
@@ -102,6 +108,36 @@ def test_matmul_bias_shapes(tmp_path, bias_shape, fused):
     assert ("bias_columns" in text) == (bias_shape is not None and fused)
     assert ("activation = #krnl<activation gelu>" in text) == fused
     _check(model, [(2, 5, K)], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "c_shape, beta, then, rows",
+    [
+        ((N,), 1.0, "relu", 6),  # a classifier MLP's Linear + ReLU, as torch exports it
+        ((1, N), 0.5, None, 6),
+        ((N,), 1.0, "gelu_op", "n"),  # GPT-2's Conv1D: a Gemm of run-time rows
+        ((6, N), 1.0, "relu", 6),  # C per element: the fill and accumulate of before, the Relu fused
+    ],
+)
+def test_gemm_bias_and_activation_in_the_kernel(tmp_path, c_shape, beta, then, rows):
+    """A Gemm's vector C is the kernel's bias per column (no fill of Y with C), and the Relu or
+    GELU after it is applied in the store."""
+    initializers = [_constant("w", RNG.standard_normal((N, K)) * 0.3), _constant("c", RNG.standard_normal(c_shape))]
+    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["gemm"], transB=1, beta=beta)]
+    output = "gemm"
+    if then is not None:
+        activation, output = _activation_nodes(then, "gemm")
+        nodes += activation
+    graph = helper.make_graph(
+        nodes, "gemm", [value_info("x", np.float32, [rows, K])], [helper.make_empty_tensor_value_info(output)],
+        initializers,
+    )  # fmt: skip
+    model = make_model(graph, opset=20)
+    text = krnl_text(model)
+    assert ("bias_columns" in text) == (len(c_shape) == 1 or c_shape[0] == 1)
+    assert ("activation" in text) == (then == "gelu_op")
+    assert ("clip = [0.0" in text or "clip = [0.000000e+00" in text) == (then == "relu")
+    _check(model, [(6, K)] if rows == 6 else [(1, K), (9, K)], tmp_path)
 
 
 def test_gelu_whose_input_is_an_output_stays_a_nest(tmp_path):

@@ -60,7 +60,10 @@ class RowsOfC:
     def fresh(self, b: ir.IRBuilder, accumulate: bool) -> list[list[ir.Value]]:
         """The first block's start: the bias, plus C when accumulating."""
         return [
-            [b.fadd(self.load(b, r, v), self.bias[r][v]) if accumulate else self.bias[r][v] for v in range(self.vectors)]
+            [
+                b.fadd(self.load(b, r, v), self.bias[r][v]) if accumulate else self.bias[r][v]
+                for v in range(self.vectors)
+            ]
             for r in range(self.rows)
         ]
 
@@ -73,7 +76,9 @@ class RowsOfC:
         an activation (dozens of instructions per vector) in a branch of its own."""
         if self.e.p.activation is None:
             clamped = [[self.e.finish(b, value) for value in row] for row in values]
-            self._store(b, [[b.select(last, c, v) if c is not v else v for c, v in zip(*rows)] for rows in zip(clamped, values)])
+            self._store(
+                b, [[b.select(last, c, v) if c is not v else v for c, v in zip(*rows)] for rows in zip(clamped, values)]
+            )
             return
         with b.if_else(last) as (then, otherwise):
             with then:
@@ -148,7 +153,10 @@ class TransposedC:
             with then:
                 for r, row in enumerate(values):
                     for v, value in enumerate(row):
-                        b.call(scatter, [self.e.finish(b, value), self.lane_pointers[r][v], ir.Constant(I32, 4), self._mask(v)])
+                        b.call(
+                            scatter,
+                            [self.e.finish(b, value), self.lane_pointers[r][v], ir.Constant(I32, 4), self._mask(v)],
+                        )
             with otherwise:
                 for r, row in enumerate(values):
                     for v, value in enumerate(row):

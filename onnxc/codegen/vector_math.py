@@ -109,7 +109,9 @@ class _Emitter:
         """x * 2^k rounded once (llvm.ldexp: one vscalefps on AVX-512, a libm call elsewhere)."""
         module = self.b.module
         full = f"llvm.ldexp.{self.suffix}.{'i32' if self.lanes is None else f'v{self.lanes}i32'}"
-        function = module.globals.get(full) or ir.Function(module, ir.FunctionType(self.float, [self.float, self.int]), full)
+        function = module.globals.get(full) or ir.Function(
+            module, ir.FunctionType(self.float, [self.float, self.int]), full
+        )
         return self.b.call(function, [x, k])
 
     def fma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:

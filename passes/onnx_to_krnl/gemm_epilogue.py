@@ -113,7 +113,11 @@ def _gelu_of_erf(value: SSAValue, users: list[OnnxOp]) -> list[OnnxOp] | None:
         if _product_with(other, "Mul", value, 0.5):  # (x * 0.5) * (1 + erf)
             product = final if _multiplies(final, other.results[0], one_plus) else None
         else:  # (x * (1 + erf)) * 0.5
-            product = other if _multiplies(other, value, one_plus) and _product_with(final, "Mul", other.results[0], 0.5) else None
+            product = (
+                other
+                if _multiplies(other, value, one_plus) and _product_with(final, "Mul", other.results[0], 0.5)
+                else None
+            )
         if product is not None and single_user(one_plus) is product:
             return [scale, erf, add, other, final]
     return None
@@ -145,6 +149,36 @@ def _activation(value: SSAValue) -> tuple[MatmulActivation, list[OnnxOp]] | None
             if _is_hard_swish_gate(gate):
                 return MatmulActivation.HARD_SWISH, [gate, product]
     return None
+
+
+@dataclass(frozen=True)
+class GemmFusion:
+    """What a GEMM-lowered op's kernel computes besides the product: a bias per column (a
+    MatMul's bias Add, a Gemm's vector C), then the store's epilogue; `last` is the op whose
+    result the kernel writes, `fused` the ops it computes (their lowerings skipped)."""
+
+    bias: np.ndarray | None = None
+    epilogue: StoreEpilogue = StoreEpilogue()
+    last: OnnxOp | None = None
+    fused: tuple[OnnxOp, ...] = ()
+
+
+def claim_fusion(g: GraphLowering, op: OnnxOp, columns: int, bias: np.ndarray | None = None) -> GemmFusion | None:
+    """The fusion of `op` (a MatMul or Gemm whose GEMM lowering is certain, of `columns` output
+    columns; `bias` a Gemm's C as a bias per column) with the ops after it, those added to
+    `g.fused`; None when there is nothing besides the product. A MatMul claims a following bias
+    Add first."""
+    last, fused = op, []
+    if op.OP_TYPE == "MatMul":
+        added = claim_column_bias(op, columns)
+        if added is not None:
+            bias, last, fused = added[0], added[1], [added[1]]
+    epilogue, last, claimed = claim_epilogue(g, last)
+    fused += claimed
+    if not fused and bias is None:
+        return None
+    g.fused.update(fused)
+    return GemmFusion(bias, epilogue, last, tuple(fused))
 
 
 def claim_column_bias(last: OnnxOp, columns: int) -> tuple[np.ndarray, OnnxOp] | None:

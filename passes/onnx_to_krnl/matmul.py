@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32
 from xdsl.ir import SSAValue
 
@@ -20,18 +21,21 @@ from onnxc.passes.onnx_to_krnl.common import (
     broadcast,
     broadcast_axes,
     broadcast_index,
+    constant_array,
     dims_agree,
     elementwise,
     fill,
     lowers,
     shape_of,
 )
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import GemmFusion, claim_fusion
 from onnxc.passes.onnx_to_krnl.matmul_kernel import (
-    claim_matmul_epilogue,
+    gemm_kernel_applies,
     lower_gemm_as_gemm,
     lower_matmul_as_gemm,
     lower_matmul_of_run_time_products,
     lower_matmul_of_run_time_rows,
+    panel_weights,
 )
 
 # ------------------------------------------------------------------ MatMul and Gemm
@@ -92,11 +96,9 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     """numpy.matmul. Float32 takes the GEMM kernel, other types a tiled loop nest."""
     a, b = g.input(op, 0), g.input(op, 1)
     g.same_element_type(op, [op.input(0), op.input(1), op.results[0]])
-    fusion = claim_matmul_epilogue(g, op)
-    out = g.result(op if fusion is None else fusion.last)
-    if fusion is not None:
-        for value in (op.results[0], *(fused.results[0] for fused in fusion.fused)):
-            g.alias(value, out)
+    weights = panel_weights(op, shape_of(a))
+    fusion = claim_fusion(g, op, weights.shape[1]) if weights is not None else None
+    out = _fused_result(g, op, fusion)
     batch_rank = matmul_batch_rank(g, op, a, b, out)
     if all(isinstance(d, int) for d in shape_of(out) + shape_of(a)):
         if lower_matmul_as_gemm(g, op, out, batch_rank, fusion):
@@ -106,6 +108,17 @@ def lower_matmul(g: GraphLowering, op: OnnxOp) -> None:
     if fusion is not None:
         raise CompileError(f"MatMul {op.node_name!r}: fused ops claimed for a GEMM lowering that did not apply")
     matmul_nest(g, op, a, b, out)
+
+
+def _fused_result(g: GraphLowering, op: OnnxOp, fusion: GemmFusion | None) -> SSAValue:
+    """The buffer a GEMM-lowered op writes: its own result's, or with `fusion` the last fused
+    op's, which every fused result then aliases."""
+    if fusion is None:
+        return g.result(op)
+    out = g.result(fusion.last)
+    for value in (op.results[0], *(fused.results[0] for fused in fusion.fused)):
+        g.alias(value, out)
+    return out
 
 
 def matmul_batch_rank(g: GraphLowering, op: OnnxOp, a: SSAValue, b: SSAValue, out: SSAValue) -> int:
@@ -164,15 +177,23 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
     alpha, beta = op.attr("alpha"), op.attr("beta")
     transpose_a, transpose_b = op.attr("transA"), op.attr("transB")
     element = g.same_element_type(op, [v for v in onnx_inputs(op) if v is not None], ints=alpha == beta == 1.0)
-    out = g.result(op)
-    a_shape, b_shape, out_shape = shape_of(a), shape_of(b), shape_of(out)
+    a_shape, b_shape = shape_of(a), shape_of(b)
     if len(a_shape) != 2 or len(b_shape) != 2:
         raise g.shape_error(op, f"Gemm of {list(a_shape)} and {list(b_shape)}")
     rows, reduction = reversed(a_shape) if transpose_a else a_shape
     b_reduction, columns = reversed(b_shape) if transpose_b else b_shape
+    fusion = None
+    if gemm_kernel_applies(g, op):
+        bias = _column_bias_of(op, columns, beta)
+        fusion = claim_fusion(g, op, columns, bias)
+    out = _fused_result(g, op, fusion)
+    out_shape = shape_of(out)
     if not dims_agree([reduction], [b_reduction]) or not dims_agree(out_shape, (rows, columns)):
         raise g.shape_error(op, f"Gemm of {list(a_shape)} and {list(b_shape)} into {list(out_shape)}")
 
+    if fusion is not None and fusion.bias is not None:
+        lower_gemm_as_gemm(g, op, out, accumulate=False, fusion=fusion)
+        return
     if c is not None and beta != 0.0:
         c_operand = _bias_operand(g, op, c, out_shape)
         if beta == 1.0:
@@ -182,7 +203,7 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
             elementwise(g.top, out, [c_operand], lambda body, xs: body.mul(xs[0], scale))
     else:
         fill(g.top, out, g.top.constant(0, element))
-    if lower_gemm_as_gemm(g, op, out, accumulate=True):
+    if lower_gemm_as_gemm(g, op, out, accumulate=True, fusion=fusion):
         return
     contract(
         g,
@@ -194,6 +215,14 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
         column_axis=1,
         alpha=alpha,
     )
+
+
+def _column_bias_of(op: OnnxOp, columns: int, beta: float) -> np.ndarray | None:
+    """beta * C as a bias per column, where C is a constant float32 [N] or [1, N]."""
+    c = constant_array(op.input(2)) if op.input(2) is not None else None
+    if c is None or c.dtype != np.float32 or c.shape not in ((columns,), (1, columns)) or beta == 0.0:
+        return None
+    return (np.float32(beta) * c).reshape(columns).astype(np.float32)
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.conv_lanes import LANES_REDUCTION_BLOCK, conv_in_lanes, lanes_apply
 from onnxc.passes.onnx_to_krnl.conv_regions import TapRegion, tap_regions
-from onnxc.passes.onnx_to_krnl.gemm_epilogue import StoreEpilogue, claim_column_bias, claim_epilogue, single_user
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import GemmFusion, StoreEpilogue, claim_epilogue, single_user
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
 TILE_ROWS = 12
@@ -176,7 +176,9 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
         name, block = op.node_name or "conv", min(LANES_REDUCTION_BLOCK, matrix.shape[1])
         panels = weight_global(g, op, _column_panels(matrix.T, block), f"{name}_lanes")
         bias_global, tile = weight_global(g, op, shift, f"{name}_bias"), [TILE_ROWS, block, COLUMN_BLOCK]
-        conv_in_lanes(g, op, lanes, panels, bias_global, out, accumulate=residual is not None, epilogue=epilogue, tile=tile)
+        conv_in_lanes(
+            g, op, lanes, panels, bias_global, out, accumulate=residual is not None, epilogue=epilogue, tile=tile
+        )
         return True
     block = min(REDUCTION_BLOCK, matrix.shape[1])
     group_channels = channels // group
@@ -463,7 +465,7 @@ def emit_matrix_product(
     ldc: int | None = None,
     at: KernelBuilder | None = None,
     rows: SSAValue | None = None,
-    fusion: MatmulFusion | None = None,
+    fusion: GemmFusion | None = None,
 ) -> None:
     """krnl.matmul for out[m*ldc + n] (+)= sum_k a[m*s0 + k*s1] * b[k*ldb + n], per batch
     triple (ldb and ldc default to N), inserted by `at` (default: at the top level);
@@ -481,7 +483,7 @@ def emit_matrix_product(
         block = k if m <= TILE_ROWS else block
         panels = _column_panels(b_constant, block, b_scale)
         b = weight_global(g, op, panels, f"{op.node_name or op.OP_TYPE.lower()}_b_panels")
-    fusion = fusion or MatmulFusion()
+    fusion = fusion or GemmFusion()
     bias = None
     if fusion.bias is not None:
         bias = weight_global(g, op, fusion.bias, f"{op.node_name or op.OP_TYPE.lower()}_bias")
@@ -514,7 +516,7 @@ RUN_TIME_ROWS_GUESS = 256
 sequences has hundreds of rows; schedules differ only for a few)."""
 
 
-def lower_matmul_of_run_time_rows(g: GraphLowering, op: OnnxOp, out: SSAValue, fusion: MatmulFusion | None) -> bool:
+def lower_matmul_of_run_time_rows(g: GraphLowering, op: OnnxOp, out: SSAValue, fusion: GemmFusion | None) -> bool:
     """MatMul of x[..., K] (leading dims known at run time) by a constant float32
     W[K, N], as one krnl.matmul of M = the product of x's leading dims: x and the
     result are contiguous [M, K] and [M, N] (views), W is packed in panels."""
@@ -543,33 +545,6 @@ def panel_weights(op: OnnxOp, a_shape: tuple) -> np.ndarray | None:
     if weights.nbytes > PANEL_BYTES_LIMIT or not isinstance(a_shape[-1], int) or 0 in weights.shape:
         return None
     return None if any(isinstance(d, int) and d == 0 for d in a_shape) else weights
-
-
-@dataclass(frozen=True)
-class MatmulFusion:
-    """The ops after a MatMul by constant weights that its kernel computes: a bias per column,
-    then the store's epilogue; `last` the op whose result the kernel writes."""
-
-    bias: np.ndarray | None = None
-    epilogue: StoreEpilogue = StoreEpilogue()
-    last: OnnxOp | None = None
-    fused: tuple[OnnxOp, ...] = ()
-
-
-def claim_matmul_epilogue(g: GraphLowering, op: OnnxOp) -> MatmulFusion | None:
-    """The fusion of a MatMul that one of the GEMM lowerings of a constant B will take (see
-    `panel_weights`), its ops added to `g.fused`; None if there is nothing to fuse."""
-    weights = panel_weights(op, shape_of(g.input(op, 0)))
-    if weights is None:
-        return None
-    bias = claim_column_bias(op, weights.shape[1])
-    last, fused = (bias[1], [bias[1]]) if bias is not None else (op, [])
-    epilogue, last, claimed = claim_epilogue(g, last)
-    fused += claimed
-    if not fused:
-        return None
-    g.fused.update(fused)
-    return MatmulFusion(bias[0] if bias is not None else None, epilogue, last, tuple(fused))
 
 
 def lower_matmul_of_run_time_products(g: GraphLowering, op: OnnxOp, out: SSAValue) -> bool:
@@ -643,7 +618,7 @@ def is_f32(*values: SSAValue) -> bool:
 
 
 def lower_matmul_as_gemm(
-    g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank: int, fusion: MatmulFusion | None = None
+    g: GraphLowering, op: OnnxOp, out: SSAValue, batch_rank: int, fusion: GemmFusion | None = None
 ) -> bool:
     """MatMul (numpy semantics, shapes already checked) on float32 into `out` as krnl.matmul."""
     if not is_f32(op.input(0), op.input(1)):
@@ -664,28 +639,40 @@ def lower_matmul_as_gemm(
     return True
 
 
-def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: bool) -> bool:
+def gemm_kernel_applies(g: GraphLowering, op: OnnxOp) -> bool:
+    """Whether `lower_gemm_as_gemm` lowers the Gemm `op`: float32, static K and N, nothing empty;
+    rows known at run time only with a constant B and an untransposed A; a transposed or scaled
+    B constant."""
+    if not is_f32(op.input(0), op.input(1)):
+        return False
+    a_shape, b_shape = shape_of(g.input(op, 0)), shape_of(g.input(op, 1))
+    rows, reduction = reversed(a_shape) if op.attr("transA", 0) else a_shape
+    columns = b_shape[0] if op.attr("transB", 0) else b_shape[1]
+    if not isinstance(columns, int) or not isinstance(reduction, int) or 0 in (rows, columns, reduction):
+        return False
+    constant_b = constant_array(op.input(1)) is not None
+    if not isinstance(rows, int) and (not constant_b or op.attr("transA", 0)):
+        return False
+    return constant_b or not (op.attr("transB", 0) or op.attr("alpha", 1.0) != 1.0)
+
+
+def lower_gemm_as_gemm(
+    g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: bool, fusion: GemmFusion | None = None
+) -> bool:
     """Gemm's alpha * A' @ B' on float32 as krnl.matmul, accumulating into `out`
-    (already holding beta * C) when `accumulate`. B' must be a row-major [K, N]
-    buffer: a transposed or scaled B must be constant (transposed and scaled at
-    compile time, into panels as any constant B); a runtime A is read with the
+    (already holding beta * C) when `accumulate`, `fusion` in its store. B' must be a
+    row-major [K, N] buffer: a transposed or scaled B must be constant (transposed and
+    scaled at compile time, into panels as any constant B); a runtime A is read with the
     strides of A or A^T. Rows known at run time only (a batch) take a constant B
     and an untransposed A (see `lower_matmul_of_run_time_rows`)."""
-    if not is_f32(op.input(0), op.input(1)):
+    if not gemm_kernel_applies(g, op):
         return False
     alpha, transpose_a, transpose_b = op.attr("alpha", 1.0), op.attr("transA", 0), op.attr("transB", 0)
     a, b = g.input(op, 0), g.input(op, 1)
-    a_shape = shape_of(a)
-    rows, reduction = reversed(a_shape) if transpose_a else a_shape
+    rows, reduction = reversed(shape_of(a)) if transpose_a else shape_of(a)
     columns = shape_of(out)[1]
-    if not isinstance(columns, int) or not isinstance(reduction, int) or 0 in (rows, columns, reduction):
-        return False
     weights = constant_array(op.input(1))
     run_time_rows = None if isinstance(rows, int) else g.top.index(rows)
-    if run_time_rows is not None and (weights is None or transpose_a):
-        return False
-    if weights is None and (transpose_b or alpha != 1.0):
-        return False
     if weights is not None and (transpose_b or alpha != 1.0):
         weights = weights.T if transpose_b else weights  # a copy is made anyway: into panels, whatever its size
     elif weights is not None and weights.nbytes > PANEL_BYTES_LIMIT:
@@ -705,5 +692,6 @@ def lower_gemm_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue, accumulate: 
         b_scale=alpha,
         accumulate=accumulate,
         rows=run_time_rows,
+        fusion=fusion,
     )
     return True
