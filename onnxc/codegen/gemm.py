@@ -463,13 +463,16 @@ class MatmulEmitter:
             """Where B's row `row` of the tile starts, in floats from b_tile."""
             return image_offset(bb, row) if p.window else bb.mul(row, b_stride)
 
-        def b_vector(bb: ir.IRBuilder, row_start: ir.Value, v: int) -> ir.Value:
+        def b_vector_pointer(bb: ir.IRBuilder, row_start: ir.Value, v: int) -> ir.Value:
             column = v * p.vw
             if p.b_panels:  # a tile wider than a panel spans several
                 offset = bb.add(bb.mul(_const(column // MATMUL_B_PANEL), panel_stride), _const(column % MATMUL_B_PANEL))
             else:
                 offset = _const(column)
-            pointer = self.gep(bb, b_tile, bb.add(row_start, offset))
+            return self.gep(bb, b_tile, bb.add(row_start, offset))
+
+        def b_vector(bb: ir.IRBuilder, row_start: ir.Value, v: int) -> ir.Value:
+            pointer = b_vector_pointer(bb, row_start, v)
             if masked and not (p.packed or p.b_panels):  # scratch and panels have room past N (lanes never stored)
                 return self.masked_load(bb, pointer, masks[v])
             return bb.load(pointer, typ=self.vector, align=min(p.vw * 4, 64) if p.packed else 4)
@@ -538,6 +541,10 @@ class MatmulEmitter:
         if not p.a_window:  # (an image read in place is in cache: a tile reads kc of its rows)
             ahead = self.gep(b, a_pointers[0], b.mul(b.add(kk, _const(PREFETCH_STEPS)), _const(a_columns)))
             b.call(prefetch, [ahead, ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+        elif p.b_panels and not masked:  # the weights stream from memory instead, one line per panel
+            ahead = b_row_start(b, b.add(kk, _const(PREFETCH_STEPS)))
+            for v in range(0, vectors, max(1, MATMUL_B_PANEL // p.vw)):
+                b.call(prefetch, [b_vector_pointer(b, ahead, v), ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
         # llvm.fmuladd: fused where the target has an instruction for it, a multiply and an add elsewhere.
         fma = self.declare(f"llvm.{'fma' if p.fused else 'fmuladd'}.v{p.vw}f32", self.vector, [self.vector] * 3)
         column = a_column(b, kk)

@@ -10,6 +10,11 @@
 # Lane j of a tile's vector is channel j's pixel: 49 floats apart in the NCHW output.
 # CHECK: getelementptr {{.*}}float, ptr %{{.+}}, <8 x i64> <i64 0, i64 49, i64 98, i64 147, i64 196, i64 245, i64 294, i64 343>
 # CHECK: k.body:
+# The weights stream from memory: each step prefetches its panel's row 24 steps ahead (64-byte rows).
+# CHECK: %[[ROW:.+]] = getelementptr inbounds i8, ptr %{{.+}}, i64 %{{.+}}
+# CHECK-NEXT: load <8 x float>, ptr %[[ROW]], align 4
+# CHECK-NEXT: %[[AHEAD:.+]] = getelementptr i8, ptr %[[ROW]], i64 1536
+# CHECK-NEXT: call void @llvm.prefetch.p0(ptr %[[AHEAD]], i32 0, i32 3, i32 1)
 # CHECK: %[[OFFSET:.+]] = load i32, ptr
 # CHECK-NEXT: %[[COLUMN:.+]] = sext i32 %[[OFFSET]] to i64
 # CHECK: %[[PIXEL:.+]] = getelementptr {{.*}}float, ptr %{{.+}}, i64 %[[COLUMN]]
