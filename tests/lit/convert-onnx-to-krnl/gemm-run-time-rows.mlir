@@ -1,8 +1,8 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// Gemm of x[batch, 8] by a constant W[4, 8] (transB): C broadcast into the
-// result, then one krnl.matmul accumulating over the rows known at run time
-// (`rows`), W^T scaled by alpha and packed in panels at compile time.
+// Gemm of x[batch, 8] by a constant W[4, 8] (transB): one krnl.matmul over the
+// rows known at run time (`rows`), W^T scaled by alpha and packed in panels at
+// compile time, the vector C its bias per column (no nest fills Y with C).
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<?x8xf32, ["batch", ""]>) -> tensor<?x4xf32, ["batch", ""]> {
     %w = "onnx.Constant"() {value = dense<0.5> : tensor<4x8xf32>} : () -> tensor<4x8xf32>
@@ -14,11 +14,12 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<?x8xf32>, %y: memref<?x4xf32>) {
 // CHECK:         %[[BATCH:.+]] = memref.dim %x, %{{.+}} : memref<?x8xf32>
-// CHECK:         krnl.iterate
+// CHECK-NOT:     krnl.iterate
 // CHECK:         %[[W:.+]] = krnl.global {{.*}}gemm_b_panels{{.*}} : memref<1x8x16xf32>
-// CHECK-NEXT:    krnl.matmul %x, %[[W]] into %y rows %[[BATCH]] {sizes = [256 : i64, 4 : i64, 8 : i64],
+// CHECK-NEXT:    %[[C:.+]] = krnl.global {{.*}}gemm_bias{{.*}} : memref<4xf32>
+// CHECK-NEXT:    krnl.matmul %x, %[[W]] into %y bias %[[C]] rows %[[BATCH]] {sizes = [256 : i64, 4 : i64, 8 : i64],
 // CHECK-SAME:      b_access = #krnl<b_access panels>
-// CHECK-SAME:      accumulate
+// CHECK-SAME:      bias_columns
 
 // -----
 
