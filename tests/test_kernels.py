@@ -422,6 +422,37 @@ def test_conv_residual_fusion(tmp_path, shortcut_used_later):
     check(model, {"x": x}, tmp_path)
 
 
+@pytest.mark.parametrize("reshaped_later", [False, True])
+def test_residual_read_through_a_whole_view_is_accumulated_into(tmp_path, reshaped_later):
+    """ResNet's last stage: the shortcut r (256 channels of 7x7) is read in another shape by the
+    next 1x1 conv (its channels in the lanes: a view of r as [C, 49]); that view is all of r, so
+    the block's last conv still accumulates into r. Unless a Reshape of r is read after it."""
+    x = rand(1, 256, 7, 7)
+    initializers = {"w1": rand(64, 256, 1, 1) * 0.1, "w2": rand(256, 64, 1, 1) * 0.1, "flat": np.array([1, -1])}
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Conv", ["r", "w1"], ["c1"]),
+        helper.make_node("Relu", ["c1"], ["a1"]),
+        helper.make_node("Conv", ["a1", "w2"], ["c2"]),
+        helper.make_node("Add", ["c2", "r"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    output = "y"
+    if reshaped_later:
+        nodes += [
+            helper.make_node("Reshape", ["r", "flat"], ["r_flat"]),
+            helper.make_node("Reshape", ["y", "flat"], ["y_flat"]),
+            helper.make_node("Mul", ["y_flat", "r_flat"], ["z"]),
+        ]
+        output = "z"
+    shape = (1, 256 * 49) if reshaped_later else (1, 256, 7, 7)
+    model = model_of(nodes, {"x": x}, initializers, output, shape)
+    text = krnl_text(model)
+    assert "transposed_c" in text, "the first 1x1 conv takes the lanes"
+    assert len(re.findall(r"\baccumulate\b(?! =)", text)) == (0 if reshaped_later else 1)
+    check(model, {"x": x}, tmp_path)
+
+
 def test_conv_adding_its_own_input_does_not_accumulate_into_it(tmp_path):
     """r -> conv (3x3) -> Add(r): the kernel would overwrite r while it still packs
     later column and reduction blocks of B from r (40 x 40 = 1600 columns, more than

@@ -1,8 +1,7 @@
-"""The element-wise ops after a GEMM-lowered op that its kernel's store computes (krnl.matmul's
-epilogue), so that their results never make a pass over memory of their own.
-
-After the product (and a folded BatchNormalization or a residual Add, see matmul_kernel.py),
-along a chain of single uses:
+"""The ops after a GEMM-lowered op that its kernel computes (krnl.matmul's epilogue), so that
+their results never make a pass over memory of their own: a conv's residual Add accumulated in
+place (`residual_buffer`, rules in matmul_kernel.py), a MatMul's bias Add or a Gemm's vector C
+as a bias per column, and in the store, along a chain of single uses:
 1. an activation: HardSwish; x * HardSigmoid(x) with HardSwish's constants (its form before
    opset 14); x * Sigmoid(x) (SiLU, as torch exports it); Gelu, or its erf formula as torch
    exports nn.GELU (x * (1 + erf(x / sqrt 2)) * 0.5, or 0.5 * x first). These are MobileNetV3's
@@ -17,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import memref
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.krnl_matmul import MatmulActivation
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array
@@ -213,3 +214,51 @@ def claim_epilogue(g: GraphLowering, last: OnnxOp) -> tuple[StoreEpilogue, OnnxO
         if bounds is not None:
             clip, last, claimed = bounds, user, [*claimed, user]
     return StoreEpilogue(activation[0] if activation else None, clip), last, claimed
+
+
+def _whole_views(buffer: SSAValue) -> list[SSAValue] | None:
+    """`buffer` and the views of all of it (a Reshape of the value, a kernel reading it in
+    another shape), recursively; None if a view is a part of it (a slice of a Concat's output,
+    holding another value)."""
+    found, pending = [], [buffer]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        count = int(np.prod(current.type.get_shape()))
+        for use in current.uses:
+            view = use.operation
+            if not isinstance(view, ViewOp):
+                continue
+            shape = view.result.type.get_shape()
+            if view.offset.value.data != 0 or (-1 not in shape and int(np.prod(shape)) != count):
+                return None
+            pending.append(view.result)
+    return found
+
+
+def residual_buffer(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> SSAValue | None:
+    """The buffer of the other addend of `add` (an Add/Sum of `value` and r) if the
+    kernel of `conv` may accumulate into it in place (see matmul_kernel.py's docstring)."""
+    operands = list(add.operands)
+    if add.OP_TYPE not in ("Add", "Sum") or len(operands) != 2 or operands.count(value) != 1:
+        return None
+    (other,) = [v for v in operands if v is not value]
+    buffer = g.buffers.get(other)
+    if (
+        buffer is None
+        or not isinstance(buffer.owner, memref.AllocOp)
+        or other.type != value.type
+        or add.results[0] in g.destinations
+    ):
+        return None
+    aliases = _whole_views(buffer)
+    if aliases is None or any(g.buffers.get(conv.input(0)) is a for a in aliases):
+        return None  # it holds other values too; threads would write C while others still pack B from it
+    block = conv.parent_block()
+    position = block.get_operation_index(conv)
+    for shared in [v for v, b in g.buffers.items() if any(b is a for a in aliases)]:  # values in r's buffer
+        for use in shared.uses:
+            user = use.operation
+            if user is not add and (user.parent_block() is not block or block.get_operation_index(user) > position):
+                return None
+    return buffer

@@ -26,9 +26,10 @@ use, so no intermediate is lost):
 2. a residual Add/Sum of two values, the other one `r` computed already: the
    kernel accumulates into r's buffer (C starts as r), which is legal when r
    is a scratch buffer (not an input, constant or output, and holding no other
-   values through views: a Concat's output), r is not the Conv's input (threads
-   would overwrite what others still read), and every other use of r, or of
-   any value sharing its buffer, comes before the Conv;
+   values through views of a part of it: a Concat's output), r is not the
+   Conv's input (threads would overwrite what others still read), and every
+   other use of r, or of any value sharing its buffer (a Reshape's), comes
+   before the Conv;
 3. the store's epilogue: an activation (HardSwish, SiLU), then a Relu or a Clip with
    constant bounds (gemm_epilogue.py).
 Fused ops are added to `GraphLowering.fused` (their lowering is skipped) and
@@ -40,11 +41,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import memref
 from xdsl.dialects.builtin import Float32Type, MemRefType, f32
 from xdsl.ir import Attribute, SSAValue
 
-from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.krnl_matmul import (
     MATMUL_B_PANEL,
     MAX_WINDOW_OFFSET,
@@ -61,7 +60,13 @@ from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
 from onnxc.passes.onnx_to_krnl.common import GraphLowering, constant_array, dims_agree, shape_of, weight_buffer
 from onnxc.passes.onnx_to_krnl.conv_lanes import LANES_REDUCTION_BLOCK, conv_in_lanes, lanes_apply
 from onnxc.passes.onnx_to_krnl.conv_regions import TapRegion, tap_regions
-from onnxc.passes.onnx_to_krnl.gemm_epilogue import GemmFusion, StoreEpilogue, claim_epilogue, single_user
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import (
+    GemmFusion,
+    StoreEpilogue,
+    claim_epilogue,
+    residual_buffer,
+    single_user,
+)
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
 TILE_ROWS = 12
@@ -78,33 +83,6 @@ the output's columns."""
 MIN_GROUP_ROWS = 8
 """A grouped Conv becomes one product per group when each has this many output channels
 (depthwise convs, one row per product, stay direct loop nests)."""
-
-
-def _residual(g: GraphLowering, conv: OnnxOp, add: OnnxOp, value: SSAValue) -> SSAValue | None:
-    """The buffer of the other addend of `add` (an Add/Sum of `value` and r) if the
-    kernel of `conv` may accumulate into it in place (see the module docstring)."""
-    operands = list(add.operands)
-    if add.OP_TYPE not in ("Add", "Sum") or len(operands) != 2 or operands.count(value) != 1:
-        return None
-    (other,) = [v for v in operands if v is not value]
-    buffer = g.buffers.get(other)
-    if (
-        buffer is None
-        or buffer is g.buffers.get(conv.input(0))  # threads would write C while others still pack B from it
-        or not isinstance(buffer.owner, memref.AllocOp)
-        or any(isinstance(use.operation, ViewOp) for use in buffer.uses)  # it holds other values too
-        or other.type != value.type
-        or add.results[0] in g.destinations
-    ):
-        return None
-    block = conv.parent_block()
-    position = block.get_operation_index(conv)
-    for shared in [v for v, b in g.buffers.items() if b is buffer]:  # r and values aliasing its buffer
-        for use in shared.uses:
-            user = use.operation
-            if user is not add and (user.parent_block() is not block or block.get_operation_index(user) > position):
-                return None
-    return buffer
 
 
 def weight_global(g: GraphLowering, op: OnnxOp, array: np.ndarray, hint: str, element: Attribute = f32) -> SSAValue:
@@ -157,7 +135,7 @@ def lower_conv_as_gemm(g: GraphLowering, op: OnnxOp) -> bool:
     residual = None
     user = single_user(last.results[0])
     if user is not None:
-        residual = _residual(g, op, user, last.results[0])
+        residual = residual_buffer(g, op, user, last.results[0])
         if residual is not None:
             last, fused = user, [*fused, user]
     epilogue, last, claimed = claim_epilogue(g, last)
