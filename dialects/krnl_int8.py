@@ -44,10 +44,13 @@ class QMatmulOp(IRDLOperation):
     The reduction goes in groups of 4 (K4 = ceil(K / 4) groups, zero-padded): the layout of
     integer dot-product instructions (vpdpbusd: 4 byte products summed into each int32 lane).
     - A: [ceil(M/mr), K4, mr, 4]: row tiles of mr rows, each group of 4 bytes of a row
-      contiguous (one broadcast per row and group); rows past M are zero.
+      contiguous (one broadcast per row and group); rows past M are zero. With `a_panels`,
+      A is laid out as B, [K4, Mp, 4] (Mp = M padded as Np): a conv's im2col matrix packed
+      for the other orientation, read in place with its pixels as the rows.
     - B: [K4, Np, 4] with Np = N padded to QMATMUL_COLUMN_PAD: each column's group of 4
       contiguous, a vector of V columns is 4V consecutive bytes.
-    - C: C[m, n] = c[m * ldc + n], bytes.
+    - C: C[m, n] = c[m * ldc + n], bytes; with `transposed_c` c[n * ldc + m] (a conv's NCHW
+      output when its output channels are the columns, in the vector lanes).
     Exactly one of A and B is signed (`a_signed`): the products are u8 x s8, exact in int32.
     Epilogue: v = acc + offsets[i] (int32), y = round_half_even(float(v) * multipliers[i])
     (float32) + zero_point, clamped to `clip` = [lo, hi] and stored as a byte; i is the row
@@ -72,6 +75,8 @@ class QMatmulOp(IRDLOperation):
     clip = prop_def(ArrayAttr)
     a_signed = opt_prop_def(UnitAttr)
     per_column = opt_prop_def(UnitAttr)
+    a_panels = opt_prop_def(UnitAttr)
+    transposed_c = opt_prop_def(UnitAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
@@ -95,6 +100,8 @@ class QMatmulOp(IRDLOperation):
         clip: Sequence[int],
         a_signed: bool,
         per_column: bool,
+        a_panels: bool = False,
+        transposed_c: bool = False,
     ):
         properties = {
             "sizes": _ints(sizes),
@@ -105,6 +112,8 @@ class QMatmulOp(IRDLOperation):
             "clip": _ints(clip),
             "a_signed": UnitAttr() if a_signed else None,
             "per_column": UnitAttr() if per_column else None,
+            "a_panels": UnitAttr() if a_panels else None,
+            "transposed_c": UnitAttr() if transposed_c else None,
         }
         properties = {name: value for name, value in properties.items() if value is not None}
         super().__init__(operands=[a, b, c, offsets, [multipliers] if multipliers else []], properties=properties)
@@ -135,7 +144,9 @@ class QMatmulOp(IRDLOperation):
         if len(sizes) != 3 or min(sizes) < 1 or mr < 1:
             raise VerifyException("krnl.qmatmul: sizes [M, N, K4] and row_tile must be positive")
         m, n, k4 = sizes
-        if list(self.a.type.get_shape()) != [-(-m // mr), k4, mr, 4]:
+        if self.a_panels is not None and list(self.a.type.get_shape()) != [k4, padded_columns(m), 4]:
+            raise VerifyException("krnl.qmatmul: A in panels must have shape [K4, Mp, 4]")
+        if self.a_panels is None and list(self.a.type.get_shape()) != [-(-m // mr), k4, mr, 4]:
             raise VerifyException("krnl.qmatmul: A must have shape [ceil(M/mr), K4, mr, 4]")
         if list(self.b.type.get_shape()) != [k4, padded_columns(n), 4]:
             raise VerifyException("krnl.qmatmul: B must have shape [K4, Np, 4]")
