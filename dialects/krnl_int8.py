@@ -48,7 +48,10 @@ class QMatmulOp(IRDLOperation):
       A is laid out as B, [K4, Mp, 4] (Mp = M padded as Np): a conv's im2col matrix packed
       for the other orientation, read in place with its pixels as the rows.
     - B: [K4, Np, 4] with Np = N padded to QMATMUL_COLUMN_PAD: each column's group of 4
-      contiguous, a vector of V columns is 4V consecutive bytes.
+      contiguous, a vector of V columns is 4V consecutive bytes. With `b_blocked`, B is
+      [Np/64, K4, 64, 4], blocks of 64 columns (weights packed at compile time): a column
+      tile's K4 steps 256 bytes apart rather than 4 Np (N of 512 and more: 2 KB and more, a
+      stride that maps the steps to few cache sets).
     - C: C[m, n] = c[m * ldc + n], bytes; with `transposed_c` c[n * ldc + m] (a conv's NCHW
       output when its output channels are the columns, in the vector lanes).
     Exactly one of A and B is signed (`a_signed`): the products are u8 x s8, exact in int32.
@@ -76,6 +79,7 @@ class QMatmulOp(IRDLOperation):
     a_signed = opt_prop_def(UnitAttr)
     per_column = opt_prop_def(UnitAttr)
     a_panels = opt_prop_def(UnitAttr)
+    b_blocked = opt_prop_def(UnitAttr)
     transposed_c = opt_prop_def(UnitAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
@@ -101,6 +105,7 @@ class QMatmulOp(IRDLOperation):
         a_signed: bool,
         per_column: bool,
         a_panels: bool = False,
+        b_blocked: bool = False,
         transposed_c: bool = False,
     ):
         properties = {
@@ -113,6 +118,7 @@ class QMatmulOp(IRDLOperation):
             "a_signed": UnitAttr() if a_signed else None,
             "per_column": UnitAttr() if per_column else None,
             "a_panels": UnitAttr() if a_panels else None,
+            "b_blocked": UnitAttr() if b_blocked else None,
             "transposed_c": UnitAttr() if transposed_c else None,
         }
         properties = {name: value for name, value in properties.items() if value is not None}
@@ -148,7 +154,10 @@ class QMatmulOp(IRDLOperation):
             raise VerifyException("krnl.qmatmul: A in panels must have shape [K4, Mp, 4]")
         if self.a_panels is None and list(self.a.type.get_shape()) != [-(-m // mr), k4, mr, 4]:
             raise VerifyException("krnl.qmatmul: A must have shape [ceil(M/mr), K4, mr, 4]")
-        if list(self.b.type.get_shape()) != [k4, padded_columns(n), 4]:
+        blocks = padded_columns(n) // QMATMUL_COLUMN_PAD
+        if self.b_blocked is not None and list(self.b.type.get_shape()) != [blocks, k4, QMATMUL_COLUMN_PAD, 4]:
+            raise VerifyException("krnl.qmatmul: B in blocks must have shape [Np/64, K4, 64, 4]")
+        if self.b_blocked is None and list(self.b.type.get_shape()) != [k4, padded_columns(n), 4]:
             raise VerifyException("krnl.qmatmul: B must have shape [K4, Np, 4]")
         entries = padded_columns(n) if self.per_column is not None else m
         if (self.multipliers is None) != self.int32_result:

@@ -8,8 +8,10 @@
           micro-kernel: rows x nv accumulators over the K4 groups of 4 products, each step
             nv vector loads of B, one 4-byte broadcast of A per row, rows * nv dot products
           epilogue: + offset, * multiplier (float32), round half to even, + zero point,
-            clamp, narrow to bytes, a masked store of each vector (rows past M skipped);
-            for a C of int32, a masked store of the sums plus offsets
+            clamp, narrow to bytes, a masked store of each vector; for a C of int32, a
+            masked store of the sums plus offsets; a transposed C (a conv's NCHW output,
+            its channels the columns) by scatters, 4 rows of bytes at a time
+The last row tile and the last column tile compute just the rows and vectors left.
 
 The dot product of a step, by target:
 - x86 with AVX512-VNNI: `vpdpbusd` on zmm (16 columns per vector, 4 products per lane);
@@ -28,10 +30,10 @@ from llvmlite import ir
 from onnxc.codegen.function_translator import FunctionTranslator, emits
 from onnxc.codegen.gemm import counted_loop
 from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_struct, store_fields, thread_pool_slice
-from onnxc.codegen.llvm_types import F32, I1, I8, I32, I64, PTR
+from onnxc.codegen.llvm_types import F32, I8, I32, I64, PTR
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl_int8 import QMatmulOp, padded_columns
+from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, padded_columns
 
 VNNI_512_CPUS = {
     "icelake-client", "icelake-server", "tigerlake", "cascadelake", "cooperlake", "rocketlake",
@@ -110,7 +112,8 @@ class QGemmEmitter:
 
     @property
     def row_tiles(self) -> int:
-        return -(-self.m // self.mr)
+        """Tiles of mr rows (A in tiles), or of at most the micro-kernel's rows (A in panels)."""
+        return -(-self.m // (self.mr if self.op.a_panels is None else self.shape.rows))
 
     @property
     def column_tiles(self) -> int:
@@ -191,35 +194,56 @@ class QGemmEmitter:
         return fn
 
     def column_tile(self, b, a, b_in, c, tables, jr, vectors: int, tiles) -> None:
-        """The columns [jr, jr + vectors * lanes) of the row tiles [tiles): each tile in blocks
-        of the micro-kernel's rows, the last tile's (M not a multiple of mr) just its rows left."""
-        b_tile = b.gep(b_in, [b.mul(jr, _c(4))], source_etype=I8)
-        tile_bytes = self.mr * 4 if self.op.a_panels is not None else self.k4 * self.mr * 4
+        """The columns [jr, jr + vectors * lanes) of the row tiles [tiles) (`row_tile_sizes`)."""
+        if self.op.b_blocked is not None:
+            block = b.mul(b.udiv(jr, _c(QMATMUL_COLUMN_PAD)), _c(self.k4 * QMATMUL_COLUMN_PAD * 4))
+            jr_bytes = b.add(block, b.mul(b.urem(jr, _c(QMATMUL_COLUMN_PAD)), _c(4)))
+        else:
+            jr_bytes = b.mul(jr, _c(4))
+        b_tile = b.gep(b_in, [jr_bytes], source_etype=I8)
+        first_tiles, first_rows, rows = self.row_tile_sizes()
         with counted_loop(b, *tiles, 1, "tile") as tile:
-            a_tile = b.gep(a, [b.mul(tile, _c(tile_bytes))], source_etype=I8)
-            whole, rest = divmod(self.m, self.mr)
-            if not rest:
-                self.row_blocks(b, a_tile, b_tile, c, tables, tile, jr, vectors, self.mr)
+            if first_tiles in (0, self.row_tiles):
+                size = first_rows if first_tiles else rows
+                self.row_tile(b, a, b_tile, c, tables, tile, b.mul(tile, _c(size)), jr, vectors, size)
             else:
-                with b.if_else(b.icmp_signed("<", tile, _c(whole))) as (then, otherwise):
+                with b.if_else(b.icmp_signed("<", tile, _c(first_tiles))) as (then, otherwise):
                     with then:
-                        self.row_blocks(b, a_tile, b_tile, c, tables, tile, jr, vectors, self.mr)
+                        row0 = b.mul(tile, _c(first_rows))
+                        self.row_tile(b, a, b_tile, c, tables, tile, row0, jr, vectors, first_rows)
                     with otherwise:
-                        self.row_blocks(b, a_tile, b_tile, c, tables, tile, jr, vectors, rest)
+                        row0 = b.add(b.mul(b.sub(tile, _c(first_tiles)), _c(rows)), _c(first_tiles * first_rows))
+                        self.row_tile(b, a, b_tile, c, tables, tile, row0, jr, vectors, rows)
 
-    def row_blocks(self, b, a_tile, b_tile, c, tables, tile, jr, vectors: int, rows_in_tile: int) -> None:
-        """The tile's first `rows_in_tile` rows, a micro-kernel of up to `rows` rows at a time."""
+    def row_tile_sizes(self) -> tuple[int, int, int]:
+        """(n, r1, r2): the first n row tiles have r1 rows, the others r2. A in tiles: tiles of
+        mr rows, the last M mod mr. A in panels: the rows split evenly into as few tiles of at
+        most the micro-kernel's rows as can be (49 rows: 10, 10, 10, 10, 9; not 12, 12, 12, 12,
+        1, whose one-row micro-kernel streams all of the column tile of B for 1/12 of the work:
+        3x3 512 -> 512 at 7x7 in the lanes, 384 us; at 6x8, 48 rows, 319 us)."""
+        if self.op.a_panels is None:
+            whole, rest = divmod(self.m, self.mr)
+            return whole, self.mr, rest
+        base, extra = divmod(self.m, self.row_tiles)
+        return extra, base + 1, base
+
+    def row_tile(self, b, a, b_tile, c, tables, tile, row0, jr, vectors: int, rows_in_tile: int) -> None:
+        """The tile's rows [row0, row0 + rows_in_tile), a micro-kernel of up to `rows` rows at a time."""
+        if self.op.a_panels is not None:
+            a_tile = b.gep(a, [b.mul(row0, _c(4))], source_etype=I8)
+        else:
+            a_tile = b.gep(a, [b.mul(tile, _c(self.k4 * self.mr * 4))], source_etype=I8)
         for first in range(0, rows_in_tile, self.shape.rows):
             rows = min(self.shape.rows, rows_in_tile - first)
-            row0 = b.add(b.mul(tile, _c(self.mr)), _c(first))
             accumulators = self.micro_kernel(b, b.gep(a_tile, [_c(first * 4)], source_etype=I8), b_tile, rows, vectors)
-            self.epilogue(b, accumulators, c, *tables, row0, jr)
+            self.epilogue(b, accumulators, c, *tables, b.add(row0, _c(first)), jr)
 
     def micro_kernel(
         self, b: ir.IRBuilder, a: ir.Value, b_tile: ir.Value, rows: int, vectors: int
     ) -> list[list[ir.Value]]:
         """rows x vectors accumulators over the K4 groups: A's row r at a + k4*(mr or, with
-        `a_panels`, Mp)*4 + r*4, B's vector v at b_tile + (k4*Np + v*lanes)*4."""
+        `a_panels`, Mp)*4 + r*4, B's vector v at b_tile + k4*(Np or, with `b_blocked`, 64)*4
+        + v*lanes*4."""
         s = self.shape
         entry = b.block
         header, body, exit_ = (b.append_basic_block(f"k4.{part}") for part in ("header", "body", "exit"))
@@ -233,7 +257,8 @@ class QGemmEmitter:
                 phi.add_incoming(ir.Constant(self.acc_type, None), entry)
         b.cbranch(b.icmp_signed("<", k4, _c(self.k4)), body, exit_)
         b.position_at_end(body)
-        b_row = b.gep(b_tile, [b.mul(k4, _c(self.np * 4))], source_etype=I8)
+        b_step = QMATMUL_COLUMN_PAD * 4 if self.op.b_blocked is not None else self.np * 4
+        b_row = b.gep(b_tile, [b.mul(k4, _c(b_step))], source_etype=I8)
         b_vectors = [
             b.load(b.gep(b_row, [_c(v * s.lanes * 4)], source_etype=I8), typ=self.bytes_type, align=1)
             for v in range(vectors)
@@ -316,7 +341,9 @@ class QGemmEmitter:
             for v, value in enumerate(row):
                 column = b.add(jr, _c(v * lanes))
                 at = b.add(b.mul(b.add(row0, _c(r)), _c(op.ldc.value.data)), column)
-                self.masked_store(b, value, b.gep(c, [at], source_etype=stored.element), self.lane_mask(b, column, lanes))
+                self.masked_store(
+                    b, value, b.gep(c, [at], source_etype=stored.element), self.lane_mask(b, column, lanes)
+                )
 
     def masked_store(self, b, value: ir.Value, pointer: ir.Value, mask: ir.Value) -> None:
         """value (int32 lanes) at pointer, as int32 or (C of bytes) narrowed to bytes, in the
@@ -327,7 +354,9 @@ class QGemmEmitter:
         if self.op.int32_result:
             name, stored = f"llvm.masked.store.v{lanes}i32.p0", value
         elif self.shape.kind == "vnni512":
-            store = self.declare("llvm.x86.avx512.mask.pmov.db.mem.512", ir.VoidType(), [PTR, value.type, ir.IntType(16)])
+            store = self.declare(
+                "llvm.x86.avx512.mask.pmov.db.mem.512", ir.VoidType(), [PTR, value.type, ir.IntType(16)]
+            )
             b.call(store, [pointer, value, b.bitcast(mask, ir.IntType(16))])
             return
         else:
@@ -372,7 +401,9 @@ class QGemmEmitter:
             return vectors[0]
         lanes = vectors[0].type.count
         low, high = (
-            b.shuffle_vector(vectors[i], vectors[i + 1], ir.Constant(ir.VectorType(I32, 2 * lanes), list(range(2 * lanes))))
+            b.shuffle_vector(
+                vectors[i], vectors[i + 1], ir.Constant(ir.VectorType(I32, 2 * lanes), list(range(2 * lanes)))
+            )
             for i in (0, 2)
         )
         order = [i * lanes + j for j in range(lanes) for i in range(4)]

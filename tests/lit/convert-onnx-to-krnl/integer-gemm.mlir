@@ -1,8 +1,9 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
 // MatMulInteger of uint8 a with a zero point known at run time (DynamicQuantizeLinear's)
-// by constant int8 weights: krnl.qmatmul into the int32 result, no multipliers. The
-// offsets (-zero point * column sums of the weights) are made by a loop at run time.
+// by constant int8 weights: krnl.qmatmul into the int32 result, no multipliers, the weights
+// B in blocks of 64 columns. The offsets (-zero point * column sums of the weights) are made
+// by a loop at run time.
 builtin.module attributes {onnx.opset = 21 : i64} {
   func.func @main_graph(%a: tensor<2x5xui8>, %za: tensor<ui8>) -> tensor<2x3xi32> {
     %b = "onnx.Constant"() {value = dense<[[1, 2, 3], [3, 4, 5], [5, 6, 7], [-1, -2, -3], [7, 8, -9]]> : tensor<5x3xi8>} : () -> tensor<5x3xi8>
@@ -21,9 +22,9 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK-NEXT:      %[[PRODUCT:.+]] = arith.muli %{{.+}}, %[[SUM]] : i32
 // CHECK-NEXT:      %[[OFFSET:.+]] = arith.subi %{{.+}}, %[[PRODUCT]] : i32
 // CHECK-NEXT:      memref.store %[[OFFSET]], %[[OFFSETS]]
-// CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<2x64x4xi8>>} : memref<2x64x4xi8>
+// CHECK:         %[[B:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x2x64x4xi8>>} : memref<1x2x64x4xi8>
 // CHECK-NEXT:    %[[A:.+]] = memref.alloc() : memref<1x2x12x4xui8>
-// CHECK:         krnl.qmatmul %[[A]], %[[B]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 3 : i64, 2 : i64], {{.*}} per_column} : memref<1x2x12x4xui8>, memref<2x64x4xi8>, memref<2x3xi32>, memref<64xi32>
+// CHECK:         krnl.qmatmul %[[A]], %[[B]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 3 : i64, 2 : i64], {{.*}} per_column, b_blocked} : memref<1x2x12x4xui8>, memref<1x2x64x4xi8>, memref<2x3xi32>, memref<64xi32>
 
 // -----
 
