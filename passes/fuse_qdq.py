@@ -1,7 +1,6 @@
 """fuse-qdq: `DequantizeLinear → Conv/MatMul → (Relu/Clip) → QuantizeLinear` → QLinearConv/QLinearMatMul;
 `DequantizeLinear → MaxPool → QuantizeLinear` of one scale and zero point → MaxPool of the bytes;
-`DequantizeLinear → Gemm` → MatMulInteger, scaled to float (`fuse_gemm`);
-`DequantizeLinear x2 → Add → QuantizeLinear` → the Add in units of y's scale (`_rescaled_add`).
+`DequantizeLinear → Gemm` → MatMulInteger, scaled to float (`fuse_gemm`).
 
 A QDQ model (onnxruntime's quantizer's default format, and what the importer makes of the
 com.microsoft ops) computes every int8 layer in float between a DequantizeLinear of its
@@ -128,8 +127,8 @@ def fuse_quantize(quantize: OnnxOp, opset: int) -> None:
     clamp = _clamp(producer)
     if clamp is not None:
         producer = producer.input(0).owner
-        if not isinstance(producer, OnnxOp) or not single_use(producer.results[0]) or producer.OP_TYPE == "Add":
-            return  # an Add's clamp would be a nest of its own after its QuantizeLinear
+        if not isinstance(producer, OnnxOp) or not single_use(producer.results[0]):
+            return
     y_zero_value = quantize.input(2)
     made = []
     if y_zero_value is None:
@@ -166,8 +165,6 @@ def _integer_op(producer: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list[O
         return _qlinear_matmul(producer, y_scale, y_zero)
     if producer.OP_TYPE == "MaxPool":
         return _byte_max_pool(producer, y_scale, y_zero)
-    if producer.OP_TYPE == "Add":
-        return _rescaled_add(producer, y_scale, y_zero)
     return []
 
 
@@ -281,31 +278,3 @@ def _byte_max_pool(pool: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list[On
         return []
     attributes = {k: v for k, v in pool.attributes.items() if k in pool.ATTR_TYPES}
     return [make_op("MaxPool", [x.x], attributes, pool.node_name)]
-
-
-def _rescaled_add(add: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list[OnnxOp]:
-    """The Add of two DequantizeLinears (scalar parameters) in units of y's scale: each operand
-    dequantized by x_scale / y_scale, the sum quantized by a scale of 1, whose division the
-    lowering leaves out (a division per vector of 16 took most of a residual Add's time: bytes
-    256x56x56, 220 -> 120 us; onnxruntime's QLinearAdd 160). The ratio, rounded to float32, can
-    move a sum lying within an ulp of a tie by one step (onnxruntime's own QLinearAdd, in fixed
-    point, is no closer to the division)."""
-    sides = [_dequantized(add.input(k), None) for k in (0, 1)]
-    y = constant_array(y_scale)
-    if None in sides or y.dtype != np.float32 or not y.reshape(-1)[0] > 0:
-        return []
-    name, made, operands = add.node_name, [], []
-    for k, side in enumerate(sides):
-        ratio = make_constant(add, (side.scale_array / y.reshape(-1)[0]).astype(np.float32), f"{name}.ratio{k}")
-        zeros, zero = _zero_point(add, side, f"{name}.zero_point{k}")
-        dequantized = make_op("DequantizeLinear", [side.x, ratio.results[0], zero], {}, f"{name}/dequantize{k}")
-        made += [ratio, *zeros, dequantized]
-        operands.append(dequantized.results[0])
-    one = make_constant(add, np.ones((), np.float32), f"{name}.unit_scale")
-    total = make_op("Add", operands, {}, name)
-    return [
-        *made,
-        one,
-        total,
-        make_op("QuantizeLinear", [total.results[0], one.results[0], y_zero], {}, f"{name}/quantize"),
-    ]

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import numpy as np
 from xdsl.dialects.builtin import IntegerType, f32, f64
 from xdsl.ir import SSAValue
 
@@ -31,14 +30,7 @@ from onnxc.dialects.onnx import OnnxOp
 from onnxc.dialects.types import element_type_of_onnx, is_float, is_low_precision
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import alloc_shaped
-from onnxc.passes.onnx_to_krnl.common import (
-    GraphLowering,
-    Operand,
-    broadcast_axes,
-    constant_array,
-    normalized_axis,
-    shape_of,
-)
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, Operand, broadcast_axes, normalized_axis, shape_of
 from onnxc.passes.onnx_to_krnl.fusion import Axes, ScalarOp, elementwise_read, scalar_op
 from onnxc.passes.onnx_to_krnl.quantization import (
     division_type,
@@ -67,12 +59,8 @@ def quantize_linear(g: GraphLowering, op: OnnxOp) -> ScalarOp:
         raise g.unsupported(op, f"precision {precision} is not supported")
     saturate = bool(op.attr("saturate"))
 
-    scale = constant_array(op.input(1))
-    unit = scale is not None and bool(np.all(scale == 1))  # x / 1 is x: fuse-qdq's rescaled Add
-
     def formula(b: KernelBuilder, x: SSAValue, scale: SSAValue, zero_point: SSAValue | None) -> SSAValue:
-        x = b.convert(x, divided)
-        quotient = x if unit else rounded_op(b, "div", x, b.convert(scale, divided))
+        quotient = rounded_op(b, "div", b.convert(x, divided), b.convert(scale, divided))
         return quantized(b, quotient, zero_point, target, saturate)
 
     return _element_wise(g, op, formula, with_zero_point=True)
