@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
+from onnx.reference import ReferenceEvaluator
 from test_cross import require_emulator
 
 import onnxc
@@ -153,25 +154,28 @@ def test_same_width_conv_is_onnxruntimes(x_shape, kernel, pads, dilation, x_type
 @pytest.mark.parametrize("size", [11, 66])
 def test_depthwise_qlinear_conv_is_onnxruntimes(x_type, stride, size, tmp_path):
     """A depthwise QLinearConv (x zero point padding, its requantization in the conv's
-    store) on the float depthwise conv gives onnxruntime's bytes exactly: along wide rows
-    (11: 11- or 6-wide outputs) and row by row (66: 66- or 33-wide)."""
+    store), its taps bytes widened to float: onnxruntime's bytes exactly, for 11-, 6-, 66-
+    and 33-wide outputs."""
     rng = np.random.default_rng(stride)
     info = np.iinfo(x_type)
     x = rng.integers(info.min, info.max, (1, 24, size, size), endpoint=True).astype(x_type)
     model = _depthwise_model(x_type, 24, size, stride, rng)
     krnl = onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
-    assert "tensor<24x1x3x3xf32>" in krnl  # the weights of the float depthwise conv
+    assert "tensor<24x9xf32>" in krnl  # the weights, a row of taps per channel
     actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
     np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
 
 
-def test_depthwise_planes_are_vectorized(tmp_path):
-    """The copy of 56-wide rows of bytes into the conv's float planes is kept from LLVM's
-    full unrolling (before the loop vectorizer), which left it scalar."""
-    model = _depthwise_model(np.uint8, 8, 56, 1, np.random.default_rng(0))
+def test_depthwise_taps_are_vectorized(tmp_path):
+    """The depthwise conv's loop along a channel's rows, widening bytes to floats, is kept from
+    LLVM's full unrolling (before the loop vectorizer, which left such loops scalar) and runs
+    over a multiple of 16 columns: 14x14 outputs, 222 columns, 14 of them in a scalar
+    remainder took as long as the 208 in vectors."""
+    model = _depthwise_model(np.uint8, 8, 14, 1, np.random.default_rng(0))
     target = resolve_target("x86_64", cpu="znver4")
     text = onnxc.compile(model, tmp_path / "m.ll", target=target, emit="llvm").read_text()
     assert re.search(r"uitofp <\d+ x i8>", text) and "llvm.loop.unroll.disable" in text
+    assert "memref<1x8x224xui8>" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
 
 
 @pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
@@ -210,6 +214,82 @@ def test_dynamic_int8_matches_onnxruntime(name, tmp_path):
     actual = onnxc.Session(onnxc.compile(model, tmp_path / "model.so")).run(None, feeds)[0]
     assert np.array_equal(actual.argmax(-1), expected.argmax(-1))
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "out_channels", "kernel", "stride"),
+    [
+        ((1, 64, 7, 7), 32, 3, 1),  # 49 pixels: row tiles of 10, 10, 10, 10, 9
+        ((1, 64, 7, 7), 40, 3, 1),  # channels past the last whole vector
+        ((1, 24, 14, 14), 48, 3, 2),
+        ((1, 80, 7, 7), 16, 1, 1),
+        ((1, 36, 5, 5), 16, 3, 1),  # 25 pixels: row tiles of 9, 8, 8
+    ],
+)
+def test_conv_in_lanes_is_onnxruntimes(x_shape, out_channels, kernel, stride, tmp_path):
+    """QLinearConvs over small images run with their output channels in the vector lanes
+    (krnl.qmatmul's a_panels, b_blocked, transposed_c): onnxruntime's bytes, with pixels
+    not a multiple of the 4 rows a scatter stores, nor of a row tile, and channels not of
+    a vector."""
+    rng = np.random.default_rng(out_channels)
+    weights = rng.integers(-128, 127, (out_channels, x_shape[1], kernel, kernel)).astype(np.int8)
+    pads = [kernel // 2] * 4
+    model = _qlinear_conv_model(np.uint8, x_shape, weights, rng, pads=pads, strides=[stride] * 2)
+    assert "transposed_c" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    x = rng.integers(0, 255, x_shape, endpoint=True).astype(np.uint8)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
+
+
+def test_conv_integer_in_lanes_is_exact(tmp_path):
+    """ConvInteger in the lanes stores its int32 sums transposed, lane by lane: the reference's."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 255, (1, 72, 7, 7), endpoint=True).astype(np.uint8)
+    initializers = [numpy_helper.from_array(rng.integers(-128, 127, (32, 72, 1, 1)).astype(np.int8), "w"),
+                    numpy_helper.from_array(np.uint8(9), "xz")]  # fmt: skip
+    node = onnx.helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"])
+    graph = onnx.helper.make_graph(
+        [node], "conv", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, x.shape)],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT32, (1, 32, 7, 7))], initializers,
+    )  # fmt: skip
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    assert "transposed_c" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, ReferenceEvaluator(model).run(None, {"x": x})[0])
+
+
+@pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
+def test_quantized_add_runs_without_division(quant_format, tmp_path):
+    """A quantized Add of bytes (QDQ's DequantizeLinear x2 -> Add -> QuantizeLinear, QOperator's
+    QLinearAdd) adds its operands in units of the result's scale: no division per element,
+    onnxruntime's bytes to within one step."""
+    parameters = {"as": np.float32(0.02), "az": np.uint8(3), "bs": np.float32(0.03), "bz": np.uint8(130),
+                  "ys": np.float32(0.045), "yz": np.uint8(9)}  # fmt: skip
+    if quant_format == "qdq":
+        nodes = [
+            onnx.helper.make_node("DequantizeLinear", ["a", "as", "az"], ["da"]),
+            onnx.helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["db"]),
+            onnx.helper.make_node("Add", ["da", "db"], ["sum"]),
+            onnx.helper.make_node("QuantizeLinear", ["sum", "ys", "yz"], ["y"]),
+        ]
+    else:
+        inputs = ["a", "as", "az", "b", "bs", "bz", "ys", "yz"]
+        nodes = [onnx.helper.make_node("QLinearAdd", inputs, ["y"], domain="com.microsoft")]
+    shape = (1, 8, 13, 13)
+    graph = onnx.helper.make_graph(
+        nodes, "add", [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.UINT8, shape) for n in "ab"],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, shape)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in parameters.items()],
+    )  # fmt: skip
+    opsets = [onnx.helper.make_opsetid("", 17), onnx.helper.make_opsetid("com.microsoft", 1)]
+    model = onnx.helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    assert "fdiv" not in onnxc.compile(model, tmp_path / "m.ll", emit="llvm").read_text()
+    rng = np.random.default_rng(4)
+    feeds = {n: rng.integers(0, 255, shape, endpoint=True).astype(np.uint8) for n in "ab"}
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, feeds)[0]
+    assert np.abs(actual.astype(int) - _reference(model, feeds)).max() <= 1
 
 
 def test_portable_int32_path_matches_vnni(tmp_path):
