@@ -178,6 +178,16 @@ def test_depthwise_taps_are_vectorized(tmp_path):
     assert "memref<1x8x224xui8>" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
 
 
+def test_strided_depthwise_planes_are_vectorized(tmp_path):
+    """The phase planes of a stride-2 depthwise conv (each 56-wide row of bytes split into two
+    28-wide phases) are kept from LLVM's full unrolling, which left the copy scalar: the loop
+    vectorizer deinterleaves the bytes (a shuffle of the even ones)."""
+    model = _depthwise_model(np.uint8, 8, 56, 2, np.random.default_rng(0))
+    target = resolve_target("x86_64", cpu="znver4")
+    text = onnxc.compile(model, tmp_path / "m.ll", target=target, emit="llvm").read_text()
+    assert re.search(r"shufflevector <\d+ x i8> %[^,]+, <\d+ x i8> poison, <\d+ x i32> <i32 0, i32 2,", text)
+
+
 @pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
 def test_max_pool_of_bytes_is_onnxruntimes(quant_format, tmp_path):
     """ResNet's stem (Conv, Relu, 3x3/2 padded MaxPool) quantized: the MaxPool runs on the
