@@ -1,4 +1,4 @@
-"""Depthwise QLinearConv and ConvInteger with constant 8-bit weights on the float depthwise conv.
+"""Depthwise QLinearConv and ConvInteger with constant 8-bit weights, widened to float32.
 
 A depthwise conv (MobileNet's 3x3 between the 1x1 convs) has one input channel per output:
 no reduction for the int8 GEMM kernel to work on, and the generic loop nest of
@@ -6,16 +6,14 @@ quantization.py takes most of a quantized MobileNet's time. Its integer sums are
 float32 where every partial sum stays below 2^24: x, zx and (w - zw) are at most 255 in
 magnitude, so a bias less zx * sum(w - zw) and KH*KW products stay within
 2*KH*KW*255*255 plus the largest bias, below 2^24 (checked at compile time; any 3x3 to
-11x11 kernel with an ordinary bias). So the conv runs as the float depthwise conv of
-conv.py (shifted rows, vectorized along them) over x as float32, read from its planes
-padded with zx (one pass over x: converted, padded, split into phase planes for a
-stride), with the weights less their zero points and the bias less zx * sum(w - zw)
-made float32 at compile time (a run-time zero point's bias by a loop over the channels);
-its float results are the int32 sums exactly. QLinearConv
-requantizes them as the conv stores them (short rows: into its wide rows of bytes, then
-compacted), as the int8 kernel does (float32 multiplier per channel, round half to even,
-plus the zero point, clamped; a following Clip joins the clamp): what onnxruntime
-computes, bit for bit; ConvInteger stores them as int32.
+11x11 kernel with an ordinary bias). So the conv runs in float32 on x's bytes, read from
+planes of bytes padded with zx (phase planes for a stride) and widened to float as each is
+read, with the weights less their zero points and the bias less zx * sum(w - zw) made
+float32 at compile time (a run-time zero point's bias by a loop over the channels); its
+float results are the int32 sums exactly. QLinearConv requantizes them as they are stored,
+as the int8 kernel does (float32 multiplier per channel, round half to even, plus the zero
+point, clamped; a following Clip joins the clamp): what onnxruntime computes, bit for bit;
+ConvInteger stores them as int32.
 """
 
 from __future__ import annotations
@@ -35,6 +33,9 @@ VECTOR_COLUMNS = 16
 """Columns of the widest target's vectors: each channel's loop runs over a multiple of them (the
 planes' slack), rather than leaving a remainder of up to 15 to scalar code (14x14 outputs: 222
 columns, 14 of them scalar, as long as the 208 in vectors)."""
+ROW_BAND = 4
+"""Output rows a step of the conv computes (rows of 16 columns or more), each row of bytes read
+widened once for all: 3x3, 4 rows, 18 widened vectors for 36 multiply-adds rather than 36."""
 EXACT_FLOAT32 = 2**24
 """Integers up to this magnitude are exact in float32, and so are sums that stay below it."""
 
@@ -94,7 +95,9 @@ def lower_qlinear_depthwise(g: GraphLowering, op: OnnxOp) -> bool:
     def requantized(b: KernelBuilder, total: SSAValue, channel: SSAValue) -> SSAValue:
         scaled = b.mul(total, b.load(table, [channel]))
         value = b.add(b.math(math.RoundEvenOp, scaled), b.constant(float(y_zero), f32))
-        value = b.min(b.max(value, b.constant(float(low), f32)), b.constant(float(high), f32))
+        lowest, highest = b.constant(float(low), f32), b.constant(float(high), f32)
+        value = b.select(b.compare("gt", value, lowest), value, lowest)  # vmaxps, vminps: value is no NaN
+        value = b.select(b.compare("lt", value, highest), value, highest)
         return b.convert(b.convert(value, i32), element)
 
     _depthwise_conv(g, op, weights, bias, x_zero, shifted, out, requantized)
@@ -120,16 +123,17 @@ def _depthwise_conv(
     planes for a stride, see ShiftedRows), and the bias absorbs the zero point: sum (x - zx)
     * w = sum x * w - zx * sum w, every tap included (a padded one reads zx); that bias is
     made at compile time, or for a zero point known at run time only (DynamicQuantizeLinear's)
-    by a loop over the channels. One nest then runs along each channel's whole padded rows
-    (`shifted.columns`, unit stride), each tap a load of bytes widened to float and a fused
-    multiply-add, the sums requantized into wide rows of bytes, compacted after. Float planes
-    (x converted once, 4 bytes per padded pixel) made the conv bound by memory: 96 channels
-    at 112x112, stride 2: 5 MB of planes, 360 us to write, 170 to read."""
+    by a loop over the channels. One nest then runs along each channel's padded rows in bands
+    of ROW_BAND output rows (rows narrower than a vector: along all of them at once), each
+    distinct run of bytes read widened to float once for the band, each tap a fused
+    multiply-add, over a multiple of 16 columns; the sums requantized into wide rows of bytes,
+    compacted after. (Its positions are those of the planes, flat: a step that runs past a
+    row's end computes the next row's first positions, as that row's own step does.) Float
+    planes (x converted once, 4 bytes per padded pixel) made the conv bound by memory: 96
+    channels at 112x112, stride 2: 5 MB of planes, 360 us to write, 170 to read."""
     x = g.buffers[op.input(0)]
     name = op.node_name or op.OP_TYPE.lower()
     zero = zero_value(g.top, x_zero, x.type.get_element_type())
-    columns = -(-shifted.columns // VECTOR_COLUMNS) * VECTOR_COLUMNS  # no scalar remainder
-    planes = shifted.planes(g, x, columns - shifted.columns, pad=zero)
     channels, _, kernel_h, kernel_w = weights.shape
     weight_values = weight_buffer(g, op, weights.reshape(channels, -1), f32, f"{name}_weights")
     weight_sums = weights.sum(axis=(1, 2, 3)).astype(np.int64)
@@ -144,11 +148,29 @@ def _depthwise_conv(
         correction = body.mul(g.top.convert(zero, f32), body.load(sums, [channel]))
         body.store(body.sub(body.load(bases, [channel]), correction), bias_values, [channel])
     offsets = [shifted.offset(g.top, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)]
-    wide = g.top.alloc(MemRefType(out.type.get_element_type(), [1, channels, columns]))
-    (channel, q), body = g.top.loop_nest([channels, columns])
-    total = body.load(bias_values, [channel])
+    width, rows = shifted.width, shifted.window_y.output_size
+    if width >= VECTOR_COLUMNS:  # bands of rows, each step along a row
+        band, bands, run = ROW_BAND, -(-rows // ROW_BAND), _vector_multiple(width)
+    else:  # rows narrower than a vector: along all of them at once
+        band, bands, run = 1, 1, _vector_multiple(shifted.columns)
+    extent = (bands * band - 1) * width + run  # positions computed, past the last ones read
+    planes = shifted.planes(g, x, max(0, extent + max(offsets) - shifted.phases * shifted.height * width), pad=zero)
+    wide = g.top.alloc(MemRefType(out.type.get_element_type(), [1, channels, extent]))
+    (channel, first, j), body = g.top.loop_nest([channels, bands, run])
+    start = body.add(body.mul(first, band * width), j)
+    bytes_ = {}  # each distinct position read once, widened once, for all the rows of the band
+    totals = [body.load(bias_values, [channel]) for _ in range(band)]
     for tap, offset in enumerate(offsets):
-        value = body.convert(body.load(planes, [0, channel, body.add(q, offset)]), f32)
-        total = body.math(math.FmaOp, value, body.load(weight_values, [channel, tap]), total)
-    body.store(epilogue(body, total, channel), wide, [0, channel, q])
+        weight = body.load(weight_values, [channel, tap])
+        for r in range(band):
+            at = offset + r * width
+            if at not in bytes_:
+                bytes_[at] = body.convert(body.load(planes, [0, channel, body.add(start, at)]), f32)
+            totals[r] = body.math(math.FmaOp, bytes_[at], weight, totals[r])
+    for r, total in enumerate(totals):
+        body.store(epilogue(body, total, channel), wide, [0, channel, body.add(start, r * width)])
     shifted.compact(g, wide, out)
+
+
+def _vector_multiple(count: int) -> int:
+    return -(-count // VECTOR_COLUMNS) * VECTOR_COLUMNS
