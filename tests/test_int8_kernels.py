@@ -270,39 +270,6 @@ def test_conv_integer_in_lanes_is_exact(tmp_path):
     np.testing.assert_array_equal(actual, ReferenceEvaluator(model).run(None, {"x": x})[0])
 
 
-@pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
-def test_quantized_add_runs_without_division(quant_format, tmp_path):
-    """A quantized Add of bytes (QDQ's DequantizeLinear x2 -> Add -> QuantizeLinear, QOperator's
-    QLinearAdd) adds its operands in units of the result's scale: no division per element,
-    onnxruntime's bytes to within one step."""
-    parameters = {"as": np.float32(0.02), "az": np.uint8(3), "bs": np.float32(0.03), "bz": np.uint8(130),
-                  "ys": np.float32(0.045), "yz": np.uint8(9)}  # fmt: skip
-    if quant_format == "qdq":
-        nodes = [
-            onnx.helper.make_node("DequantizeLinear", ["a", "as", "az"], ["da"]),
-            onnx.helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["db"]),
-            onnx.helper.make_node("Add", ["da", "db"], ["sum"]),
-            onnx.helper.make_node("QuantizeLinear", ["sum", "ys", "yz"], ["y"]),
-        ]
-    else:
-        inputs = ["a", "as", "az", "b", "bs", "bz", "ys", "yz"]
-        nodes = [onnx.helper.make_node("QLinearAdd", inputs, ["y"], domain="com.microsoft")]
-    shape = (1, 8, 13, 13)
-    graph = onnx.helper.make_graph(
-        nodes, "add", [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.UINT8, shape) for n in "ab"],
-        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.UINT8, shape)],
-        [numpy_helper.from_array(np.asarray(v), k) for k, v in parameters.items()],
-    )  # fmt: skip
-    opsets = [onnx.helper.make_opsetid("", 17), onnx.helper.make_opsetid("com.microsoft", 1)]
-    model = onnx.helper.make_model(graph, opset_imports=opsets)
-    model.ir_version = 8
-    assert "fdiv" not in onnxc.compile(model, tmp_path / "m.ll", emit="llvm").read_text()
-    rng = np.random.default_rng(4)
-    feeds = {n: rng.integers(0, 255, shape, endpoint=True).astype(np.uint8) for n in "ab"}
-    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, feeds)[0]
-    assert np.abs(actual.astype(int) - _reference(model, feeds)).max() <= 1
-
-
 def test_portable_int32_path_matches_vnni(tmp_path):
     """The int32 epilogue of an x86-64-v3 build (portable dot product) gives the host's sums."""
     model = _model("resnet", "dynamic")

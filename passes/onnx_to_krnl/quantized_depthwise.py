@@ -143,9 +143,9 @@ def _depthwise_conv(
     else:
         sums = weight_buffer(g, op, weight_sums.astype(np.float32), f32, f"{name}_weight_sums")
         bases = weight_buffer(g, op, base.astype(np.float32), f32, f"{name}_bias")
-        bias_values = g.top.alloc(MemRefType(f32, [channels]))
+        bias_values, zero_float = g.top.alloc(MemRefType(f32, [channels])), g.top.convert(zero, f32)
         (channel,), body = g.top.loop_nest([channels])
-        correction = body.mul(g.top.convert(zero, f32), body.load(sums, [channel]))
+        correction = body.mul(zero_float, body.load(sums, [channel]))
         body.store(body.sub(body.load(bases, [channel]), correction), bias_values, [channel])
     offsets = [shifted.offset(g.top, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)]
     width, rows = shifted.width, shifted.window_y.output_size
