@@ -291,6 +291,27 @@ def test_int8_foreign_target_matches_x86(target, quant_format, tmp_path):
     np.testing.assert_allclose(EmulatedSession(library).run(None, feeds)[0], host, rtol=REASSOCIATED_SUM_RTOL, atol=0)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["ppc64le", "s390x"])
+@pytest.mark.parametrize("conv", ["lanes", "depthwise"])
+def test_int8_convs_on_foreign_targets_match_x86(target, conv, tmp_path):
+    """A conv in the lanes (transposed stores 4 rows of bytes at a time, B in blocks, rows
+    split evenly) and a strided depthwise conv: the x86 build's bytes on big-endian s390x and
+    on ppc64le, under qemu."""
+    require_emulator(target)
+    rng = np.random.default_rng(8)
+    if conv == "lanes":
+        weights = rng.integers(-128, 127, (40, 64, 3, 3)).astype(np.int8)
+        model = _qlinear_conv_model(np.uint8, (1, 64, 7, 7), weights, rng, pads=[1, 1, 1, 1])
+    else:
+        model = _depthwise_model(np.uint8, 24, 35, 2, rng)
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = rng.integers(0, 255, shape, endpoint=True).astype(np.uint8)
+    host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, {"x": x})[0]
+    library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
+    np.testing.assert_array_equal(EmulatedSession(library).run(None, {"x": x})[0], host)
+
+
 @pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
 def test_quantized_classifier_runs_on_the_int8_kernel(quant_format, tmp_path):
     """A Gemm head (QOperator's QGemm, QDQ's Gemm between DequantizeLinears) runs as
