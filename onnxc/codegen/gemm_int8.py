@@ -33,7 +33,7 @@ from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_str
 from onnxc.codegen.llvm_types import F32, I8, I32, I64, PTR
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, padded_columns
+from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, panel_pitch
 
 VNNI_512_CPUS = {
     "icelake-client", "icelake-server", "tigerlake", "cascadelake", "cooperlake", "rocketlake",
@@ -99,7 +99,6 @@ class QGemmEmitter:
         self.shape = QGemmShape.of(t.parent.target)
         self.m, self.n, self.k4 = op.m_n_k4
         self.mr = op.row_tile.value.data
-        self.np = padded_columns(self.n)
         s = self.shape
         self.partial = 1 if s.kind != "portable" else 2  # int32 lanes per column in an accumulator
         self.acc_type = ir.VectorType(I32, s.lanes * self.partial)
@@ -242,8 +241,8 @@ class QGemmEmitter:
         self, b: ir.IRBuilder, a: ir.Value, b_tile: ir.Value, rows: int, vectors: int
     ) -> list[list[ir.Value]]:
         """rows x vectors accumulators over the K4 groups: A's row r at a + k4*(mr or, with
-        `a_panels`, Mp)*4 + r*4, B's vector v at b_tile + k4*(Np or, with `b_blocked`, 64)*4
-        + v*lanes*4."""
+        `a_panels`, panel_pitch(M))*4 + r*4, B's vector v at b_tile + k4*(panel_pitch(N) or,
+        with `b_blocked`, 64)*4 + v*lanes*4."""
         s = self.shape
         entry = b.block
         header, body, exit_ = (b.append_basic_block(f"k4.{part}") for part in ("header", "body", "exit"))
@@ -257,13 +256,13 @@ class QGemmEmitter:
                 phi.add_incoming(ir.Constant(self.acc_type, None), entry)
         b.cbranch(b.icmp_signed("<", k4, _c(self.k4)), body, exit_)
         b.position_at_end(body)
-        b_step = QMATMUL_COLUMN_PAD * 4 if self.op.b_blocked is not None else self.np * 4
+        b_step = QMATMUL_COLUMN_PAD * 4 if self.op.b_blocked is not None else panel_pitch(self.n) * 4
         b_row = b.gep(b_tile, [b.mul(k4, _c(b_step))], source_etype=I8)
         b_vectors = [
             b.load(b.gep(b_row, [_c(v * s.lanes * 4)], source_etype=I8), typ=self.bytes_type, align=1)
             for v in range(vectors)
         ]
-        a_step = padded_columns(self.m) * 4 if self.op.a_panels is not None else self.mr * 4
+        a_step = panel_pitch(self.m) * 4 if self.op.a_panels is not None else self.mr * 4
         a_row = b.gep(a, [b.mul(k4, _c(a_step))], source_etype=I8)
         for r in range(rows):
             group = b.load(b.gep(a_row, [_c(r * 4)], source_etype=I8), typ=I32, align=1)

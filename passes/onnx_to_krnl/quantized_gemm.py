@@ -29,7 +29,7 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType, MemRefType, f32, i8, i32
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, padded_columns
+from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, padded_columns, panel_pitch
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import is_unsigned
 from onnxc.passes.helpers.run_time_dims import reshaped_view
@@ -197,7 +197,7 @@ def _conv_as_gemm(g, op, weights, bias, x_zero: int | SSAValue, out: SSAValue, e
         panels = _row_tiles(matrix, groups)
         offsets = _offsets(g, op, matrix.astype(np.int64).sum(axis=1), bias.astype(np.int64), x_zero, f"{name}_offsets")
     weights = weight_buffer(g, op, panels, i8, f"{name}_panels")
-    packed = g.top.alloc(MemRefType(x_value.type.get_element_type(), [groups, padded_columns(columns), 4]))
+    packed = g.top.alloc(MemRefType(x_value.type.get_element_type(), [groups, panel_pitch(columns), 4]))
     _pack_im2col(g, g.buffers[x_value], packed, (window_y, window_x), (kernel_h, kernel_w), reduction, x_zero)
     if lanes:
         sizes = (columns, out_channels, groups)

@@ -45,7 +45,7 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         %[[OFFSETS:.+]] = memref.alloc() : memref<2xi32>
 // CHECK:         %[[A:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x1x12x4xi8>>} : memref<1x1x12x4xi8>
-// CHECK-NEXT:    %[[PACKED:.+]] = memref.alloc() : memref<1x64x4xui8>
+// CHECK-NEXT:    %[[PACKED:.+]] = memref.alloc() : memref<1x80x4xui8>
 // CHECK-NEXT:    %[[ZERO:.+]] = memref.load %zx[] : memref<ui8>
 // CHECK-NEXT:    %[[PLANES:.+]] = memref.alloc() : memref<2x1x12xui8>
 // CHECK-NEXT:    %[[FLAT:.+]] = krnl.view %x[0 : i64] : memref<1x1x3x3xui8> to memref<1x9xui8>
@@ -58,8 +58,8 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK:         krnl.iterate({{.+}}) bounds [0, 0] to [1, 9] {
 // CHECK-NEXT:    ^bb0(%[[K4:.+]]: index, %[[COLUMN:.+]]: index):
 // CHECK:           memref.load %[[PLANES]]
-// CHECK:           memref.store %{{.+}}, %[[PACKED]][%[[K4]], %[[COLUMN]], %{{.+}}] : memref<1x64x4xui8>
-// CHECK:         krnl.qmatmul %[[A]], %[[PACKED]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 9 : i64, 1 : i64], {{.*}} a_signed} : memref<1x1x12x4xi8>, memref<1x64x4xui8>, memref<1x2x3x3xi32>, memref<2xi32>
+// CHECK:           memref.store %{{.+}}, %[[PACKED]][%[[K4]], %[[COLUMN]], %{{.+}}] : memref<1x80x4xui8>
+// CHECK:         krnl.qmatmul %[[A]], %[[PACKED]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 9 : i64, 1 : i64], {{.*}} a_signed} : memref<1x1x12x4xi8>, memref<1x80x4xui8>, memref<1x2x3x3xi32>, memref<2xi32>
 
 // -----
 
@@ -77,10 +77,10 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK-LABEL: func.func @main_graph(
 // CHECK:         %[[OFFSETS:.+]] = krnl.global {value = #onnx.weight<"convinteger_offsets", tensor<2xi32>>}
 // CHECK-NEXT:    %[[A:.+]] = krnl.global {value = #onnx.weight<"convinteger_panels", tensor<1x2x12x4xi8>>}
-// CHECK-NEXT:    %[[PACKED:.+]] = memref.alloc() : memref<2x64x4xui8>
+// CHECK-NEXT:    %[[PACKED:.+]] = memref.alloc() : memref<2x80x4xui8>
 // CHECK-NEXT:    %[[PLANES:.+]] = krnl.view %x[0 : i64] : memref<1x6x2x3xui8> to memref<6x6xui8>
 // CHECK:         krnl.iterate({{.+}}) bounds [0, 0] to [2, 6] {
 // CHECK-NEXT:    ^bb0(%[[K4:.+]]: index, %[[COLUMN:.+]]: index):
 // CHECK:           memref.load %[[PLANES]][%{{.+}}, %[[COLUMN]]] : memref<6x6xui8>
-// CHECK:           memref.store %{{.+}}, %[[PACKED]][%[[K4]], %[[COLUMN]], %{{.+}}] : memref<2x64x4xui8>
+// CHECK:           memref.store %{{.+}}, %[[PACKED]][%[[K4]], %[[COLUMN]], %{{.+}}] : memref<2x80x4xui8>
 // CHECK:         krnl.qmatmul %[[A]], %[[PACKED]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 6 : i64, 2 : i64], {{.*}} a_signed}
