@@ -36,6 +36,10 @@ columns, 14 of them scalar, as long as the 208 in vectors)."""
 ROW_BAND = 4
 """Output rows a step of the conv computes (rows of 16 columns or more), each row of bytes read
 widened once for all: 3x3, 4 rows, 18 widened vectors for 36 multiply-adds rather than 36."""
+MAX_BAND_WASTE = 1.25
+"""Bands of rows step along a row in whole vectors: padded rows of 58 take 64 columns, of 18
+(16x16 outputs) 32, the bands' sharing (about 1.35x fewer operations) lost to computing 1.8x
+the positions: such rows go along all of them at once (512 channels at 16x16: 100 -> 91 us)."""
 EXACT_FLOAT32 = 2**24
 """Integers up to this magnitude are exact in float32, and so are sums that stay below it."""
 
@@ -124,7 +128,8 @@ def _depthwise_conv(
     * w = sum x * w - zx * sum w, every tap included (a padded one reads zx); that bias is
     made at compile time, or for a zero point known at run time only (DynamicQuantizeLinear's)
     by a loop over the channels. One nest then runs along each channel's padded rows in bands
-    of ROW_BAND output rows (rows narrower than a vector: along all of them at once), each
+    of ROW_BAND output rows (rows whose vectors would waste more than MAX_BAND_WASTE: along
+    all of them at once), each
     distinct run of bytes read widened to float once for the band, each tap a fused
     multiply-add, over a multiple of 16 columns; the sums requantized into wide rows of bytes,
     compacted after. (Its positions are those of the planes, flat: a step that runs past a
@@ -149,9 +154,9 @@ def _depthwise_conv(
         body.store(body.sub(body.load(bases, [channel]), correction), bias_values, [channel])
     offsets = [shifted.offset(g.top, ky, kx) for ky in range(kernel_h) for kx in range(kernel_w)]
     width, rows = shifted.width, shifted.window_y.output_size
-    if width >= VECTOR_COLUMNS:  # bands of rows, each step along a row
+    if _vector_multiple(width) <= MAX_BAND_WASTE * width:  # bands of rows, each step along a row
         band, bands, run = ROW_BAND, -(-rows // ROW_BAND), _vector_multiple(width)
-    else:  # rows narrower than a vector: along all of them at once
+    else:  # rows a vector would waste much of: along all of them at once
         band, bands, run = 1, 1, _vector_multiple(shifted.columns)
     extent = (bands * band - 1) * width + run  # positions computed, past the last ones read
     planes = shifted.planes(g, x, max(0, extent + max(offsets) - shifted.phases * shifted.height * width), pad=zero)
