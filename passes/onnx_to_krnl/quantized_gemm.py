@@ -366,49 +366,59 @@ def _pack_same_width(g, x, packed, windows, kernel, reduction: int, x_zero: int 
     """The im2col matrix of a stride-1 conv whose output rows are x's width W (ResNet's 3x3
     convs): column j = oy*W + ox of row k = (c, ky, kx) is x's plane c, flat, at j + (ky*dy -
     py)*W + kx*dx - px, so that each group of rows is packed by a loop over all the columns
-    at unit stride, as a pointwise conv's. x is first copied into planes, one per kx, each
-    shifted by kx*dx - px and padded with zero-point rows above and below; each row's
-    positions whose shifted reads leave the row (the padding left and right) are the zero
-    point. (Rewriting the few im2col columns whose windows reach into the padding after, a load
-    and a select per tap, took 29 of 480 us for 64 channels at 56x56, 23 for 256 at 14x14.)
-    Packing rows of 14 and 7 column by column, LLVM unrolled them fully and left them scalar (a
-    256-channel 3x3 QLinearConv at 14x14: 0.46 -> 0.41 ms, 512 at 7x7 0.49 -> 0.47, 128 at
-    28x28 0.43 -> 0.40)."""
+    at unit stride, as a pointwise conv's. x is first copied into planes with zero-point rows
+    above and below (and one slack run before and after: the reads of padding columns); the
+    few columns ox < px or ox >= W - px' whose windows reach into the padding are then
+    rewritten with the zero point. Packing rows of 14 and 7 column by column, LLVM unrolled
+    them fully and left them scalar (a 256-channel 3x3 QLinearConv at 14x14: 0.46 -> 0.41
+    ms, 512 at 7x7 0.49 -> 0.47, 128 at 28x28 0.43 -> 0.40)."""
     window_y, window_x = windows
     kernel_h, kernel_w = kernel
     channels, height, width = shape_of(x)[1:]
     top, left = window_y.pad_begin, window_x.pad_begin
+    right = (kernel_w - 1) * window_x.dilation - left  # the padding the last windows read
     rows = max(top + height, window_y.output_size + (kernel_h - 1) * window_y.dilation)
-    first, end, size = top * width, (top + height) * width, rows * width
+    slack = left + right
+    first, end = slack + top * width, slack + (top + height) * width
+    size = 2 * slack + rows * width
     b, element = g.top, x.type.get_element_type()
     zero = zero_value(b, x_zero, element)
-    planes = b.alloc(MemRefType(element, [kernel_w, channels, size]))
+    planes = b.alloc(MemRefType(element, [channels, size]))
     flat = reshaped_view(b, x, [channels, height * width])
     (c,), outer = b.loop_nest([channels])
-    for kx in range(kernel_w):
-        shift = kx * window_x.dilation - left
-        for span in ((0, first), (end, size)):
-            (q,), body = outer.for_nest([span])
-            body.store(zero, planes, [kx, c, q])
-        (q,), body = outer.for_nest([(first + max(0, -shift), end - max(0, shift))])
-        body.store(body.load(flat, [c, body.add(body.sub(q, first), shift)]), planes, [kx, c, q])
-        outside = [ox for ox in range(width) if not 0 <= ox + shift < width]
-        if outside:
-            (y, e), body = outer.for_nest([(0, height), (0, len(outside))])
-            ox = outside[0] if len(outside) == 1 else body.add(e, outside[0])  # one run at either end
-            body.store(zero, planes, [kx, c, body.add(body.add(body.mul(y, width), ox), first)])
+    for span in ((0, first), (end, size)):
+        (q,), body = outer.for_nest([span])
+        body.store(zero, planes, [c, q])
+    (q,), body = outer.for_nest([(first, end)])
+    body.store(body.load(flat, [c, body.sub(q, first)]), planes, [c, q])
 
     def reader(body, column):
         def load(k: SSAValue) -> SSAValue:
             c, offset = body.div(k, kernel_h * kernel_w), body.rem(k, kernel_h * kernel_w)
             ky, kx = body.div(offset, kernel_w), body.rem(offset, kernel_w)
-            return body.load(planes, [kx, c, body.add(column, body.mul(ky, window_y.dilation * width))])
+            shift = body.add(body.mul(ky, window_y.dilation * width), body.mul(kx, window_x.dilation))
+            return body.load(planes, [c, body.add(column, body.add(shift, slack - left))])
 
         return load
 
     columns = window_y.output_size * width
     (k4, column), body = b.loop_nest([shape_of(packed)[0], columns])
     _store_groups(body, packed, k4, column, reduction, reader(body, column))
+    low = min(left, width)  # columns [0, low) and [high, W) have windows reaching into padding
+    high = max(width - right, low)
+    if low + width - high == 0:
+        return
+    (k4, oy, e), body = b.loop_nest([shape_of(packed)[0], window_y.output_size, low + width - high])
+    ox = body.select_index(body.compare_index("slt", e, low), e, body.add(e, high - low))
+    read = reader(body, body.add(body.mul(oy, width), ox))
+
+    def edge(k: SSAValue) -> SSAValue:
+        kx = body.rem(k, kernel_w)
+        at = body.sub(body.add(ox, body.mul(kx, window_x.dilation)), left)
+        inside = body.and_(body.compare_index("sge", at, 0), body.compare_index("slt", at, width))
+        return body.select(inside, read(k), zero)
+
+    _store_groups(body, packed, k4, body.add(body.mul(oy, width), ox), reduction, edge)
 
 
 def _store_groups(body, packed: SSAValue, k4, column, reduction: int, load) -> None:

@@ -29,11 +29,11 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // -----
 
 // ConvInteger with a run-time zero point, stride 1, output rows as wide as x's: x is copied
-// flat into one plane of 12 per kx (a zero-point row above it), shifted by kx - 1 (the plane
-// of kx = 0 reads one column to the left: its first column of each row is the zero point,
-// loaded); the im2col matrix is packed along all 9 columns at unit stride, each tap (c, ky,
-// kx) read from plane kx at the column plus ky rows. The weights are the signed rows of
-// krnl.qmatmul, the offsets per row.
+// flat into planes of 14 (one slack byte, a zero-point row above it, one slack byte), the
+// zero point (loaded) stored around it; the im2col matrix is packed along all 9 columns at
+// unit stride, then the column whose windows reach into the left padding is rewritten
+// (the zero point where kx reads padding). The weights are the signed rows of krnl.qmatmul,
+// the offsets per row.
 builtin.module attributes {onnx.opset = 21 : i64} {
   func.func @main_graph(%x: tensor<1x1x3x3xui8>, %zx: tensor<ui8>) -> tensor<1x2x3x3xi32> {
     %w = "onnx.Constant"() {value = dense<[[[[1, 2], [3, 4]]], [[[-1, 0], [5, -7]]]]> : tensor<2x1x2x2xi8>} : () -> tensor<2x1x2x2xi8>
@@ -47,18 +47,19 @@ builtin.module attributes {onnx.opset = 21 : i64} {
 // CHECK:         %[[A:.+]] = krnl.global {value = #onnx.weight<"{{.*}}panels", tensor<1x1x12x4xi8>>} : memref<1x1x12x4xi8>
 // CHECK-NEXT:    %[[PACKED:.+]] = memref.alloc() : memref<1x80x4xui8>
 // CHECK-NEXT:    %[[ZERO:.+]] = memref.load %zx[] : memref<ui8>
-// CHECK-NEXT:    %[[PLANES:.+]] = memref.alloc() : memref<2x1x12xui8>
+// CHECK-NEXT:    %[[PLANES:.+]] = memref.alloc() : memref<1x14xui8>
 // CHECK-NEXT:    %[[FLAT:.+]] = krnl.view %x[0 : i64] : memref<1x1x3x3xui8> to memref<1x9xui8>
+// CHECK:         memref.store %[[ZERO]], %[[PLANES]]
 // CHECK:         memref.store %[[ZERO]], %[[PLANES]]
 // CHECK:         %[[VALUE:.+]] = memref.load %[[FLAT]]
 // CHECK-NEXT:    memref.store %[[VALUE]], %[[PLANES]]
-// CHECK:         memref.store %[[ZERO]], %[[PLANES]]
-// CHECK:         %[[VALUE1:.+]] = memref.load %[[FLAT]]
-// CHECK-NEXT:    memref.store %[[VALUE1]], %[[PLANES]]
 // CHECK:         krnl.iterate({{.+}}) bounds [0, 0] to [1, 9] {
 // CHECK-NEXT:    ^bb0(%[[K4:.+]]: index, %[[COLUMN:.+]]: index):
 // CHECK:           memref.load %[[PLANES]]
 // CHECK:           memref.store %{{.+}}, %[[PACKED]][%[[K4]], %[[COLUMN]], %{{.+}}] : memref<1x80x4xui8>
+// CHECK:         krnl.iterate({{.+}}) bounds [0, 0, 0] to [1, 3, 1] {
+// CHECK:           %[[READ:.+]] = memref.load %[[PLANES]]
+// CHECK-NEXT:      arith.select %{{.+}}, %[[READ]], %[[ZERO]] : ui8
 // CHECK:         krnl.qmatmul %[[A]], %[[PACKED]] into %y offsets %[[OFFSETS]] {sizes = [2 : i64, 9 : i64, 1 : i64], {{.*}} a_signed} : memref<1x1x12x4xi8>, memref<1x80x4xui8>, memref<1x2x3x3xi32>, memref<2xi32>
 
 // -----
