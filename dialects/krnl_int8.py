@@ -33,8 +33,20 @@ def _values(attr: ArrayAttr) -> list[int]:
     return [a.value.data for a in attr.data]
 
 
+PANEL_SKEW = 16
+"""Columns a panel [K4, pitch, 4] packed at run time has past padded_columns: its K4 steps then
+lie an odd number of 64-byte lines apart and spread over the cache's sets. With N = 1024 (a
+32x32 image) they were 4096 bytes apart, all in one set of L1 (and few of L2): 256 channels,
+3x3 at 32x32, 3.9 ms against onnxruntime's 1.7."""
+
+
 def padded_columns(n: int) -> int:
     return -(-n // QMATMUL_COLUMN_PAD) * QMATMUL_COLUMN_PAD
+
+
+def panel_pitch(n: int) -> int:
+    """The columns of a panel of n columns packed at run time (see PANEL_SKEW)."""
+    return padded_columns(n) + PANEL_SKEW
 
 
 @irdl_op_definition
@@ -44,10 +56,17 @@ class QMatmulOp(IRDLOperation):
     The reduction goes in groups of 4 (K4 = ceil(K / 4) groups, zero-padded): the layout of
     integer dot-product instructions (vpdpbusd: 4 byte products summed into each int32 lane).
     - A: [ceil(M/mr), K4, mr, 4]: row tiles of mr rows, each group of 4 bytes of a row
-      contiguous (one broadcast per row and group); rows past M are zero.
-    - B: [K4, Np, 4] with Np = N padded to QMATMUL_COLUMN_PAD: each column's group of 4
-      contiguous, a vector of V columns is 4V consecutive bytes.
-    - C: C[m, n] = c[m * ldc + n], bytes.
+      contiguous (one broadcast per row and group); rows past M are zero. With `a_panels`,
+      A is laid out as B, [K4, panel_pitch(M), 4]: a conv's im2col matrix packed for the
+      other orientation, read in place with its pixels as the rows.
+    - B: [K4, panel_pitch(N), 4] (N padded to QMATMUL_COLUMN_PAD, and PANEL_SKEW): each
+      column's group of 4 contiguous, a vector of V columns is 4V consecutive bytes (Np below:
+      N padded to QMATMUL_COLUMN_PAD, the tables' length). With `b_blocked`, B is
+      [Np/64, K4, 64, 4], blocks of 64 columns (weights packed at compile time): a column
+      tile's K4 steps 256 bytes apart, in a block of its own, rather than 4 Np (N of 512 and
+      more: 2 KB and more, a stride that maps the steps to few cache sets).
+    - C: C[m, n] = c[m * ldc + n], bytes; with `transposed_c` c[n * ldc + m] (a conv's NCHW
+      output when its output channels are the columns, in the vector lanes).
     Exactly one of A and B is signed (`a_signed`): the products are u8 x s8, exact in int32.
     Epilogue: v = acc + offsets[i] (int32), y = round_half_even(float(v) * multipliers[i])
     (float32) + zero_point, clamped to `clip` = [lo, hi] and stored as a byte; i is the row
@@ -72,6 +91,9 @@ class QMatmulOp(IRDLOperation):
     clip = prop_def(ArrayAttr)
     a_signed = opt_prop_def(UnitAttr)
     per_column = opt_prop_def(UnitAttr)
+    a_panels = opt_prop_def(UnitAttr)
+    b_blocked = opt_prop_def(UnitAttr)
+    transposed_c = opt_prop_def(UnitAttr)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
@@ -95,6 +117,9 @@ class QMatmulOp(IRDLOperation):
         clip: Sequence[int],
         a_signed: bool,
         per_column: bool,
+        a_panels: bool = False,
+        b_blocked: bool = False,
+        transposed_c: bool = False,
     ):
         properties = {
             "sizes": _ints(sizes),
@@ -105,6 +130,9 @@ class QMatmulOp(IRDLOperation):
             "clip": _ints(clip),
             "a_signed": UnitAttr() if a_signed else None,
             "per_column": UnitAttr() if per_column else None,
+            "a_panels": UnitAttr() if a_panels else None,
+            "b_blocked": UnitAttr() if b_blocked else None,
+            "transposed_c": UnitAttr() if transposed_c else None,
         }
         properties = {name: value for name, value in properties.items() if value is not None}
         super().__init__(operands=[a, b, c, offsets, [multipliers] if multipliers else []], properties=properties)
@@ -135,10 +163,15 @@ class QMatmulOp(IRDLOperation):
         if len(sizes) != 3 or min(sizes) < 1 or mr < 1:
             raise VerifyException("krnl.qmatmul: sizes [M, N, K4] and row_tile must be positive")
         m, n, k4 = sizes
-        if list(self.a.type.get_shape()) != [-(-m // mr), k4, mr, 4]:
+        if self.a_panels is not None and list(self.a.type.get_shape()) != [k4, panel_pitch(m), 4]:
+            raise VerifyException("krnl.qmatmul: A in panels must have shape [K4, panel_pitch(M), 4]")
+        if self.a_panels is None and list(self.a.type.get_shape()) != [-(-m // mr), k4, mr, 4]:
             raise VerifyException("krnl.qmatmul: A must have shape [ceil(M/mr), K4, mr, 4]")
-        if list(self.b.type.get_shape()) != [k4, padded_columns(n), 4]:
-            raise VerifyException("krnl.qmatmul: B must have shape [K4, Np, 4]")
+        blocks = padded_columns(n) // QMATMUL_COLUMN_PAD
+        if self.b_blocked is not None and list(self.b.type.get_shape()) != [blocks, k4, QMATMUL_COLUMN_PAD, 4]:
+            raise VerifyException("krnl.qmatmul: B in blocks must have shape [Np/64, K4, 64, 4]")
+        if self.b_blocked is None and list(self.b.type.get_shape()) != [k4, panel_pitch(n), 4]:
+            raise VerifyException("krnl.qmatmul: B must have shape [K4, panel_pitch(N), 4]")
         entries = padded_columns(n) if self.per_column is not None else m
         if (self.multipliers is None) != self.int32_result:
             raise VerifyException("krnl.qmatmul: multipliers requantize a C of bytes; a C of int32 has none")

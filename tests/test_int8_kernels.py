@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
+from onnx.reference import ReferenceEvaluator
 from test_cross import require_emulator
 
 import onnxc
@@ -153,25 +154,39 @@ def test_same_width_conv_is_onnxruntimes(x_shape, kernel, pads, dilation, x_type
 @pytest.mark.parametrize("size", [11, 66])
 def test_depthwise_qlinear_conv_is_onnxruntimes(x_type, stride, size, tmp_path):
     """A depthwise QLinearConv (x zero point padding, its requantization in the conv's
-    store) on the float depthwise conv gives onnxruntime's bytes exactly: along wide rows
-    (11: 11- or 6-wide outputs) and row by row (66: 66- or 33-wide)."""
+    store), its taps bytes widened to float: onnxruntime's bytes exactly, for 11-, 6-, 66-
+    and 33-wide outputs."""
     rng = np.random.default_rng(stride)
     info = np.iinfo(x_type)
     x = rng.integers(info.min, info.max, (1, 24, size, size), endpoint=True).astype(x_type)
     model = _depthwise_model(x_type, 24, size, stride, rng)
     krnl = onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
-    assert "tensor<24x1x3x3xf32>" in krnl  # the weights of the float depthwise conv
+    assert "tensor<24x9xf32>" in krnl  # the weights, a row of taps per channel
     actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
     np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
 
 
-def test_depthwise_planes_are_vectorized(tmp_path):
-    """The copy of 56-wide rows of bytes into the conv's float planes is kept from LLVM's
-    full unrolling (before the loop vectorizer), which left it scalar."""
-    model = _depthwise_model(np.uint8, 8, 56, 1, np.random.default_rng(0))
+@pytest.mark.parametrize("size", [14, 56])
+def test_depthwise_taps_are_vectorized(size, tmp_path):
+    """The depthwise conv's steps along bands of 4 rows widen each distinct row of bytes once
+    (3x3: 18 vectors for 4 rows) and none in scalar code: its loop is kept from LLVM's full
+    unrolling (before the loop vectorizer, which left such loops scalar) and runs over a
+    multiple of 16 columns (no scalar remainder: at 14x14, along all rows at once, 14 columns
+    of 222 in one took as long as the 208 in vectors)."""
+    model = _depthwise_model(np.uint8, 8, size, 1, np.random.default_rng(0))
     target = resolve_target("x86_64", cpu="znver4")
     text = onnxc.compile(model, tmp_path / "m.ll", target=target, emit="llvm").read_text()
-    assert re.search(r"uitofp <\d+ x i8>", text) and "llvm.loop.unroll.disable" in text
+    assert len(re.findall(r"uitofp <16 x i8>", text)) == 18 and not re.search(r"uitofp i8 ", text)
+
+
+def test_strided_depthwise_planes_are_vectorized(tmp_path):
+    """The phase planes of a stride-2 depthwise conv (each 56-wide row of bytes split into two
+    28-wide phases) are kept from LLVM's full unrolling, which left the copy scalar: the loop
+    vectorizer deinterleaves the bytes (a shuffle of the even ones)."""
+    model = _depthwise_model(np.uint8, 8, 56, 2, np.random.default_rng(0))
+    target = resolve_target("x86_64", cpu="znver4")
+    text = onnxc.compile(model, tmp_path / "m.ll", target=target, emit="llvm").read_text()
+    assert re.search(r"shufflevector <\d+ x i8> %[^,]+, <\d+ x i8> poison, <\d+ x i32> <i32 0, i32 2,", text)
 
 
 @pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])
@@ -212,6 +227,62 @@ def test_dynamic_int8_matches_onnxruntime(name, tmp_path):
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize(
+    ("x_shape", "out_channels", "kernel", "stride"),
+    [
+        ((1, 64, 7, 7), 32, 3, 1),  # 49 pixels: row tiles of 10, 10, 10, 10, 9
+        ((1, 64, 7, 7), 40, 3, 1),  # channels past the last whole vector
+        ((1, 24, 14, 14), 48, 3, 2),
+        ((1, 80, 7, 7), 16, 1, 1),
+        ((1, 36, 5, 5), 16, 3, 1),  # 25 pixels: row tiles of 9, 8, 8
+    ],
+)
+def test_conv_in_lanes_is_onnxruntimes(x_shape, out_channels, kernel, stride, tmp_path):
+    """QLinearConvs over small images run with their output channels in the vector lanes
+    (krnl.qmatmul's a_panels, b_blocked, transposed_c): onnxruntime's bytes, with pixels
+    not a multiple of the 4 rows a scatter stores, nor of a row tile, and channels not of
+    a vector."""
+    rng = np.random.default_rng(out_channels)
+    weights = rng.integers(-128, 127, (out_channels, x_shape[1], kernel, kernel)).astype(np.int8)
+    pads = [kernel // 2] * 4
+    model = _qlinear_conv_model(np.uint8, x_shape, weights, rng, pads=pads, strides=[stride] * 2)
+    assert "transposed_c" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    x = rng.integers(0, 255, x_shape, endpoint=True).astype(np.uint8)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
+
+
+def test_im2col_panels_step_an_odd_number_of_lines(tmp_path):
+    """The im2col matrix of a 32x32 image (1024 columns) is packed 1040 columns wide: the
+    kernel's K4 steps 4160 bytes apart (65 cache lines) spread over the cache's sets; 4096
+    bytes apart they all fell in one (3x3 256 -> 256: 3.9 ms, 1.67 skewed; onnxruntime 1.7)."""
+    rng = np.random.default_rng(2)
+    weights = rng.integers(-128, 127, (16, 8, 3, 3)).astype(np.int8)
+    model = _qlinear_conv_model(np.uint8, (1, 8, 32, 32), weights, rng, pads=[1, 1, 1, 1])
+    assert "memref<18x1040x4xui8>" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    x = rng.integers(0, 255, (1, 8, 32, 32), endpoint=True).astype(np.uint8)
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, _reference(model, {"x": x}))
+
+
+def test_conv_integer_in_lanes_is_exact(tmp_path):
+    """ConvInteger in the lanes stores its int32 sums transposed, lane by lane: the reference's."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 255, (1, 72, 7, 7), endpoint=True).astype(np.uint8)
+    initializers = [numpy_helper.from_array(rng.integers(-128, 127, (32, 72, 1, 1)).astype(np.int8), "w"),
+                    numpy_helper.from_array(np.uint8(9), "xz")]  # fmt: skip
+    node = onnx.helper.make_node("ConvInteger", ["x", "w", "xz"], ["y"])
+    graph = onnx.helper.make_graph(
+        [node], "conv", [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.UINT8, x.shape)],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT32, (1, 32, 7, 7))], initializers,
+    )  # fmt: skip
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    assert "transposed_c" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl").read_text()
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(actual, ReferenceEvaluator(model).run(None, {"x": x})[0])
+
+
 def test_portable_int32_path_matches_vnni(tmp_path):
     """The int32 epilogue of an x86-64-v3 build (portable dot product) gives the host's sums."""
     model = _model("resnet", "dynamic")
@@ -231,6 +302,27 @@ def test_int8_foreign_target_matches_x86(target, quant_format, tmp_path):
     host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, feeds)[0]
     library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
     np.testing.assert_allclose(EmulatedSession(library).run(None, feeds)[0], host, rtol=REASSOCIATED_SUM_RTOL, atol=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["ppc64le", "s390x"])
+@pytest.mark.parametrize("conv", ["lanes", "depthwise"])
+def test_int8_convs_on_foreign_targets_match_x86(target, conv, tmp_path):
+    """A conv in the lanes (transposed stores 4 rows of bytes at a time, B in blocks, rows
+    split evenly) and a strided depthwise conv: the x86 build's bytes on big-endian s390x and
+    on ppc64le, under qemu."""
+    require_emulator(target)
+    rng = np.random.default_rng(8)
+    if conv == "lanes":
+        weights = rng.integers(-128, 127, (40, 64, 3, 3)).astype(np.int8)
+        model = _qlinear_conv_model(np.uint8, (1, 64, 7, 7), weights, rng, pads=[1, 1, 1, 1])
+    else:
+        model = _depthwise_model(np.uint8, 24, 35, 2, rng)
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = rng.integers(0, 255, shape, endpoint=True).astype(np.uint8)
+    host = onnxc.Session(onnxc.compile(model, tmp_path / "host.so")).run(None, {"x": x})[0]
+    library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
+    np.testing.assert_array_equal(EmulatedSession(library).run(None, {"x": x})[0], host)
 
 
 @pytest.mark.parametrize("quant_format", ["qdq", "qoperator"])

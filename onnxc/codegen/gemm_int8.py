@@ -8,8 +8,10 @@
           micro-kernel: rows x nv accumulators over the K4 groups of 4 products, each step
             nv vector loads of B, one 4-byte broadcast of A per row, rows * nv dot products
           epilogue: + offset, * multiplier (float32), round half to even, + zero point,
-            clamp, narrow to bytes, a masked store of each vector (rows past M skipped);
-            for a C of int32, a masked store of the sums plus offsets
+            clamp, narrow to bytes, a masked store of each vector; for a C of int32, a
+            masked store of the sums plus offsets; a transposed C (a conv's NCHW output,
+            its channels the columns) by scatters, 4 rows of bytes at a time
+The last row tile and the last column tile compute just the rows and vectors left.
 
 The dot product of a step, by target:
 - x86 with AVX512-VNNI: `vpdpbusd` on zmm (16 columns per vector, 4 products per lane);
@@ -28,10 +30,10 @@ from llvmlite import ir
 from onnxc.codegen.function_translator import FunctionTranslator, emits
 from onnxc.codegen.gemm import counted_loop
 from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_struct, store_fields, thread_pool_slice
-from onnxc.codegen.llvm_types import F32, I1, I8, I32, I64, PTR
+from onnxc.codegen.llvm_types import F32, I8, I32, I64, PTR
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
-from onnxc.dialects.krnl_int8 import QMatmulOp, padded_columns
+from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, panel_pitch
 
 VNNI_512_CPUS = {
     "icelake-client", "icelake-server", "tigerlake", "cascadelake", "cooperlake", "rocketlake",
@@ -97,7 +99,6 @@ class QGemmEmitter:
         self.shape = QGemmShape.of(t.parent.target)
         self.m, self.n, self.k4 = op.m_n_k4
         self.mr = op.row_tile.value.data
-        self.np = padded_columns(self.n)
         s = self.shape
         self.partial = 1 if s.kind != "portable" else 2  # int32 lanes per column in an accumulator
         self.acc_type = ir.VectorType(I32, s.lanes * self.partial)
@@ -110,7 +111,8 @@ class QGemmEmitter:
 
     @property
     def row_tiles(self) -> int:
-        return -(-self.m // self.mr)
+        """Tiles of mr rows (A in tiles), or of at most the micro-kernel's rows (A in panels)."""
+        return -(-self.m // (self.mr if self.op.a_panels is None else self.shape.rows))
 
     @property
     def column_tiles(self) -> int:
@@ -174,29 +176,73 @@ class QGemmEmitter:
         s = self.shape
         nr = s.lanes * s.vectors
         if self.split_rows:
-            columns, tiles = (_c(0), _c(self.n)), (begin, end)
+            first_column, column_end, tiles = _c(0), _c(self.n), (begin, end)
         else:
             column_end = b.mul(end, _c(nr))
             column_end = b.select(b.icmp_signed("<", column_end, _c(self.n)), column_end, _c(self.n))
-            columns, tiles = (b.mul(begin, _c(nr)), column_end), (_c(0), _c(self.row_tiles))
-        with counted_loop(b, *columns, nr, "jr") as jr:
-            b_tile = b.gep(b_in, [b.mul(jr, _c(4))], source_etype=I8)
-            with counted_loop(b, *tiles, 1, "tile") as tile:
-                a_tile = b.gep(a, [b.mul(tile, _c(self.k4 * self.mr * 4))], source_etype=I8)
-                for first in range(0, self.mr, s.rows):
-                    rows = min(s.rows, self.mr - first)
-                    row0 = b.add(b.mul(tile, _c(self.mr)), _c(first))
-                    with b.if_then(b.icmp_signed("<", row0, _c(self.m))):
-                        accumulators = self.micro_kernel(
-                            b, b.gep(a_tile, [_c(first * 4)], source_etype=I8), b_tile, rows
-                        )
-                        self.epilogue(b, accumulators, c, offsets, multipliers[0] if multipliers else None, row0, jr)
+            first_column, tiles = b.mul(begin, _c(nr)), (_c(0), _c(self.row_tiles))
+        tables = (offsets, multipliers[0] if multipliers else None)
+        full = self.n // nr * nr  # the columns of whole tiles; the last tile's vectors cover just the rest
+        full_end = b.select(b.icmp_signed("<", column_end, _c(full)), column_end, _c(full))
+        with counted_loop(b, first_column, full_end, nr, "jr") as jr:
+            self.column_tile(b, a, b_in, c, tables, jr, s.vectors, tiles)
+        if full < self.n:
+            with b.if_then(b.icmp_signed(">", column_end, _c(full))):
+                self.column_tile(b, a, b_in, c, tables, _c(full), -(-(self.n - full) // s.lanes), tiles)
         b.ret_void()
         return fn
 
-    def micro_kernel(self, b: ir.IRBuilder, a: ir.Value, b_tile: ir.Value, rows: int) -> list[list[ir.Value]]:
-        """rows x vectors accumulators over the K4 groups: A's row r at a + (k4*mr + r)*4,
-        B's vector v at b_tile + (k4*Np + v*lanes)*4."""
+    def column_tile(self, b, a, b_in, c, tables, jr, vectors: int, tiles) -> None:
+        """The columns [jr, jr + vectors * lanes) of the row tiles [tiles) (`row_tile_sizes`)."""
+        if self.op.b_blocked is not None:
+            block = b.mul(b.udiv(jr, _c(QMATMUL_COLUMN_PAD)), _c(self.k4 * QMATMUL_COLUMN_PAD * 4))
+            jr_bytes = b.add(block, b.mul(b.urem(jr, _c(QMATMUL_COLUMN_PAD)), _c(4)))
+        else:
+            jr_bytes = b.mul(jr, _c(4))
+        b_tile = b.gep(b_in, [jr_bytes], source_etype=I8)
+        first_tiles, first_rows, rows = self.row_tile_sizes()
+        with counted_loop(b, *tiles, 1, "tile") as tile:
+            if first_tiles in (0, self.row_tiles):
+                size = first_rows if first_tiles else rows
+                self.row_tile(b, a, b_tile, c, tables, tile, b.mul(tile, _c(size)), jr, vectors, size)
+            else:
+                with b.if_else(b.icmp_signed("<", tile, _c(first_tiles))) as (then, otherwise):
+                    with then:
+                        row0 = b.mul(tile, _c(first_rows))
+                        self.row_tile(b, a, b_tile, c, tables, tile, row0, jr, vectors, first_rows)
+                    with otherwise:
+                        row0 = b.add(b.mul(b.sub(tile, _c(first_tiles)), _c(rows)), _c(first_tiles * first_rows))
+                        self.row_tile(b, a, b_tile, c, tables, tile, row0, jr, vectors, rows)
+
+    def row_tile_sizes(self) -> tuple[int, int, int]:
+        """(n, r1, r2): the first n row tiles have r1 rows, the others r2. A in tiles: tiles of
+        mr rows, the last M mod mr. A in panels: the rows split evenly into as few tiles of at
+        most the micro-kernel's rows as can be (49 rows: 10, 10, 10, 10, 9; not 12, 12, 12, 12,
+        1, whose one-row micro-kernel streams all of the column tile of B for 1/12 of the work:
+        3x3 512 -> 512 at 7x7 in the lanes, 384 us; at 6x8, 48 rows, 319 us)."""
+        if self.op.a_panels is None:
+            whole, rest = divmod(self.m, self.mr)
+            return whole, self.mr, rest
+        base, extra = divmod(self.m, self.row_tiles)
+        return extra, base + 1, base
+
+    def row_tile(self, b, a, b_tile, c, tables, tile, row0, jr, vectors: int, rows_in_tile: int) -> None:
+        """The tile's rows [row0, row0 + rows_in_tile), a micro-kernel of up to `rows` rows at a time."""
+        if self.op.a_panels is not None:
+            a_tile = b.gep(a, [b.mul(row0, _c(4))], source_etype=I8)
+        else:
+            a_tile = b.gep(a, [b.mul(tile, _c(self.k4 * self.mr * 4))], source_etype=I8)
+        for first in range(0, rows_in_tile, self.shape.rows):
+            rows = min(self.shape.rows, rows_in_tile - first)
+            accumulators = self.micro_kernel(b, b.gep(a_tile, [_c(first * 4)], source_etype=I8), b_tile, rows, vectors)
+            self.epilogue(b, accumulators, c, *tables, b.add(row0, _c(first)), jr)
+
+    def micro_kernel(
+        self, b: ir.IRBuilder, a: ir.Value, b_tile: ir.Value, rows: int, vectors: int
+    ) -> list[list[ir.Value]]:
+        """rows x vectors accumulators over the K4 groups: A's row r at a + k4*(mr or, with
+        `a_panels`, panel_pitch(M))*4 + r*4, B's vector v at b_tile + k4*(panel_pitch(N) or,
+        with `b_blocked`, 64)*4 + v*lanes*4."""
         s = self.shape
         entry = b.block
         header, body, exit_ = (b.append_basic_block(f"k4.{part}") for part in ("header", "body", "exit"))
@@ -204,22 +250,24 @@ class QGemmEmitter:
         b.position_at_end(header)
         k4 = b.phi(I64, "k4")
         k4.add_incoming(_c(0), entry)
-        accumulators = [[b.phi(self.acc_type) for _ in range(s.vectors)] for _ in range(rows)]
+        accumulators = [[b.phi(self.acc_type) for _ in range(vectors)] for _ in range(rows)]
         for row in accumulators:
             for phi in row:
                 phi.add_incoming(ir.Constant(self.acc_type, None), entry)
         b.cbranch(b.icmp_signed("<", k4, _c(self.k4)), body, exit_)
         b.position_at_end(body)
-        b_row = b.gep(b_tile, [b.mul(k4, _c(self.np * 4))], source_etype=I8)
+        b_step = QMATMUL_COLUMN_PAD * 4 if self.op.b_blocked is not None else panel_pitch(self.n) * 4
+        b_row = b.gep(b_tile, [b.mul(k4, _c(b_step))], source_etype=I8)
         b_vectors = [
             b.load(b.gep(b_row, [_c(v * s.lanes * 4)], source_etype=I8), typ=self.bytes_type, align=1)
-            for v in range(s.vectors)
+            for v in range(vectors)
         ]
-        a_row = b.gep(a, [b.mul(k4, _c(self.mr * 4))], source_etype=I8)
+        a_step = panel_pitch(self.m) * 4 if self.op.a_panels is not None else self.mr * 4
+        a_row = b.gep(a, [b.mul(k4, _c(a_step))], source_etype=I8)
         for r in range(rows):
             group = b.load(b.gep(a_row, [_c(r * 4)], source_etype=I8), typ=I32, align=1)
             broadcast = self.splat(b, group, ir.VectorType(I32, s.lanes))
-            for v in range(s.vectors):
+            for v in range(vectors):
                 updated = self.dot(b, accumulators[r][v], broadcast, b_vectors[v])
                 accumulators[r][v].add_incoming(updated, b.block)
         k4.add_incoming(b.add(k4, _c(1), flags=["nsw"]), b.block)
@@ -261,35 +309,105 @@ class QGemmEmitter:
 
     def epilogue(self, b, accumulators, c, offsets, multipliers, row0, jr) -> None:
         """Each row's vectors plus their offsets, requantized to bytes (or, with no
-        `multipliers`, as int32), stored masked to the columns below N."""
+        `multipliers`, as int32), stored masked to the columns below N (rows row0 + r, all
+        below M)."""
         s, op = self.shape, self.op
         lanes = s.lanes
         ints, floats = ir.VectorType(I32, lanes), ir.VectorType(F32, lanes)
         stored = ints if multipliers is None else ir.VectorType(I8, lanes)
-        mask_type = ir.VectorType(I1, lanes)
-        store_name = f"llvm.masked.store.v{lanes}i{stored.element.width}.p0"
-        store = self.declare(store_name, ir.VoidType(), [stored, PTR, I32, mask_type])
         per_column = op.per_column is not None
+        values = []
         for r, row in enumerate(accumulators):
             m = b.add(row0, _c(r))
-            with b.if_then(b.icmp_signed("<", m, _c(self.m))):
-                if not per_column:
-                    offset = self.splat(b, b.load(b.gep(offsets, [m], source_etype=I32), typ=I32), ints)
+            if not per_column:
+                offset = self.splat(b, b.load(b.gep(offsets, [m], source_etype=I32), typ=I32), ints)
+                if multipliers is not None:
+                    scale = self.splat(b, b.load(b.gep(multipliers, [m], source_etype=F32), typ=F32), floats)
+            values.append([])
+            for v, acc in enumerate(row):
+                column = b.add(jr, _c(v * lanes))
+                if per_column:
+                    offset = b.load(b.gep(offsets, [column], source_etype=I32), typ=ints, align=4)
                     if multipliers is not None:
-                        scale = self.splat(b, b.load(b.gep(multipliers, [m], source_etype=F32), typ=F32), floats)
-                for v, acc in enumerate(row):
-                    column = b.add(jr, _c(v * lanes))
-                    if per_column:
-                        offset = b.load(b.gep(offsets, [column], source_etype=I32), typ=ints, align=4)
-                        if multipliers is not None:
-                            scale = b.load(b.gep(multipliers, [column], source_etype=F32), typ=floats, align=4)
-                    sums = acc if self.partial == 1 else self.pairs_added(b, acc, lanes)
-                    value = b.add(sums, offset)
-                    if multipliers is not None:
-                        value = b.trunc(self.requantized(b, value, scale), stored)
-                    pointer = b.gep(c, [b.add(b.mul(m, _c(op.ldc.value.data)), column)], source_etype=stored.element)
-                    mask = self.lane_mask(b, column, lanes)
-                    b.call(store, [value, pointer, ir.Constant(I32, stored.element.width // 8), mask])
+                        scale = b.load(b.gep(multipliers, [column], source_etype=F32), typ=floats, align=4)
+                sums = acc if self.partial == 1 else self.pairs_added(b, acc, lanes)
+                value = b.add(sums, offset)
+                values[-1].append(value if multipliers is None else self.requantized(b, value, scale))
+        if op.transposed_c is not None:
+            self.store_transposed(b, values, c, row0, jr, bytes_=multipliers is not None)
+            return
+        for r, row in enumerate(values):
+            for v, value in enumerate(row):
+                column = b.add(jr, _c(v * lanes))
+                at = b.add(b.mul(b.add(row0, _c(r)), _c(op.ldc.value.data)), column)
+                self.masked_store(
+                    b, value, b.gep(c, [at], source_etype=stored.element), self.lane_mask(b, column, lanes)
+                )
+
+    def masked_store(self, b, value: ir.Value, pointer: ir.Value, mask: ir.Value) -> None:
+        """value (int32 lanes) at pointer, as int32 or (C of bytes) narrowed to bytes, in the
+        lanes of mask. With AVX-512 bytes go by vpmovdb's intrinsic: LLVM 22 stores a trunc
+        whose masked store keeps one constant lane as 4 bytes (vmovss), past the row's end
+        (the last vector of N = 16k + 1 columns)."""
+        lanes = value.type.count
+        if self.op.int32_result:
+            name, stored = f"llvm.masked.store.v{lanes}i32.p0", value
+        elif self.shape.kind == "vnni512":
+            store = self.declare(
+                "llvm.x86.avx512.mask.pmov.db.mem.512", ir.VoidType(), [PTR, value.type, ir.IntType(16)]
+            )
+            b.call(store, [pointer, value, b.bitcast(mask, ir.IntType(16))])
+            return
+        else:
+            name, stored = f"llvm.masked.store.v{lanes}i8.p0", b.trunc(value, ir.VectorType(I8, lanes))
+        store = self.declare(name, ir.VoidType(), [stored.type, PTR, I32, mask.type])
+        b.call(store, [stored, pointer, ir.Constant(I32, stored.type.element.width // 8), mask])
+
+    def store_transposed(self, b, values, c, row0, jr, *, bytes_: bool) -> None:
+        """values[r][v] (lane j: C[row0 + r, jr + v*lanes + j]) at c[n*ldc + m]: a scatter per
+        vector, each lane to another column's row of C. Bytes go 4 rows at a time, the lanes
+        of 4 consecutive rows interleaved into one int32 per column (a scatter of words: 3 per
+        12 rows rather than 12 of bytes); rows left over (fewer than 4) go one by one."""
+        lanes, ldc = self.shape.lanes, self.op.ldc.value.data
+        element, group = (I8, 4) if bytes_ else (I32, 1)
+        for v in range(len(values[0])):
+            column = b.add(jr, _c(v * lanes))
+            mask = self.lane_mask(b, column, lanes)
+            i64s = ir.VectorType(I64, lanes)
+            columns = b.add(self.splat(b, column, i64s), ir.Constant(i64s, list(range(lanes))))
+            lane_starts = b.add(b.mul(columns, ir.Constant(i64s, [ldc] * lanes)), self.splat(b, row0, i64s))
+            r = 0
+            while r < len(values):
+                count = group if r + group <= len(values) else 1
+                value = self.interleaved(b, [self.narrow(b, values[r + i][v], bytes_) for i in range(count)])
+                at = b.add(lane_starts, ir.Constant(i64s, [r] * lanes))
+                pointers = b.gep(c, [at], source_etype=element)
+                pointers.type = ir.VectorType(PTR, lanes)  # llvmlite types a GEP of vector indices as one pointer
+                name = f"llvm.masked.scatter.v{lanes}i{value.type.element.width}.v{lanes}p0"
+                scatter = self.declare(name, ir.VoidType(), [value.type, pointers.type, I32, mask.type])
+                b.call(scatter, [value, pointers, ir.Constant(I32, 1 if group > 1 else element.width // 8), mask])
+                r += count
+
+    @staticmethod
+    def narrow(b, value: ir.Value, bytes_: bool) -> ir.Value:
+        return b.trunc(value, ir.VectorType(I8, value.type.count)) if bytes_ else value
+
+    @staticmethod
+    def interleaved(b, vectors: list[ir.Value]) -> ir.Value:
+        """One vector, or 4 byte vectors as words: lane j the bytes of lane j of each, in order
+        (as memory: a bitcast, so the same bytes on either endianness)."""
+        if len(vectors) == 1:
+            return vectors[0]
+        lanes = vectors[0].type.count
+        low, high = (
+            b.shuffle_vector(
+                vectors[i], vectors[i + 1], ir.Constant(ir.VectorType(I32, 2 * lanes), list(range(2 * lanes)))
+            )
+            for i in (0, 2)
+        )
+        order = [i * lanes + j for j in range(lanes) for i in range(4)]
+        bytes_ = b.shuffle_vector(low, high, ir.Constant(ir.VectorType(I32, 4 * lanes), order))
+        return b.bitcast(bytes_, ir.VectorType(I32, lanes))
 
     def requantized(self, b, sums: ir.Value, scale: ir.Value) -> ir.Value:
         """round_half_even(float(sums) * scale) + zero point, clamped to `clip` (int32 lanes)."""

@@ -4,7 +4,7 @@ The integer kernel (codegen/gemm_int8.py) multiplies uint8 activations by int8 w
 groups of 4 bytes, accumulating exactly in int32, and requantizes in its epilogue (QLinear*)
 or stores the int32 sums (*Integer: dynamic quantization). What it needs is made here:
 - the weights packed at compile time in its layout (Conv: the rows of A, one per output
-  channel; MatMul: the columns of B);
+  channel; MatMul, and convs over small images, `_in_lanes`: the columns of B, in blocks);
 - the zero-point compensation per output channel, also at compile time: sum (x - zx) w =
   sum x w - zx sum w (weights have zero point 0), folded with the bias into one int32
   offset per channel; where zx is known only at run time (DynamicQuantizeLinear's), a loop
@@ -29,7 +29,7 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType, MemRefType, f32, i8, i32
 from xdsl.ir import SSAValue
 
-from onnxc.dialects.krnl_int8 import QMatmulOp, padded_columns
+from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, padded_columns, panel_pitch
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import is_unsigned
 from onnxc.passes.helpers.run_time_dims import reshaped_view
@@ -177,7 +177,8 @@ def lower_conv_integer_as_gemm(g: GraphLowering, op: OnnxOp, out: SSAValue) -> b
 
 
 def _conv_as_gemm(g, op, weights, bias, x_zero: int | SSAValue, out: SSAValue, epilogue: _Epilogue) -> None:
-    """krnl.qmatmul of the weights (rows) by the im2col matrix of x (input 0) into out."""
+    """krnl.qmatmul of the weights (rows) by the im2col matrix of x (input 0) into out, or
+    (`_in_lanes`) of the im2col matrix read as rows by the weights (columns), stored transposed."""
     x_value, out_shape = op.input(0), tuple(op.results[0].type.get_shape())
     out_channels, _, kernel_h, kernel_w = weights.shape
     _, _, height, width = shape_of(g.buffers[x_value])
@@ -186,17 +187,50 @@ def _conv_as_gemm(g, op, weights, bias, x_zero: int | SSAValue, out: SSAValue, e
     reduction, columns = matrix.shape[1], out_shape[2] * out_shape[3]
     groups = -(-reduction // 4)
     name = op.node_name or op.OP_TYPE.lower()
-    offsets = _offsets(g, op, matrix.astype(np.int64).sum(axis=1), bias.astype(np.int64), x_zero, f"{name}_offsets")
-    a = weight_buffer(g, op, _row_tiles(matrix, groups), i8, f"{name}_panels")
-    x_type = x_value.type.get_element_type()
-    packed = g.top.alloc(MemRefType(x_type, [groups, padded_columns(columns), 4]))
+    lanes = _in_lanes(out_channels, columns, reduction)
+    if lanes:
+        panels, sums = _column_panels(matrix.T)
+        column_bias = np.zeros(sums.size, np.int64)
+        column_bias[:out_channels] = bias
+        offsets = _offsets(g, op, sums, column_bias, x_zero, f"{name}_offsets")
+    else:
+        panels = _row_tiles(matrix, groups)
+        offsets = _offsets(g, op, matrix.astype(np.int64).sum(axis=1), bias.astype(np.int64), x_zero, f"{name}_offsets")
+    weights = weight_buffer(g, op, panels, i8, f"{name}_panels")
+    packed = g.top.alloc(MemRefType(x_value.type.get_element_type(), [groups, panel_pitch(columns), 4]))
     _pack_im2col(g, g.buffers[x_value], packed, (window_y, window_x), (kernel_h, kernel_w), reduction, x_zero)
-    _insert_qmatmul(g, op, a, packed, out, offsets, epilogue, (out_channels, columns, groups), a_signed=True)
+    if lanes:
+        sizes = (columns, out_channels, groups)
+        _insert_qmatmul(g, op, packed, weights, out, offsets, epilogue, sizes, a_signed=False, transposed=True)
+    else:
+        _insert_qmatmul(g, op, weights, packed, out, offsets, epilogue, (out_channels, columns, groups), a_signed=True)
 
 
-def _insert_qmatmul(g, op, a, b, out, offsets, epilogue: _Epilogue, sizes, *, a_signed: bool) -> None:
-    """krnl.qmatmul of A by B into out (its rows contiguous), the tables per row of a
-    signed A, per column of a signed B."""
+LANES = 16
+"""Columns of krnl.qmatmul per vector on the widest target (AVX-512): the rounding of its columns."""
+MIN_WASTED_COLUMNS = 1.05
+"""A conv goes to the lanes (its output channels the columns, in the vector lanes, its pixels the
+rows, stored transposed) where its pixels as the columns would compute this many times the
+outputs its channels would: 7x7 images (49 pixels in 64 columns; 3x3 512 -> 512: 454 -> 387 us,
+1x1 2048 -> 512: 184 -> 151 us) and 14x14 (196 in 208; 3x3 256 -> 256: 366 -> 354 us), not 28x28
+(784 columns, none wasted; in the lanes 3x3 128 -> 128: 369 -> 414 us)."""
+MIN_LANES_REDUCTION = 64
+"""... and where the reduction repays the transposed store (a scatter per vector and 4 rows)."""
+
+
+def _in_lanes(channels: int, pixels: int, reduction: int) -> bool:
+    """Whether a conv's product has its output channels in the vector lanes (see MIN_WASTED_COLUMNS)."""
+
+    def waste(n: int) -> float:
+        return -(-n // LANES) * LANES / n
+
+    return reduction >= MIN_LANES_REDUCTION and waste(pixels) >= MIN_WASTED_COLUMNS * waste(channels)
+
+
+def _insert_qmatmul(g, op, a, b, out, offsets, epilogue: _Epilogue, sizes, *, a_signed: bool, transposed=False) -> None:
+    """krnl.qmatmul of A by B into out, the tables per row of a signed A, per column of a
+    signed B; A in panels and C transposed (`transposed`: a conv's pixels as the rows), else
+    A in row tiles and C's rows contiguous."""
     multipliers = None
     if epilogue.multipliers is not None:
         table = epilogue.multipliers
@@ -213,12 +247,15 @@ def _insert_qmatmul(g, op, a, b, out, offsets, epilogue: _Epilogue, sizes, *, a_
             multipliers,
             sizes=sizes,
             row_tile=ROW_TILE,
-            ldc=sizes[1],
+            ldc=sizes[0] if transposed else sizes[1],
             batch=[0, 0, 0],
             zero_point=epilogue.zero_point,
             clip=epilogue.clip,
             a_signed=a_signed,
             per_column=not a_signed,
+            a_panels=transposed,
+            b_blocked=not a_signed,
+            transposed_c=transposed,
         )
     )
 
@@ -239,6 +276,19 @@ def _row_tiles(matrix: np.ndarray, groups: int) -> np.ndarray:
     padded = np.zeros((tiles * ROW_TILE, groups * 4), np.int8)
     padded[:rows, :reduction] = matrix
     return np.ascontiguousarray(padded.reshape(tiles, ROW_TILE, groups, 4).transpose(0, 2, 1, 3))
+
+
+def _column_panels(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """int8 W [K, N] as krnl.qmatmul's B in blocks, [Np/64, K4, 64, 4] zero-padded, and its
+    column sums (Np, int64)."""
+    reduction, columns = weights.shape
+    groups, padded = -(-reduction // 4), padded_columns(columns)
+    sums = np.zeros(padded, np.int64)
+    sums[:columns] = weights.astype(np.int64).sum(axis=0)
+    panels = np.zeros((groups * 4, padded), np.int8)
+    panels[:reduction, :columns] = weights
+    blocks = panels.reshape(groups, 4, padded // QMATMUL_COLUMN_PAD, QMATMUL_COLUMN_PAD)
+    return np.ascontiguousarray(blocks.transpose(2, 0, 3, 1)), sums
 
 
 def _padded(g: GraphLowering, x: SSAValue, windows, x_zero: int | SSAValue) -> SSAValue:
@@ -420,15 +470,11 @@ def _matmul_as_gemm(g, op, weights, a_zero: int | SSAValue, out: SSAValue, epilo
     reduction, columns = weights.shape
     a_shape = shape_of(g.buffers[a_value])
     rows = int(np.prod(a_shape[:-1]))
-    groups, padded = -(-reduction // 4), padded_columns(columns)
-    sums = np.zeros(padded, np.int64)
-    sums[:columns] = weights.astype(np.int64).sum(axis=0)
-    panels = np.zeros((groups * 4, padded), np.int8)
-    panels[:reduction, :columns] = weights
+    groups = -(-reduction // 4)
+    panels, sums = _column_panels(weights)
     name = op.node_name or op.OP_TYPE.lower()
-    offsets = _offsets(g, op, sums, np.zeros(padded, np.int64), a_zero, f"{name}_offsets")
-    b = weight_buffer(g, op, np.ascontiguousarray(panels.reshape(groups, 4, padded).transpose(0, 2, 1)), i8,
-                      f"{name}_panels")  # fmt: skip
+    offsets = _offsets(g, op, sums, np.zeros(sums.size, np.int64), a_zero, f"{name}_offsets")
+    b = weight_buffer(g, op, panels, i8, f"{name}_panels")
     tiles = -(-rows // ROW_TILE)
     a = g.top.alloc(MemRefType(a_value.type.get_element_type(), [tiles, groups, ROW_TILE, 4]))
     ivs, body = g.top.loop_nest([tiles, groups, ROW_TILE, 4])
