@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from llvmlite import ir
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import AnyFloat, BFloat16Type, i8
+from xdsl.dialects.builtin import AnyFloat, BFloat16Type, IntegerType, i8
 from xdsl.ir import Operation, SSAValue
 
 from onnxc.codegen.function_translator import FunctionTranslator, emits
@@ -329,7 +329,8 @@ def _copies_bytes(op: scf.ForOp) -> bool:
     loaded = [store for store in stores if not isinstance(store.value.owner, arith.ConstantOp)]
     return bool(loaded) and all(
         isinstance(store.value.owner, memref.LoadOp)
-        and store.value.type.bitwidth == 8
+        and isinstance(store.value.type, IntegerType)
+        and store.value.type.width.data == 8
         and _unit_stride(store.indices[-1], iv, op)
         for store in loaded
     )
