@@ -182,21 +182,25 @@ def claim_fusion(g: GraphLowering, op: OnnxOp, columns: int, bias: np.ndarray | 
     return GemmFusion(bias, epilogue, last, tuple(fused))
 
 
+def bias_per_column(value: SSAValue | None, columns: int, rank: int) -> np.ndarray | None:
+    """`value` as a bias per column: a constant float32 of `columns` values along its last dim,
+    the others (at most rank - 1 of them) of size 1."""
+    bias = constant_array(value) if value is not None else None
+    if bias is None or bias.dtype != np.float32 or bias.ndim > rank or bias.shape[-1:] != (columns,):
+        return None
+    return bias.reshape(columns) if all(d == 1 for d in bias.shape[:-1]) else None
+
+
 def claim_column_bias(last: OnnxOp, columns: int) -> tuple[np.ndarray, OnnxOp] | None:
-    """A following Add of a constant float32 vector of `columns` (leading dims of 1: a MatMul's
-    bias, [N]) that keeps `last`'s result type, as (the bias, the Add)."""
+    """A following Add of a bias per column (a MatMul's bias, [N]) that keeps `last`'s result
+    type, as (the bias, the Add)."""
     value = last.results[0]
     add = single_user(value)
     if add is None or add.OP_TYPE != "Add" or add.results[0].type != value.type or len(add.operands) != 2:
         return None
-    (other,) = [v for v in add.operands if v is not value] or [None]
-    bias = constant_array(other) if other is not None else None
-    rank = len(value.type.get_shape())
-    if bias is None or bias.dtype != np.float32 or bias.ndim > rank or bias.shape[-1:] != (columns,):
-        return None
-    if any(d != 1 for d in bias.shape[:-1]):
-        return None
-    return bias.reshape(columns), add
+    others = [v for v in add.operands if v is not value]
+    bias = bias_per_column(others[0], columns, len(value.type.get_shape())) if others else None
+    return (bias, add) if bias is not None else None
 
 
 def claim_epilogue(g: GraphLowering, last: OnnxOp) -> tuple[StoreEpilogue, OnnxOp, list[OnnxOp]]:

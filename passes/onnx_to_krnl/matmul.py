@@ -21,14 +21,13 @@ from onnxc.passes.onnx_to_krnl.common import (
     broadcast,
     broadcast_axes,
     broadcast_index,
-    constant_array,
     dims_agree,
     elementwise,
     fill,
     lowers,
     shape_of,
 )
-from onnxc.passes.onnx_to_krnl.gemm_epilogue import GemmFusion, claim_fusion
+from onnxc.passes.onnx_to_krnl.gemm_epilogue import GemmFusion, bias_per_column, claim_fusion
 from onnxc.passes.onnx_to_krnl.matmul_kernel import (
     gemm_kernel_applies,
     lower_gemm_as_gemm,
@@ -184,7 +183,8 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
     b_reduction, columns = reversed(b_shape) if transpose_b else b_shape
     fusion = None
     if gemm_kernel_applies(g, op):
-        bias = _column_bias_of(op, columns, beta)
+        vector_c = bias_per_column(op.input(2), columns, 2) if beta != 0.0 else None
+        bias = None if vector_c is None else (np.float32(beta) * vector_c).astype(np.float32)  # beta * C
         fusion = claim_fusion(g, op, columns, bias)
     out = _fused_result(g, op, fusion)
     out_shape = shape_of(out)
@@ -215,14 +215,6 @@ def lower_gemm(g: GraphLowering, op: OnnxOp) -> None:
         column_axis=1,
         alpha=alpha,
     )
-
-
-def _column_bias_of(op: OnnxOp, columns: int, beta: float) -> np.ndarray | None:
-    """beta * C as a bias per column, where C is a constant float32 [N] or [1, N]."""
-    c = constant_array(op.input(2)) if op.input(2) is not None else None
-    if c is None or c.dtype != np.float32 or c.shape not in ((columns,), (1, columns)) or beta == 0.0:
-        return None
-    return (np.float32(beta) * c).reshape(columns).astype(np.float32)
 
 
 @dataclass(frozen=True)
