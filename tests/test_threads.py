@@ -77,23 +77,61 @@ def test_gemm_kernel_calls_the_pool(library):
     assert re.search(r"call i32 @onnxc_reserve_scratch\(i64 \d+\)", text)
 
 
-@pytest.mark.parametrize("m, n", [(256, 40), (20, 700), (20, 1500)])  # split by row tiles; by column tiles
-def test_gemm_tiles_split_either_way(tmp_path, m, n):
-    """A product's row tiles (tall A) or column tiles (wide B) on 1-3 threads: identical results."""
+# Split by row tiles, by column tiles; grids whose lines do not divide among 2-8 threads (a
+# range starting or ending inside a line: tile_grid.py), with M known at run time only.
+@pytest.mark.parametrize(
+    "m, n, rows_at_run_time",
+    [(256, 40, False), (20, 700, False), (20, 1500, False), (72, 224, False), (84, 200, False), (76, 230, True)],
+)
+def test_gemm_tiles_split_either_way(tmp_path, m, n, rows_at_run_time):
+    """A product's grid of tiles on 1-8 threads: results identical to one thread's."""
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((m, 64)).astype(np.float32), rng.standard_normal((64, n)).astype(np.float32)
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["a", "b"], ["y"])],
         "product",
-        [helper.make_tensor_value_info(name, TensorProto.FLOAT, v.shape) for name, v in (("a", a), ("b", b))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])],
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["m" if rows_at_run_time else m, 64]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, b.shape),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["m" if rows_at_run_time else m, n])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     path = compile(model, tmp_path / "model.so")
-    outputs = [Session(path, threads=threads).run(None, {"a": a, "b": b})[0] for threads in (1, 2, 3)]
-    np.testing.assert_array_equal(outputs[0], outputs[1])
-    np.testing.assert_array_equal(outputs[0], outputs[2])
+    outputs = [Session(path, threads=threads).run(None, {"a": a, "b": b})[0] for threads in (1, 2, 3, 4, 5, 8)]
+    for output in outputs[1:]:
+        np.testing.assert_array_equal(outputs[0], output)
     np.testing.assert_allclose(outputs[0], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("m, n", [(200, 72), (72, 200)])
+def test_int8_gemm_tiles_split_either_way(tmp_path, m, n):
+    """The int8 kernel's grid of tiles on 1-8 threads: the same bytes as one thread's."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 255, (m, 96), dtype=np.uint8)
+    weights = numpy_helper.from_array(rng.integers(-127, 127, (96, n), dtype=np.int8), "b")
+    scalars = [
+        numpy_helper.from_array(np.array(value, dtype), name)
+        for name, value, dtype in (
+            ("sa", 0.02, np.float32), ("za", 128, np.uint8), ("sb", 0.01, np.float32),
+            ("zb", 0, np.int8), ("sy", 0.5, np.float32), ("zy", 100, np.uint8),
+        )
+    ]  # fmt: skip
+    graph = helper.make_graph(
+        [helper.make_node("QLinearMatMul", ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"], ["y"])],
+        "product",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, [m, 96])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [m, n])],
+        [weights, *scalars],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path = compile(model, tmp_path / "model.so")
+    assert "qgemm" in compile(model, tmp_path / "model.ll", emit="llvm").read_text()
+    outputs = [Session(path, threads=threads).run(None, {"a": a})[0] for threads in (1, 2, 3, 5, 8)]
+    for output in outputs[1:]:
+        np.testing.assert_array_equal(outputs[0], output)
+    ort = pytest.importorskip("onnxruntime")
+    np.testing.assert_array_equal(outputs[0], ort.InferenceSession(model.SerializeToString()).run(None, {"a": a})[0])
 
 
 def test_outputs_identical_across_thread_counts(library, inputs):

@@ -4,8 +4,8 @@ LLVM's loop vectorizer does not find a register tiling by itself (and on
 ppc64le leaves loops scalar), so the kernel is written out in vectors:
 
     for each (a, b, c) batch offset triple:
-      on the thread pool, each thread taking a contiguous range of the row
-      tiles or of the column tiles (see MatmulPlan.split_rows):
+      on the thread pool, each thread taking a contiguous range of the grid of
+      row tiles x column tiles (tile_grid.py; see MatmulPlan.split_rows):
         for jc in its columns, step nc:           # column block
           for pc in [0, K) step kc:               # reduction block
             pack its B[pc:pc+kc, jc:jc+nc] into its own scratch rows of `pitch` floats
@@ -58,6 +58,7 @@ from onnxc.codegen.llvm_idioms import (
     thread_pool_slice,
 )
 from onnxc.codegen.llvm_types import F32, I1, I32, I64, PTR
+from onnxc.codegen.tile_grid import tile_rectangles
 from onnxc.dialects.krnl_matmul import MATMUL_B_PANEL
 
 THREAD_SCRATCH = "onnxc_thread_scratch"
@@ -233,8 +234,8 @@ class MatmulEmitter:
             parallel_for(b, self.declare, self.slice_function(context_type), self.context, self.tile_count(b, named))
 
     def tile_count(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> ir.Value:
-        """The tiles the threads split: row tiles or column tiles."""
-        return self.row_tile_count(b, sizes) if self.p.split_rows else self.column_tile_count(b, sizes)
+        """The tiles the threads split: the grid of row tiles x column tiles (see tile_grid.py)."""
+        return b.mul(self.row_tile_count(b, sizes), self.column_tile_count(b, sizes))
 
     def row_tile_count(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> ir.Value:
         """ceil(M / mr): a constant, or computed from the run-time M."""
@@ -257,7 +258,7 @@ class MatmulEmitter:
         return slot
 
     def slice_function(self, context_type: ir.LiteralStructType) -> ir.Function:
-        """slice(context, begin, end): the tiles [begin, end) of the split dimension, for the thread pool."""
+        """slice(context, begin, end): the tiles [begin, end) of the grid (tile_grid.py), for the thread pool."""
         if self.f.slice is not None:
             return self.f.slice
         p = self.p
@@ -265,12 +266,15 @@ class MatmulEmitter:
         self.f.slice = fn
         sizes = self.sizes(pointers[len(pointers) - len(p.run_time_names) :])
         columns = self.columns(sizes)
-        if p.split_rows:
-            bounds = [_const(0), columns, begin, end]
-        else:
-            column_end = b.mul(end, _const(p.nr))
-            column_end = b.select(b.icmp_signed("<", column_end, columns), column_end, columns)
-            bounds = [b.mul(begin, _const(p.nr)), column_end, _const(0), self.row_tile_count(b, sizes)]
+
+        def rectangle(b: ir.IRBuilder, major_from, major_to, minor_from, minor_to) -> None:
+            row_tiles, column_tiles = (major_from, major_to), (minor_from, minor_to)
+            if not p.split_rows:
+                row_tiles, column_tiles = column_tiles, row_tiles
+            column_from, column_to = (b.mul(t, _const(p.nr)) for t in column_tiles)
+            column_to = b.select(b.icmp_signed("<", column_to, columns), column_to, columns)
+            b.call(self.range_function(), [*pointers, column_from, column_to, *row_tiles])
+
         # The whole product (one thread, or the pool busy) takes a copy of `range` with constant
         # bounds: LLVM then folds the im2col geometry, which costs small convs dearly otherwise.
         whole = b.and_(b.icmp_signed("==", begin, _const(0)), b.icmp_signed("==", end, self.tile_count(b, sizes)))
@@ -278,7 +282,8 @@ class MatmulEmitter:
             with then:
                 b.call(self.range_function(), [*pointers, *self.whole_bounds(b, sizes)])
             with otherwise:
-                b.call(self.range_function(), [*pointers, *bounds])
+                minor = self.column_tile_count(b, sizes) if p.split_rows else self.row_tile_count(b, sizes)
+                tile_rectangles(b, begin, end, minor, rectangle)
         b.ret_void()
         return fn
 
@@ -544,7 +549,10 @@ class MatmulEmitter:
         elif p.b_panels and not masked:  # the weights stream from memory instead, one line per panel
             ahead = b_row_start(b, b.add(kk, _const(PREFETCH_STEPS)))
             for v in range(0, vectors, max(1, MATMUL_B_PANEL // p.vw)):
-                b.call(prefetch, [b_vector_pointer(b, ahead, v), ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+                b.call(
+                    prefetch,
+                    [b_vector_pointer(b, ahead, v), ir.Constant(I32, 0), ir.Constant(I32, 3), ir.Constant(I32, 1)],
+                )
         # llvm.fmuladd: fused where the target has an instruction for it, a multiply and an add elsewhere.
         fma = self.declare(f"llvm.{'fma' if p.fused else 'fmuladd'}.v{p.vw}f32", self.vector, [self.vector] * 3)
         column = a_column(b, kk)

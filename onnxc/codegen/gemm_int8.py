@@ -1,8 +1,8 @@
 """The int8 kernel behind `krnl.qmatmul` (dialects/krnl_int8.py), as explicit LLVM vector IR.
 
     for each batch triple:
-      on the thread pool (enough work), each thread taking a contiguous range of the column
-      tiles or of the row tiles, whichever are more (B is packed before: nothing to share):
+      on the thread pool (enough work), each thread taking a contiguous range of the grid of
+      row tiles x column tiles (tile_grid.py; B is packed before: nothing to share):
       for jr in its columns, step nr:             # a column tile: K4 x nr x 4 bytes of B
         for each of its row tiles of mr rows, in blocks of `rows` rows:
           micro-kernel: rows x nv accumulators over the K4 groups of 4 products, each step
@@ -33,6 +33,7 @@ from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_str
 from onnxc.codegen.llvm_types import F32, I8, I32, I64, PTR
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
+from onnxc.codegen.tile_grid import tile_rectangles
 from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, panel_pitch
 
 VNNI_512_CPUS = {
@@ -106,7 +107,8 @@ class QGemmEmitter:
 
     @property
     def split_rows(self) -> bool:
-        """Threads take ranges of row tiles, or else of column tiles: whichever are more."""
+        """The grid of tiles the threads split (tile_grid.py) is numbered row tile first, or else
+        column tile first: whichever has more tiles."""
         return self.row_tiles >= self.column_tiles
 
     @property
@@ -122,8 +124,7 @@ class QGemmEmitter:
     def parallel(self) -> bool:
         """Whether a product goes to the thread pool: more than one tile to split, and enough
         work to repay waking it (as for the float GEMM)."""
-        tiles = self.row_tiles if self.split_rows else self.column_tiles
-        return tiles > 1 and 2 * self.m * self.n * self.k4 * 4 >= MIN_PARALLEL_WORK
+        return self.row_tiles * self.column_tiles > 1 and 2 * self.m * self.n * self.k4 * 4 >= MIN_PARALLEL_WORK
 
     def emit(self) -> None:
         t, op = self.t, self.op
@@ -131,7 +132,6 @@ class QGemmEmitter:
         tables = [op.offsets] if op.multipliers is None else [op.offsets, op.multipliers]
         pointers = [t.get(v) for v in (op.a, op.b, op.c, *tables)]
         c_element = I32 if op.int32_result else I8
-        tiles = self.row_tiles if self.split_rows else self.column_tiles
         context_type = ir.LiteralStructType([PTR] * len(pointers))
         slice_, context = (
             (self.slice_function(kernel, context_type), self.context_slot(context_type))
@@ -142,15 +142,27 @@ class QGemmEmitter:
             a, b = (t.builder.gep(p, [_c(o)], source_etype=I8) for p, o in zip(pointers, (a_offset, b_offset)))
             c = t.builder.gep(pointers[2], [_c(c_offset)], source_etype=c_element)
             if slice_ is None:
-                t.builder.call(kernel, [a, b, c, *pointers[3:], _c(0), _c(tiles)])
+                t.builder.call(kernel, [a, b, c, *pointers[3:], _c(0), _c(self.n), _c(0), _c(self.row_tiles)])
                 continue
             store_fields(t.builder, context, context_type, [a, b, c, *pointers[3:]])
-            parallel_for(t.builder, self.declare, slice_, context, tiles)
+            parallel_for(t.builder, self.declare, slice_, context, self.row_tiles * self.column_tiles)
 
     def slice_function(self, kernel: ir.Function, context_type: ir.LiteralStructType) -> ir.Function:
-        """slice(context, begin, end): the kernel over the tiles [begin, end), for the thread pool."""
+        """slice(context, begin, end): the kernel over the tiles [begin, end) of the grid
+        (tile_grid.py), for the thread pool."""
         fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{kernel.name}.slice", context_type)
-        b.call(kernel, [*pointers, begin, end])
+        nr = self.shape.lanes * self.shape.vectors
+
+        def rectangle(b: ir.IRBuilder, major_from, major_to, minor_from, minor_to) -> None:
+            row_tiles, column_tiles = (major_from, major_to), (minor_from, minor_to)
+            if not self.split_rows:
+                row_tiles, column_tiles = column_tiles, row_tiles
+            column_from, column_to = (b.mul(t, _c(nr)) for t in column_tiles)
+            column_to = b.select(b.icmp_signed("<", column_to, _c(self.n)), column_to, _c(self.n))
+            b.call(kernel, [*pointers, column_from, column_to, *row_tiles])
+
+        minor = self.column_tiles if self.split_rows else self.row_tiles
+        tile_rectangles(b, begin, end, _c(minor), rectangle)
         b.ret_void()
         return fn
 
@@ -165,22 +177,17 @@ class QGemmEmitter:
     # ---------------------------------------------------------------- the kernel function
 
     def kernel_function(self) -> ir.Function:
-        """kernel(a, b, c, offsets, [multipliers], begin, end): the product over the row tiles
-        [begin, end) (`split_rows`), or else the column tiles [begin, end)."""
+        """kernel(a, b, c, offsets, [multipliers], columns [from, to), row tiles [from, to)): that
+        part of the product."""
         name = self.module.get_unique_name(f"{self.t.builder.function.name}.qgemm")
         tables = 1 if self.op.int32_result else 2
-        fn = internal_function(self.module, name, ir.FunctionType(ir.VoidType(), [PTR] * (3 + tables) + [I64, I64]))
+        fn = internal_function(self.module, name, ir.FunctionType(ir.VoidType(), [PTR] * (3 + tables) + [I64] * 4))
         fn.attributes.add("noinline")
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        a, b_in, c, offsets, *multipliers, begin, end = fn.args
+        a, b_in, c, offsets, *multipliers, first_column, column_end, row_from, row_to = fn.args
         s = self.shape
         nr = s.lanes * s.vectors
-        if self.split_rows:
-            first_column, column_end, tiles = _c(0), _c(self.n), (begin, end)
-        else:
-            column_end = b.mul(end, _c(nr))
-            column_end = b.select(b.icmp_signed("<", column_end, _c(self.n)), column_end, _c(self.n))
-            first_column, tiles = b.mul(begin, _c(nr)), (_c(0), _c(self.row_tiles))
+        tiles = (row_from, row_to)
         tables = (offsets, multipliers[0] if multipliers else None)
         full = self.n // nr * nr  # the columns of whole tiles; the last tile's vectors cover just the rest
         full_end = b.select(b.icmp_signed("<", column_end, _c(full)), column_end, _c(full))

@@ -196,18 +196,18 @@ class MatmulPlan:
 
     @property
     def split_rows(self) -> bool:
-        """Threads take ranges of row tiles (each packs and reads all of B), or
-        else of column tiles (each reads all of A): whichever has more tiles, with
-        M known at run time only counted at its guess. (Always rows there had each
-        of two threads stream all of a transformer layer's weights: BERT-base at
-        128 tokens took 73 ms on two threads, 57 by columns; at 1,024 rows 420 -> 399.)"""
+        """The grid of tiles the threads split (tile_grid.py) is numbered row tile first (each
+        thread packs and reads all of B for its rows), or else column tile first (each reads all
+        of A for its columns): whichever has more tiles, with M known at run time only counted
+        at its guess. (Always rows there had each of two threads stream all of a transformer
+        layer's weights: BERT-base at 128 tokens took 73 ms on two threads, 57 by columns; at
+        1,024 rows 420 -> 399.)"""
         return self.row_tiles >= self.column_tiles
 
     @property
     def parallel(self) -> bool:
         """Whether a product goes to the thread pool: enough work to repay waking it."""
-        tiles = self.row_tiles if self.split_rows else self.column_tiles
-        return tiles > 1 and 2 * self.m * self.k * self.n >= MIN_PARALLEL_WORK
+        return self.row_tiles * self.column_tiles > 1 and 2 * self.m * self.k * self.n >= MIN_PARALLEL_WORK
 
     @staticmethod
     def of(op: MatmulOp, target: Target) -> MatmulPlan:

@@ -54,6 +54,7 @@
 #define EXPORTED __attribute__((visibility("default")))
 #define MAX_THREADS 64
 #define SPIN_ROUNDS 20000
+#define YIELD_ROUNDS 64 /* spin rounds between sched_yield calls of a caller waiting for its job */
 #define HUGE_PAGE (2 << 20)
 
 typedef void (*onnxc_range_fn)(void *ctx, int64_t begin, int64_t end);
@@ -311,7 +312,13 @@ HIDDEN void onnxc_parallel_for(onnxc_range_fn fn, void *ctx, int64_t begin, int6
   pthread_mutex_unlock(&wake_lock);
 
   run_slices_of(job);
-  for (int i = 0; i < SPIN_ROUNDS && atomic_load(&finished) < threads; ++i) relax();
+  /* Waiting for the workers' slices: a scheduler that packs threads onto few CPUs (as some
+     virtual machines' do) may have put a worker on this thread's CPU, where it runs only
+     when this thread yields. */
+  for (int i = 0; i < SPIN_ROUNDS && atomic_load(&finished) < threads; ++i) {
+    relax();
+    if (i % YIELD_ROUNDS == YIELD_ROUNDS - 1) sched_yield();
+  }
   if (atomic_load(&finished) < threads) {
     pthread_mutex_lock(&done_lock);
     while (atomic_load(&finished) < threads) pthread_cond_wait(&done_cond, &done_lock);

@@ -1,0 +1,45 @@
+"""A GEMM's register tiles as one grid that the thread pool splits.
+
+The pool hands each thread a contiguous range of [0, tiles) (runtime/support/
+onnxc_parallel.c). Numbering the row tiles x column tiles grid major line
+first, any thread count gets shares within one tile of each other: splitting
+one dimension only gave two threads 4 and 3 of a 14x14 image's 7 column tiles,
+and left threads idle where a dimension has fewer tiles than the pool has
+threads. A range is at most three rectangles of the grid: the rest of its
+first major line, whole major lines, the start of its last line. Where the
+range starts and ends on line boundaries (lines divided evenly among the
+threads) it is one rectangle of whole lines, as when one dimension is split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+
+from onnxc.codegen.llvm_types import I64
+
+Rectangle = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value, ir.Value], None]
+"""rectangle(b, major_from, major_to, minor_from, minor_to): emit the work of those tiles."""
+
+
+def tile_rectangles(
+    b: ir.IRBuilder, begin: ir.Value, end: ir.Value, minor_tiles: ir.Value, rectangle: Rectangle
+) -> None:
+    """Emit `rectangle` for the tiles [begin, end) of a grid of `minor_tiles` tiles per major
+    line, numbered major line first (begin < end)."""
+    zero, one = ir.Constant(I64, 0), ir.Constant(I64, 1)
+    first, first_minor = b.udiv(begin, minor_tiles), b.urem(begin, minor_tiles)
+    last, last_minor = b.udiv(end, minor_tiles), b.urem(end, minor_tiles)
+    with b.if_else(b.icmp_unsigned("==", first, last)) as (one_line, lines):
+        with one_line:
+            rectangle(b, first, b.add(first, one), first_minor, last_minor)
+        with lines:
+            partial_first = b.icmp_unsigned("!=", first_minor, zero)
+            with b.if_then(partial_first):
+                rectangle(b, first, b.add(first, one), first_minor, minor_tiles)
+            whole_from = b.select(partial_first, b.add(first, one), first)
+            with b.if_then(b.icmp_unsigned("<", whole_from, last)):
+                rectangle(b, whole_from, last, zero, minor_tiles)
+            with b.if_then(b.icmp_unsigned("!=", last_minor, zero)):
+                rectangle(b, last, b.add(last, one), zero, last_minor)
