@@ -185,6 +185,49 @@ def test_thread_count_from_environment_else_cpus(library):
     assert _threads_in_fresh_process(path, {}) == len(os.sched_getaffinity(0))
 
 
+_WORKER_STATES = """
+import os, sys, time
+import numpy as np
+from onnxc.runtime import Session
+session = Session(sys.argv[1], threads=2)
+expected = np.load(sys.argv[2])
+output = session.run(None, {"x": np.load(sys.argv[3])})[0]
+assert np.array_equal(output, expected)
+time.sleep(0.05)
+me = str(os.getpid())
+states = [open(f"/proc/self/task/{t}/stat").read().rsplit(")", 1)[1].split()[0]
+          for t in os.listdir("/proc/self/task") if t != me]
+print("".join(sorted(states)))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads thread states from Linux's /proc")
+def test_workers_spin_for_onnxc_spin_us_then_sleep(library, inputs, tmp_path):
+    """ONNXC_SPIN_US sets how long a worker spins for the next job after one (0: it sleeps at
+    once): 50 ms after a run, with 0 every thread but the caller sleeps; with 10 s the pool's
+    worker still runs. Outputs are the same either way."""
+    path, _ = library
+    expected = Session(path, threads=1).run(None, inputs)[0]
+    np.save(tmp_path / "expected.npy", expected)
+    np.save(tmp_path / "x.npy", inputs["x"])
+    states = {}
+    for spin in ("0", "10000000"):
+        env = os.environ | {"ONNXC_SPIN_US": spin}
+        command = [
+            sys.executable,
+            "-c",
+            _WORKER_STATES,
+            str(path),
+            str(tmp_path / "expected.npy"),
+            str(tmp_path / "x.npy"),
+        ]
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        assert result.returncode == 0, result.stderr
+        states[spin] = result.stdout.strip()
+    assert "R" not in states["0"], states
+    assert "R" in states["10000000"], states
+
+
 def test_threads_argument_is_checked(library):
     path, _ = library
     with pytest.raises(ValueError):

@@ -5,8 +5,9 @@
  * contiguous slice per thread; the calling thread and the pool's workers
  * claim slices until none is left, so a worker the OS has not scheduled yet
  * (a busy machine) costs no waiting: the caller runs its slice instead.
- * Workers are started on first use, spin for a while after each job (the
- * next nest usually follows at once) and then sleep on a condition variable.
+ * Workers are started on first use, spin for ONNXC_SPIN_US microseconds after
+ * each job (the next nest usually follows at once) and then sleep on a
+ * condition variable.
  * The library's destructor stops and joins them, so that dlclose never
  * unmaps code a worker is running.
  *
@@ -48,12 +49,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORTED __attribute__((visibility("default")))
 #define MAX_THREADS 64
-#define SPIN_ROUNDS 20000
+#define SPIN_ROUNDS 20000 /* pauses a caller spins for its job's slices before it sleeps */
+#define DEFAULT_SPIN_US 200
+#define CLOCK_ROUNDS 64 /* pauses between reads of the clock of a spinning worker */
 #define YIELD_ROUNDS 64 /* spin rounds between sched_yield calls of a caller waiting for its job */
 #define HUGE_PAGE (2 << 20)
 
@@ -103,6 +107,26 @@ static void relax(void) {
 #if defined(__x86_64__)
   __builtin_ia32_pause();
 #endif
+}
+
+static int64_t now_ns(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* How long a worker spins for the next job before it sleeps: ONNXC_SPIN_US microseconds
+   (0: at once), else DEFAULT_SPIN_US. */
+static int64_t worker_spin_ns(void) {
+  static atomic_llong chosen = -1;
+  long long value = atomic_load(&chosen);
+  if (value < 0) {
+    const char *text = getenv("ONNXC_SPIN_US");
+    long long microseconds = text != NULL ? strtoll(text, NULL, 10) : DEFAULT_SPIN_US;
+    value = (microseconds < 0 ? 0 : microseconds) * 1000;
+    atomic_store(&chosen, value);
+  }
+  return value;
 }
 
 static int default_threads(void) {
@@ -251,7 +275,11 @@ static void *worker_main(void *unused) {
   (void)unused;
   uint64_t seen = 0;  /* the last job this worker looked at */
   for (;;) {
-    for (int i = 0; i < SPIN_ROUNDS && (atomic_load(&ticket) >> 32) == seen; ++i) relax();
+    int64_t spin_end = now_ns() + worker_spin_ns();
+    for (unsigned i = 0; (atomic_load(&ticket) >> 32) == seen; ++i) {
+      relax();
+      if (i % CLOCK_ROUNDS == 0 && now_ns() >= spin_end) break;
+    }
     if ((atomic_load(&ticket) >> 32) == seen) {
       pthread_mutex_lock(&wake_lock);
       while ((atomic_load(&ticket) >> 32) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
