@@ -62,6 +62,7 @@ GRAPH_PASSES_O1 = (
     "fold-affine",
     "fuse-gemm",
     "conv1d-as-2d",
+    "expand-depthwise-tiles",
     "cse",
     "dce",
 )

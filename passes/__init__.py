@@ -22,6 +22,7 @@ _REGISTRY: dict[str, str] = {
     "fold-affine": "onnxc.passes.fold_affine:FoldAffinePass",
     "fuse-gemm": "onnxc.passes.fuse_gemm:FuseGemmPass",
     "conv1d-as-2d": "onnxc.passes.conv1d_as_2d:Conv1dAs2dPass",
+    "expand-depthwise-tiles": "onnxc.passes.expand_depthwise_tiles:ExpandDepthwiseTilesPass",
     "fuse-qdq": "onnxc.passes.fuse_qdq:FuseQDQPass",
     "gather-features": "onnxc.passes.gather_features:GatherFeaturesPass",
     "fuse-tokenizer": "onnxc.passes.fuse_tokenizer:FuseTokenizerPass",
