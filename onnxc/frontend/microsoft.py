@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import onnx
 from onnx import helper
 
+from onnxc.dialects.microsoft import MICROSOFT_OPS, lstm_integer_weights
 from onnxc.errors import UnsupportedOpError
 
 MICROSOFT_DOMAIN = "com.microsoft"
@@ -195,6 +197,22 @@ def _dequantized_per_column(b: _Builder, x: int, scale: int) -> str:
     zero_point = b.add("Cast", [b.add("Reshape", [b.input(scale + 1), shape])], to=onnx.TensorProto.FLOAT)
     less_zero = b.add("Sub", [b.add("Cast", [b.input(x)], to=onnx.TensorProto.FLOAT), zero_point])
     return b.add("Mul", [less_zero, b.add("Reshape", [b.input(scale), shape])])
+
+
+def keeps(node: onnx.NodeProto, known: Callable[[str], np.ndarray | None]) -> bool:
+    """Whether `node` is imported as an op of the dialect (dialects/microsoft.py) rather than
+    expanded: Tokenizer; DynamicQuantizeLSTM whose weights, scales and zero points are
+    known (`known`: the array of an input name, or None) and whose weights less their
+    zero points fit int8, the integer kernels' operands (else its float expansion)."""
+    if node.op_type not in MICROSOFT_OPS:
+        return False
+    if node.op_type != "DynamicQuantizeLSTM":
+        return True
+    b = _Builder(node, 0)
+    arrays = [known(b.input(k)) if b.input(k) else None for k in (1, 9, 2, 11)]
+    return all(a is not None for a in arrays) and all(
+        lstm_integer_weights(weights, zero_point) is not None for weights, zero_point in (arrays[:2], arrays[2:])
+    )
 
 
 def expand_microsoft_node(node: onnx.NodeProto, opset: int) -> list[onnx.NodeProto]:
