@@ -9,9 +9,11 @@ the same patterns in these as in a QDQ model: one set of integer kernels serves 
 
 onnxruntime computes some of these with float lookup tables or float scale ratios, so a
 result may differ from it by one quantization step (documented in docs/supported-ops.md).
-DynamicQuantizeLSTM (of dynamic quantization) becomes an LSTM on its dequantized weights,
-which constprop folds to float weights: the LSTM runs in float.
-Any other op of the domain is refused, naming it.
+DynamicQuantizeLSTM (of dynamic quantization) stays an op (`keeps`) where its weights are
+8-bit constants that fit int8 less their zero points: it is lowered on integer kernels as
+onnxruntime computes it (passes/onnx_to_krnl/quantized_recurrent.py). Other weights become
+an LSTM on its dequantized weights, which constprop folds to float weights: that LSTM runs
+in float. Any other op of the domain is refused, naming it.
 """
 
 from __future__ import annotations
@@ -169,16 +171,20 @@ LSTM_ATTRIBUTES = (
 
 @expands(
     "DynamicQuantizeLSTM",
-    "LSTM on its dequantized weights, in float (onnxruntime also rounds the activations to 8 bits at each "
-    "step: results differ from it by that rounding, not within one step)",
+    "itself, on integer kernels, where its weights are constants that fit int8 less their zero points "
+    "(onnxruntime's quantizer makes such weights): X and the hidden state quantized to uint8 at each step as "
+    "onnxruntime does, the same integer sums, results within float rounding of onnxruntime's at one thread. "
+    "Other weights: LSTM on its dequantized weights, in float (onnxruntime also rounds the activations to 8 "
+    "bits at each step: results differ from it by that rounding, not within one step)",
 )
 def _dynamic_quantize_lstm(b: _Builder, node: onnx.NodeProto) -> None:
     """DynamicQuantizeLSTM(X, W, R, B, sequence_lens, initial_h, initial_c, P, W scale,
-    W zero point, R scale, R zero point): an LSTM whose W [D, I, 4H] and R [D, H, 4H] are
-    8-bit, transposed against LSTM's, with a scale and zero point per direction ([D]) or
-    per direction and column ([D, 4H]). onnxruntime also quantizes X and the hidden state
-    at each step; here the LSTM runs in float on the dequantized weights, so its results
-    differ from onnxruntime's by that activation rounding (not within one step)."""
+    W zero point, R scale, R zero point) that `keeps` does not keep: an LSTM whose W
+    [D, I, 4H] and R [D, H, 4H] are 8-bit, transposed against LSTM's, with a scale and zero
+    point per direction ([D]) or per direction and column ([D, 4H]). onnxruntime also
+    quantizes X and the hidden state at each step; here the LSTM runs in float on the
+    dequantized weights, so its results differ from onnxruntime's by that activation
+    rounding (not within one step)."""
     weights = [
         b.add("Transpose", [_dequantized_per_column(b, x, scale)], perm=[0, 2, 1]) for x, scale in ((1, 8), (2, 10))
     ]
