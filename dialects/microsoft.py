@@ -97,7 +97,10 @@ def _dynamic_quantize_lstm_schema() -> onnx.defs.OpSchema:
         1,
         doc="LSTM of 8-bit W [D, input, 4H] and R [D, H, 4H] (a scale and zero point per direction or column); "
         "X and the hidden state are quantized to uint8 dynamically.",
-        inputs=[schema.FormalParameter(n, t, "", param_option=o) if o else schema.FormalParameter(n, t) for n, t, o in inputs],
+        inputs=[
+            schema.FormalParameter(n, t, "", param_option=o) if o else schema.FormalParameter(n, t)
+            for n, t, o in inputs
+        ],
         outputs=[schema.FormalParameter(n, "T", "", param_option=optional) for n in ("Y", "Y_h", "Y_c")],
         type_constraints=[
             ("T", ["tensor(float)"], "floats"),

@@ -293,3 +293,36 @@ def test_dynamic_lstm_tagger_matches_onnxruntime(tmp_path):
     actual = compile_and_run(model, feeds, tmp_path)
     _assert_as_onnxruntime(actual, expected)
     assert np.array_equal(actual[0].argmax(-1), expected[0].argmax(-1))
+
+
+def _foreign_case() -> tuple[onnx.ModelProto, dict]:
+    """A bidirectional DynamicQuantizeLSTM of per-column scales, sequence_lens and a
+    reduction (input 70) longer than a vector's groups of 4."""
+    w, r = (_lstm_weights(2, rows, 9, True) for rows in (70, 9))
+    model = _dynamic_quantize_lstm((6, 3, 70), 9, "bidirectional", w, r, optional=("lens",))
+    feeds = {"x": RNG.standard_normal((6, 3, 70)).astype(F32), "lens": np.array([6, 2, 5], np.int32)}
+    return model, feeds
+
+
+def test_dynamic_quantize_lstm_portable_kernel_matches_vnni(tmp_path):
+    """An x86-64-v3 build (AVX2: the portable dot product) gives the host build's results:
+    the same integer sums, the float gate math within rounding (see `_assert_as_onnxruntime`)."""
+    model, feeds = _foreign_case()
+    host = compile_and_run(model, feeds, tmp_path)
+    portable = onnxc.Session(onnxc.compile(model, tmp_path / "v3.so", cpu="x86-64-v3")).run(None, feeds)
+    _assert_as_onnxruntime(portable, host)
+
+
+@pytest.mark.parametrize("target", ["ppc64le", "s390x"])
+def test_dynamic_quantize_lstm_on_foreign_targets_matches_x86(target, tmp_path):
+    """The portable integer kernel on ppc64le and big-endian s390x (weights packed in the
+    target's byte order), under qemu: the x86 build's results within float rounding."""
+    from test_cross import require_emulator
+
+    from onnxc.tools.emulation import EmulatedSession
+
+    require_emulator(target)
+    model, feeds = _foreign_case()
+    host = compile_and_run(model, feeds, tmp_path)
+    library = onnxc.compile(model, tmp_path / f"{target}.so", target=target)
+    _assert_as_onnxruntime(EmulatedSession(library).run(None, feeds), host)

@@ -151,7 +151,7 @@ class QuantizedProducts:
         def store(b: KernelBuilder, d: int, row: Bound, column: Bound, value: SSAValue) -> None:
             b.store(value, projection, [d, row, column])
 
-        load = lambda b, row, k: b.load(flat, [row, k])  # noqa: E731
+        load = lambda b, row, k: b.load(flat, [row, k])
         self.product(top, r, rows, self.input_weights, range(directions), (load, counts, store), CHUNK_ROWS)
 
     def accumulate(self, r: Recurrence, b: KernelBuilder, d: int, t: Bound, gates: range, vector: Vector) -> None:
@@ -168,7 +168,7 @@ class QuantizedProducts:
         def store(body: KernelBuilder, _: int, row: Bound, column: Bound, value: SSAValue) -> None:
             body.store(body.add(body.load(r.accumulator, [row, column]), value), r.accumulator, [row, column])
 
-        load = lambda body, row, k: body.load(buffer, [*prefix, row, k])  # noqa: E731
+        load = lambda body, row, k: body.load(buffer, [*prefix, row, k])
         self.product(b, r, r.batch, self.recurrent_weights, [d], (load, counts, store), ROW_TILE)
 
     def product(
@@ -222,7 +222,11 @@ def _pack(b: KernelBuilder, a: SSAValue, first: Bound, size: int, reduction: int
     value = load(body, body.add(first, i), body.min(k, reduction - 1))
     quantized = to_integer(body, body.div(value, scale), zero_point, UINT8, round_first=True)
     inside = body.compare_index("slt", k, reduction)
-    body.store(body.select(inside, quantized, body.constant(0, UINT8)), a, [body.div(i, ROW_TILE), k4, body.rem(i, ROW_TILE), t])
+    body.store(
+        body.select(inside, quantized, body.constant(0, UINT8)),
+        a,
+        [body.div(i, ROW_TILE), k4, body.rem(i, ROW_TILE), t],
+    )
 
 
 def _qmatmul(a: SSAValue, b: SSAValue, c: SSAValue, offsets: SSAValue, sizes: tuple[int, int, int]) -> QMatmulOp:
