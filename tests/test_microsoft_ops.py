@@ -112,6 +112,7 @@ def test_unsupported_contrib_op_is_refused_by_name(tmp_path):
     assert "com.microsoft" in message and "node0" in message and "QLinearReduceMean" in message
     assert not op_support("QLinearReduceMean", "com.microsoft").supported
     assert op_support("QLinearAdd", "com.microsoft").source == "onnxc/frontend/microsoft.py"
+    assert "integer kernels" in op_support("DynamicQuantizeLSTM", "com.microsoft").reason
 
 
 def test_channels_last_pooling_is_refused(tmp_path):

@@ -91,6 +91,9 @@ def _microsoft_support(op_type: str) -> Support:
     if op_type not in microsoft.EXPANSIONS:
         return Support(False, f"{MICROSOFT_DOMAIN} operator not supported")
     source = _source(microsoft.__name__)
+    if op_type in MICROSOFT_OPS:
+        reason = f"imported by {source}: kept for integer kernels where its weights allow, else a float LSTM"
+        return Support(True, reason, source)
     return Support(True, f"imported by {source} as its float op between Dequantize/QuantizeLinear", source)
 
 
