@@ -150,24 +150,27 @@ def _lstm_weights(directions: int, rows: int, hidden: int, per_column: bool, dty
     }
 
 
-def _dynamic_quantize_lstm(x_shape, hidden: int, direction: str, w: dict, r: dict, optional=(), outputs=None):
+def _dynamic_quantize_lstm(
+    x_shape, hidden: int, direction: str, w: dict, r: dict, optional=(), outputs=None, **attributes
+):
     """A model of one DynamicQuantizeLSTM of X (of `x_shape`, its dims ints or names), with
     B, the weights of `w` and `r`, and the graph inputs named in `optional` (sequence_lens,
-    initial_h, initial_c) as its inputs 4 to 6."""
+    initial_h, initial_c, peepholes) as its inputs 4 to 7."""
     directions = 2 if direction == "bidirectional" else 1
     bias = RNG.standard_normal((directions, 8 * hidden)).astype(F32) * 0.1
     initializers = {
         "w": w["q"], "r": r["q"], "b": bias, "ws": w["scale"], "wz": w["zero"], "rs": r["scale"], "rz": r["zero"]
     }  # fmt: skip
-    inputs = ["x", "w", "r", "b"] + [n if n in optional else "" for n in ("lens", "h0", "c0")] + ["", "ws", "wz", "rs", "rz"]
+    inputs = ["x", "w", "r", "b"] + [n if n in optional else "" for n in ("lens", "h0", "c0", "p")]
+    inputs += ["ws", "wz", "rs", "rz"]
     outputs = outputs or ["y", "y_h", "y_c"]
     node = helper.make_node(
         "DynamicQuantizeLSTM", inputs, outputs, name="lstm0", domain="com.microsoft", hidden_size=hidden,
-        direction=direction,
+        direction=direction, **attributes,
     )  # fmt: skip
     batch = x_shape[1]
     types = {"lens": (np.int32, [batch]), "h0": (F32, [directions, batch, hidden])}
-    types["c0"] = types["h0"]
+    types |= {"c0": types["h0"], "p": (F32, [directions, 3 * hidden])}
     graph_inputs = [value_info("x", F32, x_shape)] + [value_info(n, *types[n]) for n in optional]
     graph = helper.make_graph(
         [node], "dq_lstm", graph_inputs, [helper.make_empty_tensor_value_info(o) for o in outputs if o],
@@ -213,13 +216,17 @@ DYNAMIC_LSTM_CASES = {
     "symbolic sequence and batch": dict(direction="bidirectional", x_shape=("seq", "batch", 6), run_shape=(7, 3, 6)),
     "long symbolic sequence": dict(direction="forward", x_shape=("seq", 1, 6), run_shape=(110, 1, 6)),
     "uint8 weights": dict(direction="forward", x_shape=(5, 2, 6), dtype=U8, zero=128),
+    "peepholes, clip, input_forget": dict(
+        direction="forward", x_shape=(5, 2, 6), optional=("p",), clip=0.7, input_forget=1
+    ),
 }
 
 
 @pytest.mark.parametrize("case", DYNAMIC_LSTM_CASES)
 def test_dynamic_quantize_lstm_matches_onnxruntime_on_integer_kernels(case, tmp_path):
     """DynamicQuantizeLSTM of 8-bit weights whose differences from their zero point fit int8
-    takes the integer kernels (krnl.qmatmul), quantizing X and h as onnxruntime does."""
+    takes the integer kernels (krnl.qmatmul), quantizing X and h as onnxruntime does; the
+    float gate math (peepholes, clip, input_forget) is the LSTM's."""
     spec = dict(DYNAMIC_LSTM_CASES[case])
     hidden, features = 5, spec["x_shape"][2]
     directions = 2 if spec["direction"] == "bidirectional" else 1
@@ -232,6 +239,7 @@ def test_dynamic_quantize_lstm_matches_onnxruntime_on_integer_kernels(case, tmp_
     feeds = {"x": RNG.standard_normal(run_shape).astype(F32)}
     feeds |= {"lens": RNG.integers(1, sequence + 1, batch).astype(np.int32)}
     feeds |= {n: RNG.standard_normal((directions, batch, hidden)).astype(F32) for n in ("h0", "c0")}
+    feeds |= {"p": RNG.standard_normal((directions, 3 * hidden)).astype(F32)}
     feeds = {n: v for n, v in feeds.items() if n == "x" or n in spec.get("optional", ())}
     # One per direction and product, more where chunks of run-time rows take several sizes.
     assert _krnl_text(model, tmp_path).count("krnl.qmatmul") >= 2 * directions
