@@ -48,8 +48,7 @@ from onnxc.dialects.symbolic import symbol_name
 from onnxc.dialects.types import element_type_of_onnx
 from onnxc.errors import InvalidModelError, ShapeError, UnsupportedOpError
 from onnxc.frontend.input_types import declared_type_of, fresh_symbol, input_type
-from onnxc.dialects.microsoft import MICROSOFT_OPS
-from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node
+from onnxc.frontend.microsoft import MICROSOFT_DOMAIN, expand_microsoft_node, keeps
 from onnxc.frontend.preview import PREVIEW_DOMAIN, function_graph
 from onnxc.frontend.sequence_values import (
     MapSequence,
@@ -279,7 +278,7 @@ class _GraphImporter:
     def _import_node(self, block: Block, node: onnx.NodeProto) -> None:
         where = {"node": node.name, "op_type": node.op_type}
         domain = "" if node.domain in ONNX_DOMAINS else node.domain
-        if domain == MICROSOFT_DOMAIN and node.op_type not in MICROSOFT_OPS:
+        if domain == MICROSOFT_DOMAIN and not keeps(node, lambda name: self.known_value(self._value(name, node))):
             for part in expand_microsoft_node(node, self.opset):
                 self._import_node(block, part)
             return

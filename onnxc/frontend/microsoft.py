@@ -9,18 +9,22 @@ the same patterns in these as in a QDQ model: one set of integer kernels serves 
 
 onnxruntime computes some of these with float lookup tables or float scale ratios, so a
 result may differ from it by one quantization step (documented in docs/supported-ops.md).
-DynamicQuantizeLSTM (of dynamic quantization) becomes an LSTM on its dequantized weights,
-which constprop folds to float weights: the LSTM runs in float.
-Any other op of the domain is refused, naming it.
+DynamicQuantizeLSTM (of dynamic quantization) stays an op (`keeps`) where its weights are
+8-bit constants that fit int8 less their zero points: it is lowered on integer kernels as
+onnxruntime computes it (passes/onnx_to_krnl/quantized_recurrent.py). Other weights become
+an LSTM on its dequantized weights, which constprop folds to float weights: that LSTM runs
+in float. Any other op of the domain is refused, naming it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 import onnx
 from onnx import helper
 
+from onnxc.dialects.microsoft import MICROSOFT_OPS, lstm_integer_weights
 from onnxc.errors import UnsupportedOpError
 
 MICROSOFT_DOMAIN = "com.microsoft"
@@ -167,16 +171,20 @@ LSTM_ATTRIBUTES = (
 
 @expands(
     "DynamicQuantizeLSTM",
-    "LSTM on its dequantized weights, in float (onnxruntime also rounds the activations to 8 bits at each "
-    "step: results differ from it by that rounding, not within one step)",
+    "itself, on integer kernels, where its weights are constants that fit int8 less their zero points "
+    "(onnxruntime's quantizer makes such weights): X and the hidden state quantized to uint8 at each step as "
+    "onnxruntime does, the same integer sums, results within float rounding of onnxruntime's at one thread. "
+    "Other weights: LSTM on its dequantized weights, in float (onnxruntime also rounds the activations to 8 "
+    "bits at each step: results differ from it by that rounding, not within one step)",
 )
 def _dynamic_quantize_lstm(b: _Builder, node: onnx.NodeProto) -> None:
     """DynamicQuantizeLSTM(X, W, R, B, sequence_lens, initial_h, initial_c, P, W scale,
-    W zero point, R scale, R zero point): an LSTM whose W [D, I, 4H] and R [D, H, 4H] are
-    8-bit, transposed against LSTM's, with a scale and zero point per direction ([D]) or
-    per direction and column ([D, 4H]). onnxruntime also quantizes X and the hidden state
-    at each step; here the LSTM runs in float on the dequantized weights, so its results
-    differ from onnxruntime's by that activation rounding (not within one step)."""
+    W zero point, R scale, R zero point) that `keeps` does not keep: an LSTM whose W
+    [D, I, 4H] and R [D, H, 4H] are 8-bit, transposed against LSTM's, with a scale and zero
+    point per direction ([D]) or per direction and column ([D, 4H]). onnxruntime also
+    quantizes X and the hidden state at each step; here the LSTM runs in float on the
+    dequantized weights, so its results differ from onnxruntime's by that activation
+    rounding (not within one step)."""
     weights = [
         b.add("Transpose", [_dequantized_per_column(b, x, scale)], perm=[0, 2, 1]) for x, scale in ((1, 8), (2, 10))
     ]
@@ -195,6 +203,22 @@ def _dequantized_per_column(b: _Builder, x: int, scale: int) -> str:
     zero_point = b.add("Cast", [b.add("Reshape", [b.input(scale + 1), shape])], to=onnx.TensorProto.FLOAT)
     less_zero = b.add("Sub", [b.add("Cast", [b.input(x)], to=onnx.TensorProto.FLOAT), zero_point])
     return b.add("Mul", [less_zero, b.add("Reshape", [b.input(scale), shape])])
+
+
+def keeps(node: onnx.NodeProto, known: Callable[[str], np.ndarray | None]) -> bool:
+    """Whether `node` is imported as an op of the dialect (dialects/microsoft.py) rather than
+    expanded: Tokenizer; DynamicQuantizeLSTM whose weights, scales and zero points are
+    known (`known`: the array of an input name, or None) and whose weights less their
+    zero points fit int8, the integer kernels' operands (else its float expansion)."""
+    if node.op_type not in MICROSOFT_OPS:
+        return False
+    if node.op_type != "DynamicQuantizeLSTM":
+        return True
+    b = _Builder(node, 0)
+    arrays = [known(b.input(k)) if b.input(k) else None for k in (1, 9, 2, 11)]
+    return all(a is not None for a in arrays) and all(
+        lstm_integer_weights(weights, zero_point) is not None for weights, zero_point in (arrays[:2], arrays[2:])
+    )
 
 
 def expand_microsoft_node(node: onnx.NodeProto, opset: int) -> list[onnx.NodeProto]:

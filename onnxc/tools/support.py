@@ -80,9 +80,10 @@ def op_support(op_type: str, domain: str = "", opset: int | None = None) -> Supp
 
 
 def _microsoft_support(op_type: str) -> Support:
-    """A com.microsoft op is supported when the importer expands it into ai.onnx ops, or
-    (Tokenizer) when fuse-tokenizer fuses it into the TfIdfVectorizer it feeds."""
-    if op_type in MICROSOFT_OPS:
+    """A com.microsoft op is supported when the importer expands it into ai.onnx ops (or,
+    DynamicQuantizeLSTM, keeps it for its integer kernels), or (Tokenizer) when
+    fuse-tokenizer fuses it into the TfIdfVectorizer it feeds."""
+    if op_type in MICROSOFT_OPS and op_type not in microsoft.EXPANSIONS:
         from onnxc.passes import fuse_tokenizer
 
         source = _source(fuse_tokenizer.__name__)
@@ -90,6 +91,9 @@ def _microsoft_support(op_type: str) -> Support:
     if op_type not in microsoft.EXPANSIONS:
         return Support(False, f"{MICROSOFT_DOMAIN} operator not supported")
     source = _source(microsoft.__name__)
+    if op_type in MICROSOFT_OPS:
+        reason = f"imported by {source}: kept for integer kernels where its weights allow, else a float LSTM"
+        return Support(True, reason, source)
     return Support(True, f"imported by {source} as its float op between Dequantize/QuantizeLinear", source)
 
 

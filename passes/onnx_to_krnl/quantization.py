@@ -212,17 +212,25 @@ def lower_dynamic_quantize_linear(g: GraphLowering, op: OnnxOp) -> None:
     zero = top.constant(0.0, f32)
     highest = top.reduce(everything, zero, lambda b, ivs, acc: b.max(acc, b.load(x, ivs)))
     lowest = top.reduce(everything, zero, lambda b, ivs, acc: b.min(acc, b.load(x, ivs)))
-    low, high = integer_range(target)
-    span = top.select(top.compare("eq", highest, lowest), top.constant(1.0, f32), top.sub(highest, lowest))
-    scale = top.div(span, top.constant(float(high - low), f32))
-    initial_zero_point = top.sub(top.constant(float(low), f32), top.div(lowest, scale))
-    zero_point = top.math(math.RoundEvenOp, clamp(top, initial_zero_point, low, high))
+    scale, zero_point = dynamic_parameters(top, lowest, highest, target)
     top.store(scale, scale_out, [])
     top.store(top.convert(zero_point, target), zero_out, [])
 
     ivs, body = top.loop_nest(shape)
     quotient = body.div(body.load(x, ivs), scale)
     body.store(to_integer(body, quotient, zero_point, target, round_first=True), y, ivs)
+
+
+def dynamic_parameters(
+    b: KernelBuilder, lowest: SSAValue, highest: SSAValue, target: IntegerType
+) -> tuple[SSAValue, SSAValue]:
+    """DynamicQuantizeLinear's scale and zero point (a float32 of an integral value) for
+    values in [lowest, highest] (float32, a range including 0)."""
+    low, high = integer_range(target)
+    span = b.select(b.compare("eq", highest, lowest), b.constant(1.0, f32), b.sub(highest, lowest))
+    scale = b.div(span, b.constant(float(high - low), f32))
+    initial_zero_point = b.sub(b.constant(float(low), f32), b.div(lowest, scale))
+    return scale, b.math(math.RoundEvenOp, clamp(b, initial_zero_point, low, high))
 
 
 # ------------------------------------------------------------------- integer contractions

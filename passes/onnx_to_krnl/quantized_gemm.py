@@ -189,7 +189,7 @@ def _conv_as_gemm(g, op, weights, bias, x_zero: int | SSAValue, out: SSAValue, e
     name = op.node_name or op.OP_TYPE.lower()
     lanes = _in_lanes(out_channels, columns, reduction)
     if lanes:
-        panels, sums = _column_panels(matrix.T)
+        panels, sums = column_panels(matrix.T)
         column_bias = np.zeros(sums.size, np.int64)
         column_bias[:out_channels] = bias
         offsets = _offsets(g, op, sums, column_bias, x_zero, f"{name}_offsets")
@@ -278,7 +278,7 @@ def _row_tiles(matrix: np.ndarray, groups: int) -> np.ndarray:
     return np.ascontiguousarray(padded.reshape(tiles, ROW_TILE, groups, 4).transpose(0, 2, 1, 3))
 
 
-def _column_panels(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def column_panels(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """int8 W [K, N] as krnl.qmatmul's B in blocks, [Np/64, K4, 64, 4] zero-padded, and its
     column sums (Np, int64)."""
     reduction, columns = weights.shape
@@ -471,7 +471,7 @@ def _matmul_as_gemm(g, op, weights, a_zero: int | SSAValue, out: SSAValue, epilo
     a_shape = shape_of(g.buffers[a_value])
     rows = int(np.prod(a_shape[:-1]))
     groups = -(-reduction // 4)
-    panels, sums = _column_panels(weights)
+    panels, sums = column_panels(weights)
     name = op.node_name or op.OP_TYPE.lower()
     offsets = _offsets(g, op, sums, np.zeros(sums.size, np.int64), a_zero, f"{name}_offsets")
     b = weight_buffer(g, op, panels, i8, f"{name}_panels")

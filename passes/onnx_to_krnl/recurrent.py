@@ -17,12 +17,16 @@ x[0]), Y is zero past len[b], Y_h / Y_c hold the state after the last valid step
 
 A sequence, batch or size known at run time only takes the loop nests of the other
 float types for both products (krnl.matmul's geometry is static), the same arithmetic.
+
+The two products are a `Products` of the op: these float ones, or the 8-bit ones of
+DynamicQuantizeLSTM (quantized_recurrent.py), which shares the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from xdsl.dialects import math
@@ -87,14 +91,14 @@ ACTIVATION_FUNCTIONS = {
 the function takes no such parameter."""
 
 
-def _activations(g: GraphLowering, op: OnnxOp, directions: int) -> list[list[Activation]]:
+def _activations(g: GraphLowering, op: OnnxOp, cell: str, directions: int) -> list[list[Activation]]:
     """The activation functions of each direction. As onnxruntime does, names are
     case-insensitive, one set of names serves both directions, and activation_alpha /
     activation_beta are consumed in order by the functions that take the parameter
     (the others take none), with the ONNX operator's default where the list runs out."""
-    per_direction = len(DEFAULT_ACTIVATIONS[op.OP_TYPE])
+    per_direction = len(DEFAULT_ACTIVATIONS[cell])
     # Not the schema's default: RNN's lists two Tanh whatever the direction.
-    names = list(op.attr("activations") if "activations" in op.attributes else DEFAULT_ACTIVATIONS[op.OP_TYPE])
+    names = list(op.attr("activations") if "activations" in op.attributes else DEFAULT_ACTIVATIONS[cell])
     if len(names) == per_direction:
         names *= directions
     if len(names) != per_direction * directions:
@@ -139,7 +143,6 @@ class Recurrence:
     reverse: list[bool]  # per direction
     lengths: SSAValue | None  # sequence_lens [batch]
     projection: SSAValue  # [dirs, X dim 0, X dim 1, gates*hidden]: X·Wᵀ
-    recurrent_weights: SSAValue  # [dirs, hidden, gates*hidden]: Rᵀ
     bias: SSAValue | None  # B [dirs, 2*gates*hidden]
     gate_bias: SSAValue | None  # [dirs, gates*hidden]: Wb + Rb, added to the projection
     peepholes: SSAValue | None  # P [dirs, 3*hidden]
@@ -149,6 +152,7 @@ class Recurrence:
     reset_state: SSAValue | None  # [batch, hidden]: r ⊙ H of a GRU without linear_before_reset
     y: SSAValue | None
     clip: float | None
+    products: Products = field(init=False)
 
     @property
     def columns(self) -> Bound:
@@ -206,40 +210,18 @@ class Recurrence:
         column = inner.add(j, inner.mul(gates.start, self.hidden))
         inner.store(value(inner, row, time, column), self.accumulator, [row, column])
 
-    def accumulate(self, b: KernelBuilder, d: int, gates: range, vector: Vector) -> None:
-        """accumulator[:, columns of `gates`] += vector · Rᵀ[d][:, those columns]: for
-        float32 the GEMM kernel (rows of the batch x gate columns, accumulators in
-        registers), else one unit-stride axpy per element of the vector."""
-        first, count = b.mul(gates.start, self.hidden), b.mul(len(gates), self.hidden)
-        buffer, prefix = vector
-        if self.kernel:
-            a_offset = b.mul(b.mul(prefix[0], self.batch), self.hidden) if prefix else 0  # 0 if run-time
-            b_offset = d * self.hidden * self.columns + first
-            # A batch of a few rows: R^T read in place, not packed again at every step.
-            m, rows = self.run_time_rows(self.batch, TILE_ROWS)
-            emit_matrix_product(
-                self.g,
-                self.op,
-                buffer,
-                self.recurrent_weights,
-                self.accumulator,
-                (m, count, self.hidden),
-                (self.hidden, 1),
-                [a_offset, b_offset, first],
-                accumulate=True,
-                ldb=self.columns,
-                ldc=self.columns,
-                at=b,
-                rows=rows,
-            )
-            return
-        (row, k), outer = b.for_nest([(0, self.batch), (0, self.hidden)])
-        scale = outer.load(buffer, [*prefix, row, k])
-        (j,), inner = outer.for_nest([(0, count)])
-        column = inner.add(j, first)
-        weight = inner.load(self.recurrent_weights, [d, k, column])
-        total = inner.add(inner.load(self.accumulator, [row, column]), inner.mul(scale, weight))
-        inner.store(total, self.accumulator, [row, column])
+    def accumulate(self, b: KernelBuilder, d: int, t: Bound, gates: range, vector: Vector) -> None:
+        """accumulator[:, columns of `gates`] += vector · Rᵀ[d][:, those columns] at step t."""
+        self.products.accumulate(self, b, d, t, gates, vector)
+
+
+class Products(Protocol):
+    """The two products of a recurrent op: the input projection of every step, and per step
+    the recurrent product added to the gate accumulator."""
+
+    def project(self, r: Recurrence) -> None: ...
+
+    def accumulate(self, r: Recurrence, b: KernelBuilder, d: int, t: Bound, gates: range, vector: Vector) -> None: ...
 
 
 Initializer = Callable[[KernelBuilder, Bound, Bound, Bound], SSAValue]
@@ -257,7 +239,7 @@ def _lstm_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: 
     """i, f, o gates see the previous cell state through the peepholes (o the new one);
     with input_forget the forget gate is 1 - i."""
     r.initialize(b, d, t, range(4), _projected(r, d))
-    r.accumulate(b, d, range(4), (r.hidden_state, (d,)))
+    r.accumulate(b, d, t, range(4), (r.hidden_state, (d,)))
     rows, row, time = r.each_row(b, d, t)
     (j,), body = rows.for_nest([(0, r.hidden)])
     previous = body.load(r.cell_state, [d, row, j])
@@ -302,15 +284,15 @@ def _gru_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: B
                 range(2, 3),
                 lambda body, row, time, column: body.load(r.bias, [d, body.add(column, body.mul(3, hidden))]),
             )
-        r.accumulate(b, d, range(3), state)
+        r.accumulate(b, d, t, range(3), state)
     else:
-        r.accumulate(b, d, range(2), state)
+        r.accumulate(b, d, t, range(2), state)
         rows, row, _ = r.each_row(b, d, t)
         (j,), body = rows.for_nest([(0, hidden)])
         reset = f[0](body, r.clipped(body, r.gate(body, row, 1, j)))
         body.store(body.mul(reset, body.load(r.hidden_state, [d, row, j])), r.reset_state, [row, j])
         r.initialize(b, d, t, range(2, 3), _projected(r, d))
-        r.accumulate(b, d, range(2, 3), (r.reset_state, ()))
+        r.accumulate(b, d, t, range(2, 3), (r.reset_state, ()))
 
     rows, row, time = r.each_row(b, d, t)
     (j,), body = rows.for_nest([(0, hidden)])
@@ -330,7 +312,7 @@ def _gru_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: B
 
 def _rnn_step(r: Recurrence, b: KernelBuilder, d: int, f: list[Activation], t: Bound) -> None:
     r.initialize(b, d, t, range(1), _projected(r, d))
-    r.accumulate(b, d, range(1), (r.hidden_state, (d,)))
+    r.accumulate(b, d, t, range(1), (r.hidden_state, (d,)))
     rows, row, time = r.each_row(b, d, t)
     (j,), body = rows.for_nest([(0, r.hidden)])
     new = f[0](body, r.clipped(body, r.gate(body, row, 0, j)))
@@ -352,6 +334,51 @@ def _transposed(g: GraphLowering, op: OnnxOp, index: int, element: Attribute, hi
     out = alloc_shaped(g.top, element, [directions, columns, rows])
     elementwise(g.top, out, [Operand(source, (0, 2, 1))], lambda b, xs: xs[0])
     return out
+
+
+@dataclass
+class FloatProducts:
+    """The products in the op's float type (krnl.matmul for float32, `Recurrence.kernel`)."""
+
+    recurrent_weights: SSAValue  # [dirs, hidden, gates*hidden]: Rᵀ
+
+    def project(self, r: Recurrence) -> None:
+        _project_inputs(r.g, r.op, r)
+
+    def accumulate(self, r: Recurrence, b: KernelBuilder, d: int, t: Bound, gates: range, vector: Vector) -> None:
+        """accumulator[:, columns of `gates`] += vector · Rᵀ[d][:, those columns]: for
+        float32 the GEMM kernel (rows of the batch x gate columns, accumulators in
+        registers), else one unit-stride axpy per element of the vector."""
+        first, count = b.mul(gates.start, r.hidden), b.mul(len(gates), r.hidden)
+        buffer, prefix = vector
+        if r.kernel:
+            a_offset = b.mul(b.mul(prefix[0], r.batch), r.hidden) if prefix else 0  # 0 if run-time
+            b_offset = d * r.hidden * r.columns + first
+            # A batch of a few rows: R^T read in place, not packed again at every step.
+            m, rows = r.run_time_rows(r.batch, TILE_ROWS)
+            emit_matrix_product(
+                r.g,
+                r.op,
+                buffer,
+                self.recurrent_weights,
+                r.accumulator,
+                (m, count, r.hidden),
+                (r.hidden, 1),
+                [a_offset, b_offset, first],
+                accumulate=True,
+                ldb=r.columns,
+                ldc=r.columns,
+                at=b,
+                rows=rows,
+            )
+            return
+        (row, k), outer = b.for_nest([(0, r.batch), (0, r.hidden)])
+        scale = outer.load(buffer, [*prefix, row, k])
+        (j,), inner = outer.for_nest([(0, count)])
+        column = inner.add(j, first)
+        weight = inner.load(self.recurrent_weights, [d, k, column])
+        total = inner.add(inner.load(r.accumulator, [row, column]), inner.mul(scale, weight))
+        inner.store(total, r.accumulator, [row, column])
 
 
 def _project_inputs(g: GraphLowering, op: OnnxOp, r: Recurrence) -> None:
@@ -403,11 +430,36 @@ def _gate_bias(g: GraphLowering, op: OnnxOp, element: Attribute, folded_columns:
     return out
 
 
+@dataclass(frozen=True)
+class WeightLayout:
+    """How an op holds its weights: W [dirs, gates*hidden, input] and R [dirs, gates*hidden,
+    hidden] of the float type (LSTM, GRU, RNN), or `transposed` ([dirs, input, gates*hidden],
+    [dirs, hidden, gates*hidden]); `integer_inputs` are not of the float type."""
+
+    transposed: bool
+    integer_inputs: tuple[int, ...]
+
+
+FLOAT_WEIGHTS = WeightLayout(transposed=False, integer_inputs=(4,))
+
+ProductsOf = Callable[[GraphLowering, OnnxOp, Recurrence], Products]
+"""(graph, op, its recurrence) -> the products of its steps."""
+
+
 @lowers("LSTM", "GRU", "RNN", run_time_dims=True)
 def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
-    gates = GATES[op.OP_TYPE]
-    floats = [v for k, v in enumerate(onnx_inputs(op)) if k != 4 and v is not None]
-    element = g.same_element_type(op, [*floats, *op.results], ints=False)
+    lower_recurrence(g, op, op.OP_TYPE, FLOAT_WEIGHTS, _float_products)
+
+
+def _float_products(g: GraphLowering, op: OnnxOp, r: Recurrence) -> Products:
+    return FloatProducts(_transposed(g, op, 2, r.element, "r_transposed"))
+
+
+def lower_recurrence(g: GraphLowering, op: OnnxOp, cell: str, layout: WeightLayout, products: ProductsOf) -> None:
+    """The op as recurrent `cell` (LSTM, GRU or RNN) with weights of `layout` and `products`."""
+    gates = GATES[cell]
+    floats = [v for k, v in enumerate(onnx_inputs(op)) if k not in layout.integer_inputs and v is not None]
+    element = g.same_element_type(op, [*floats, *(r for r in op.results if r is not None)], ints=False)
     if not isinstance(element, Float32Type | Float64Type):
         raise g.unsupported(op, f"{op.OP_TYPE} on {element} (float32 and float64 only)")
     # Not the schema's default at GRU-1/2, the misspelled "foward": meant as "forward".
@@ -421,7 +473,7 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
     if len(x_shape) != 3:
         raise g.shape_error(op, f"X of shape {list(x_shape)} is not [seq, batch, input]")
     batch, sequence = x_shape[:2] if batchwise else reversed(x_shape[:2])
-    hidden = shape_of(r_weights)[-1]
+    hidden = shape_of(r_weights)[1 if layout.transposed else -1]
     if not isinstance(hidden, int) and op.attr("hidden_size") is not None:
         hidden = op.attr("hidden_size")  # R's columns at run time must agree
     if op.attr("hidden_size", hidden) != hidden:
@@ -429,6 +481,8 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
     top = g.top
     columns = top.mul(gates, hidden)
     expected = {1: (directions, columns, x_shape[2]), 2: (directions, columns, hidden)}
+    if layout.transposed:
+        expected = {index: (directions, rows, columns) for index, (_, _, rows) in expected.items()}
     expected |= {3: (directions, top.mul(2, columns)), 7: (directions, top.mul(3, hidden))}
     state_shape = (batch, directions, hidden) if batchwise else (directions, batch, hidden)
     expected |= {5: state_shape, 6: state_shape, 4: (batch,)}
@@ -440,9 +494,9 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
             )
     if sequence == 0 or batch == 0:
         raise g.unsupported(op, f"{op.OP_TYPE} over an empty sequence or batch")
-    activations = _activations(g, op, directions)
+    activations = _activations(g, op, cell, directions)
     clip = op.attr("clip")
-    lstm = op.OP_TYPE == "LSTM"
+    lstm = cell == "LSTM"
 
     def state(index: int) -> SSAValue:
         buffer = alloc_shaped(g.top, element, [directions, batch, hidden])
@@ -454,7 +508,7 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
         return buffer
 
     y = optional_result(g, op, 0)
-    linear_before_reset = op.OP_TYPE == "GRU" and op.attr("linear_before_reset")
+    linear_before_reset = cell == "GRU" and op.attr("linear_before_reset")
     lengths = g.input(op, 4)
     r = Recurrence(
         op=op,
@@ -467,7 +521,6 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
         reverse=[direction == "reverse" or d == 1 for d in range(directions)],
         lengths=lengths,
         projection=alloc_shaped(g.top, element, [directions, *x_shape[:2], columns]),
-        recurrent_weights=_transposed(g, op, 2, element, "r_transposed"),
         bias=g.input(op, 3),
         gate_bias=_gate_bias(g, op, element, top.mul(2, hidden) if linear_before_reset else columns),
         peepholes=g.input(op, 7) if lstm else None,
@@ -475,18 +528,19 @@ def lower_recurrent(g: GraphLowering, op: OnnxOp) -> None:
         cell_state=state(6) if lstm else None,
         accumulator=alloc_shaped(g.top, element, [batch, columns]),
         reset_state=alloc_shaped(g.top, element, [batch, hidden])
-        if op.OP_TYPE == "GRU" and not linear_before_reset
+        if cell == "GRU" and not linear_before_reset
         else None,
         y=y,
         clip=None if clip is None else float(clip),
     )
-    _project_inputs(g, op, r)
+    r.products = products(g, op, r)
+    r.products.project(r)
     if lengths is not None and y is not None:
         fill(g.top, y, g.top.constant(0.0, element))  # steps past a row's length stay zero
 
     for d in range(directions):  # one kernel each: the time loop
         (t,), step = g.top.for_nest([(0, sequence)])
-        STEPS[op.OP_TYPE](r, step, d, activations[d], t)
+        STEPS[cell](r, step, d, activations[d], t)
 
     final_states = [(1, r.hidden_state), (2, r.cell_state)]
     for position, buffer in final_states:
