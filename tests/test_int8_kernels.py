@@ -346,3 +346,26 @@ def test_quantized_classifier_runs_on_the_int8_kernel(quant_format, tmp_path):
     feeds = quantized.random_inputs(model, 1)
     actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so")).run(None, feeds)[0]
     np.testing.assert_allclose(actual, _reference(model, feeds), rtol=1e-5, atol=1e-5 + _last_step(model))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3, 12])
+@pytest.mark.parametrize("cpu", [None, "x86-64-v3"])
+def test_few_row_products_are_exact(rows, cpu, tmp_path):
+    """MatMulInteger of 1-3 rows by constant weights: the micro-kernel keeps several sets of
+    accumulators (MIN_CHAINS), each summing every few groups of 4 products, K = 54 leaving
+    groups past the last whole round of sets; the int32 sums are numpy's, on the VNNI path
+    and the portable one."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 256, (rows, 54), dtype=np.uint8)
+    weights = rng.integers(-128, 128, (54, 40), dtype=np.int8)
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("MatMulInteger", ["a", "b", "za"], ["y"])],
+        "few_rows",
+        [onnx.helper.make_tensor_value_info("a", onnx.TensorProto.UINT8, [rows, 54])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT32, [rows, 40])],
+        [numpy_helper.from_array(weights, "b"), numpy_helper.from_array(np.array(7, np.uint8), "za")],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)], ir_version=8)
+    assert "krnl.qmatmul" in onnxc.compile(model, tmp_path / "m.krnl.mlir", emit="krnl", cpu=cpu).read_text()
+    actual = onnxc.Session(onnxc.compile(model, tmp_path / "m.so", cpu=cpu)).run(None, {"a": a})[0]
+    np.testing.assert_array_equal(actual, (a.astype(np.int32) - 7) @ weights.astype(np.int32))

@@ -36,6 +36,9 @@ from onnxc.codegen.target import Target
 from onnxc.codegen.tile_grid import tile_rectangles
 from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, panel_pitch
 
+MIN_CHAINS = 8
+"""Independent accumulators a micro-kernel keeps at least: a dot product's latency (5 cycles
+for vpdpbusd) over its throughput, with margin."""
 VNNI_512_CPUS = {
     "icelake-client", "icelake-server", "tigerlake", "cascadelake", "cooperlake", "rocketlake",
     "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d", "diamondrapids", "znver4", "znver5",
@@ -85,6 +88,13 @@ class QGemmShape:
         if target.arch == "x86_64":
             return QGemmShape(kind, 8, 1, 6)  # 2 ymm of partial lanes per accumulator
         return QGemmShape(kind, 4, 2, 6 if target.arch == "ppc64le" else 3)
+
+
+def _sum(b: ir.IRBuilder, values: list[ir.Value]) -> ir.Value:
+    total = values[0]
+    for value in values[1:]:
+        total = b.add(total, value)
+    return total
 
 
 def _c(value: int) -> ir.Constant:
@@ -249,35 +259,53 @@ class QGemmEmitter:
     ) -> list[list[ir.Value]]:
         """rows x vectors accumulators over the K4 groups: A's row r at a + k4*(mr or, with
         `a_panels`, panel_pitch(M))*4 + r*4, B's vector v at b_tile + k4*(panel_pitch(N) or,
-        with `b_blocked`, 64)*4 + v*lanes*4."""
+        with `b_blocked`, 64)*4 + v*lanes*4. A tile of fewer than MIN_CHAINS accumulators (a
+        product of one row: an LSTM's step) keeps several sets of them, each taking every
+        sets-th group, added at the end (exact): one set waits on the dot product's latency."""
+        tile = rows * vectors
+        sets = -(-MIN_CHAINS // tile) if tile < MIN_CHAINS else 1
+        whole = self.k4 - self.k4 % sets
+        partial = self.k4_loop(b, a, b_tile, rows, vectors, 0, whole, sets)
+        if whole < self.k4:
+            partial[0] = self.k4_loop(b, a, b_tile, rows, vectors, whole, self.k4, 1, partial[0])[0]
+        return [[_sum(b, [p[r][v] for p in partial]) for v in range(vectors)] for r in range(rows)]
+
+    def k4_loop(self, b, a, b_tile, rows: int, vectors: int, start: int, stop: int, sets: int, initial=None):
+        """`sets` sets of rows x vectors accumulators (from `initial`'s, else zero) over the K4
+        groups [start, stop), set u taking the groups start + u, start + u + sets, ..."""
         s = self.shape
         entry = b.block
         header, body, exit_ = (b.append_basic_block(f"k4.{part}") for part in ("header", "body", "exit"))
         b.branch(header)
         b.position_at_end(header)
         k4 = b.phi(I64, "k4")
-        k4.add_incoming(_c(0), entry)
-        accumulators = [[b.phi(self.acc_type) for _ in range(vectors)] for _ in range(rows)]
-        for row in accumulators:
-            for phi in row:
-                phi.add_incoming(ir.Constant(self.acc_type, None), entry)
-        b.cbranch(b.icmp_signed("<", k4, _c(self.k4)), body, exit_)
+        k4.add_incoming(_c(start), entry)
+        accumulators = [[[b.phi(self.acc_type) for _ in range(vectors)] for _ in range(rows)] for _ in range(sets)]
+        for u, rows_of_set in enumerate(accumulators):
+            for r, row in enumerate(rows_of_set):
+                for v, phi in enumerate(row):
+                    phi.add_incoming(initial[r][v] if initial else ir.Constant(self.acc_type, None), entry)
+        b.cbranch(b.icmp_signed("<", k4, _c(stop)), body, exit_)
         b.position_at_end(body)
         b_step = QMATMUL_COLUMN_PAD * 4 if self.op.b_blocked is not None else panel_pitch(self.n) * 4
-        b_row = b.gep(b_tile, [b.mul(k4, _c(b_step))], source_etype=I8)
-        b_vectors = [
-            b.load(b.gep(b_row, [_c(v * s.lanes * 4)], source_etype=I8), typ=self.bytes_type, align=1)
-            for v in range(vectors)
-        ]
         a_step = panel_pitch(self.m) * 4 if self.op.a_panels is not None else self.mr * 4
-        a_row = b.gep(a, [b.mul(k4, _c(a_step))], source_etype=I8)
-        for r in range(rows):
-            group = b.load(b.gep(a_row, [_c(r * 4)], source_etype=I8), typ=I32, align=1)
-            broadcast = self.splat(b, group, ir.VectorType(I32, s.lanes))
-            for v in range(vectors):
-                updated = self.dot(b, accumulators[r][v], broadcast, b_vectors[v])
-                accumulators[r][v].add_incoming(updated, b.block)
-        k4.add_incoming(b.add(k4, _c(1), flags=["nsw"]), b.block)
+        updates = []
+        for u in range(sets):
+            group_index = b.add(k4, _c(u), flags=["nsw"])
+            b_row = b.gep(b_tile, [b.mul(group_index, _c(b_step))], source_etype=I8)
+            b_vectors = [
+                b.load(b.gep(b_row, [_c(v * s.lanes * 4)], source_etype=I8), typ=self.bytes_type, align=1)
+                for v in range(vectors)
+            ]
+            a_row = b.gep(a, [b.mul(group_index, _c(a_step))], source_etype=I8)
+            for r in range(rows):
+                group = b.load(b.gep(a_row, [_c(r * 4)], source_etype=I8), typ=I32, align=1)
+                broadcast = self.splat(b, group, ir.VectorType(I32, s.lanes))
+                for v in range(vectors):
+                    updates.append((accumulators[u][r][v], self.dot(b, accumulators[u][r][v], broadcast, b_vectors[v])))
+        for phi, updated in updates:
+            phi.add_incoming(updated, b.block)
+        k4.add_incoming(b.add(k4, _c(sets), flags=["nsw"]), b.block)
         b.branch(header)
         b.position_at_end(exit_)
         return accumulators
