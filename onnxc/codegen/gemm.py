@@ -98,6 +98,7 @@ class _PlanFunctions:
     packing: ir.Function | None = None
     tiles: ir.Function | None = None
     range: ir.Function | None = None
+    rectangle: ir.Function | None = None
     slice: ir.Function | None = None
     offsets_table: ir.GlobalVariable | None = None
 
@@ -273,7 +274,7 @@ class MatmulEmitter:
                 row_tiles, column_tiles = column_tiles, row_tiles
             column_from, column_to = (b.mul(t, _const(p.nr)) for t in column_tiles)
             column_to = b.select(b.icmp_signed("<", column_to, columns), column_to, columns)
-            b.call(self.range_function(), [*pointers, column_from, column_to, *row_tiles])
+            b.call(self.rectangle_function(), [*pointers, column_from, column_to, *row_tiles])
 
         # The whole product (one thread, or the pool busy) takes a copy of `range` with constant
         # bounds: LLVM then folds the im2col geometry, which costs small convs dearly otherwise.
@@ -290,6 +291,19 @@ class MatmulEmitter:
     def whole_bounds(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> list[ir.Value]:
         """range's bounds for all of C: every column, every row tile."""
         return [_const(0), self.columns(sizes), _const(0), self.row_tile_count(b, sizes)]
+
+    def rectangle_function(self) -> ir.Function:
+        """`range` with run-time bounds, for a thread's rectangles of tiles: one copy of its code
+        however many rectangles a slice calls it for (LLVM's time grows with every copy)."""
+        if self.f.rectangle is not None:
+            return self.f.rectangle
+        range_ = self.range_function()
+        fn, b = self.function(f"{self.name}.rectangle", [a.type for a in range_.args])
+        fn.attributes.add("noinline")
+        self.f.rectangle = fn
+        b.call(range_, list(fn.args))
+        b.ret_void()
+        return fn
 
     def range_function(self) -> ir.Function:
         """range(a, b, c, [bias], columns [from, to), row tiles [from, to)): that part of C,
