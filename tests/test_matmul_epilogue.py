@@ -140,6 +140,24 @@ def test_gemm_bias_and_activation_in_the_kernel(tmp_path, c_shape, beta, then, r
     _check(model, [(6, K)] if rows == 6 else [(1, K), (9, K)], tmp_path)
 
 
+@pytest.mark.parametrize("c, rows", [(False, 6), (False, "n"), (True, 6)])
+def test_gemm_without_c_starts_from_zero(tmp_path, c, rows):
+    """A Gemm with no C (or beta 0: C is ignored) is one kernel that does not accumulate:
+    no fill of Y before it, over static and run-time rows."""
+    initializers = [_constant("w", RNG.standard_normal((K, N)) * 0.3), _constant("c", RNG.standard_normal((N,)))]
+    inputs = ["x", "w", "c"] if c else ["x", "w"]
+    nodes = [helper.make_node("Gemm", inputs, ["y"], alpha=0.5, **({"beta": 0.0} if c else {}))]
+    graph = helper.make_graph(
+        nodes, "gemm", [value_info("x", np.float32, [rows, K])], [helper.make_empty_tensor_value_info("y")],
+        initializers,
+    )  # fmt: skip
+    model = make_model(graph, opset=20)
+    text = krnl_text(model)
+    assert "krnl.matmul" in text and "accumulate" not in text
+    assert "krnl.define_loops" not in text, "no fill nest"
+    _check(model, [(6, K)] if rows == 6 else [(1, K), (9, K)], tmp_path)
+
+
 def test_gelu_whose_input_is_an_output_stays_a_nest(tmp_path):
     """The biased value is a graph output too: the kernel stores it, the GELU is a nest."""
     model = mlp_model([2, 5, K], "gelu_torch")

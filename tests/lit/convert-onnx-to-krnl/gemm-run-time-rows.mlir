@@ -38,3 +38,22 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:           %[[LAST:.+]] = arith.subi %[[N]], %{{.+}} : index
 // CHECK-NEXT:      %[[ROW:.+]] = arith.minsi %{{.+}}, %[[LAST]] : index
 // CHECK-NEXT:      %{{.+}} = memref.load %c[%[[ROW]], %{{.+}}] : memref<?x1xf32>
+
+// -----
+
+// Gemm with no C (GPT-2's Conv1D as torch exports it): one krnl.matmul that starts from
+// zero; no nest fills Y first and the kernel does not accumulate.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<?x8xf32, ["batch", ""]>) -> tensor<?x4xf32, ["batch", ""]> {
+    %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x4xf32>} : () -> tensor<8x4xf32>
+    %y = "onnx.Gemm"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> : (tensor<?x8xf32, ["batch", ""]>, tensor<8x4xf32>) -> tensor<?x4xf32, ["batch", ""]>
+    func.return %y : tensor<?x4xf32, ["batch", ""]>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<?x8xf32>, %y: memref<?x4xf32>) {
+// CHECK-NOT:     krnl.iterate
+// CHECK:         krnl.matmul %x, %{{.+}} into %y rows %{{.+}} {sizes = [256 : i64, 4 : i64, 8 : i64],
+// CHECK-SAME:      b_access = #krnl<b_access panels>
+// CHECK-NOT:     accumulate
+// CHECK-NOT:     krnl.iterate
