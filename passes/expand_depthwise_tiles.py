@@ -14,7 +14,9 @@ group's expanded planes stay in L2 between the two convs; a Concat joins the gro
 Groups hold a multiple of 8 channels (the depthwise lanes' blocks), at least MIN_GROUP_CHANNELS
 (the 1x1 conv's GEMM keeps whole row tiles busy); of those, the fewest groups whose expanded
 planes fit GROUP_BYTES, else as many as allowed. The activations are chains of element-wise
-ops whose other operands are scalar constants (Clip, HardSwish, x * Sigmoid(x), ...).
+ops whose other operands are scalar constants (Clip, HardSwish, x * Sigmoid(x), ...). Sizes
+must be static (a batch the library loops over, sample by sample, is 1 by then); images of
+run-time height and width keep their convs whole.
 """
 
 from __future__ import annotations
