@@ -58,7 +58,7 @@ from onnxc.codegen.llvm_idioms import (
     thread_pool_slice,
 )
 from onnxc.codegen.llvm_types import F32, I1, I32, I64, PTR
-from onnxc.codegen.tile_grid import tile_rectangles
+from onnxc.codegen.tile_grid import product_rectangles
 from onnxc.dialects.krnl_matmul import MATMUL_B_PANEL
 
 THREAD_SCRATCH = "onnxc_thread_scratch"
@@ -266,15 +266,9 @@ class MatmulEmitter:
         fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{self.name}.gemm.slice", context_type)
         self.f.slice = fn
         sizes = self.sizes(pointers[len(pointers) - len(p.run_time_names) :])
-        columns = self.columns(sizes)
 
-        def rectangle(b: ir.IRBuilder, major_from, major_to, minor_from, minor_to) -> None:
-            row_tiles, column_tiles = (major_from, major_to), (minor_from, minor_to)
-            if not p.split_rows:
-                row_tiles, column_tiles = column_tiles, row_tiles
-            column_from, column_to = (b.mul(t, _const(p.nr)) for t in column_tiles)
-            column_to = b.select(b.icmp_signed("<", column_to, columns), column_to, columns)
-            b.call(self.rectangle_function(), [*pointers, column_from, column_to, *row_tiles])
+        def product(b: ir.IRBuilder, *bounds: ir.Value) -> None:
+            b.call(self.rectangle_function(), [*pointers, *bounds])
 
         # The whole product (one thread, or the pool busy) takes a copy of `range` with constant
         # bounds: LLVM then folds the im2col geometry, which costs small convs dearly otherwise.
@@ -283,8 +277,8 @@ class MatmulEmitter:
             with then:
                 b.call(self.range_function(), [*pointers, *self.whole_bounds(b, sizes)])
             with otherwise:
-                minor = self.column_tile_count(b, sizes) if p.split_rows else self.row_tile_count(b, sizes)
-                tile_rectangles(b, begin, end, minor, rectangle)
+                tiles = (self.row_tile_count(b, sizes), self.column_tile_count(b, sizes))
+                product_rectangles(b, begin, end, tiles, p.split_rows, p.nr, self.columns(sizes), product)
         b.ret_void()
         return fn
 

@@ -33,7 +33,7 @@ from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_str
 from onnxc.codegen.llvm_types import F32, I8, I32, I64, PTR
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target
-from onnxc.codegen.tile_grid import tile_rectangles
+from onnxc.codegen.tile_grid import product_rectangles
 from onnxc.dialects.krnl_int8 import QMATMUL_COLUMN_PAD, QMatmulOp, panel_pitch
 
 MIN_CHAINS = 8
@@ -162,17 +162,17 @@ class QGemmEmitter:
         (tile_grid.py), for the thread pool."""
         fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{kernel.name}.slice", context_type)
         nr = self.shape.lanes * self.shape.vectors
-
-        def rectangle(b: ir.IRBuilder, major_from, major_to, minor_from, minor_to) -> None:
-            row_tiles, column_tiles = (major_from, major_to), (minor_from, minor_to)
-            if not self.split_rows:
-                row_tiles, column_tiles = column_tiles, row_tiles
-            column_from, column_to = (b.mul(t, _c(nr)) for t in column_tiles)
-            column_to = b.select(b.icmp_signed("<", column_to, _c(self.n)), column_to, _c(self.n))
-            b.call(kernel, [*pointers, column_from, column_to, *row_tiles])
-
-        minor = self.column_tiles if self.split_rows else self.row_tiles
-        tile_rectangles(b, begin, end, _c(minor), rectangle)
+        tiles = (_c(self.row_tiles), _c(self.column_tiles))
+        product_rectangles(
+            b,
+            begin,
+            end,
+            tiles,
+            self.split_rows,
+            nr,
+            _c(self.n),
+            lambda b, *bounds: b.call(kernel, [*pointers, *bounds]),
+        )
         b.ret_void()
         return fn
 

@@ -21,6 +21,8 @@ from onnxc.codegen.llvm_types import I64
 
 Rectangle = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value, ir.Value], None]
 """rectangle(b, major_from, major_to, minor_from, minor_to): emit the work of those tiles."""
+Product = Callable[[ir.IRBuilder, ir.Value, ir.Value, ir.Value, ir.Value], None]
+"""product(b, column_from, column_to, row_tile_from, row_tile_to): emit that part of a GEMM."""
 
 
 def tile_rectangles(
@@ -43,3 +45,29 @@ def tile_rectangles(
                 rectangle(b, whole_from, last, zero, minor_tiles)
             with b.if_then(b.icmp_unsigned("!=", last_minor, zero)):
                 rectangle(b, last, b.add(last, one), zero, last_minor)
+
+
+def product_rectangles(
+    b: ir.IRBuilder,
+    begin: ir.Value,
+    end: ir.Value,
+    tiles: tuple[ir.Value, ir.Value],
+    rows_first: bool,
+    tile_columns: int,
+    columns: ir.Value,
+    product: Product,
+) -> None:
+    """`product` for the tiles [begin, end) of a GEMM's grid of (row tiles, column tiles)
+    `tiles`, numbered row tile first (`rows_first`) or column tile first; a column tile is
+    `tile_columns` of the `columns` wide."""
+    row_tiles, column_tiles = tiles
+
+    def rectangle(b: ir.IRBuilder, major_from, major_to, minor_from, minor_to) -> None:
+        rows, column_range = (major_from, major_to), (minor_from, minor_to)
+        if not rows_first:
+            rows, column_range = column_range, rows
+        column_from, column_to = (b.mul(t, ir.Constant(I64, tile_columns)) for t in column_range)
+        column_to = b.select(b.icmp_signed("<", column_to, columns), column_to, columns)
+        product(b, column_from, column_to, *rows)
+
+    tile_rectangles(b, begin, end, column_tiles if rows_first else row_tiles, rectangle)
