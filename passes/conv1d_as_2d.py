@@ -27,6 +27,7 @@ from onnxc.passes.helpers.graph import (
     python_attribute,
     replace_results,
     rewrite_ops,
+    schema_attributes,
 )
 
 
@@ -55,8 +56,7 @@ dilation 1 and no padding."""
 def _attributes_2d(conv: OnnxOp) -> dict:
     return {
         name: python_attribute(_SPATIAL_2D[name](conv.attr(name))) if name in _SPATIAL_2D else attribute
-        for name, attribute in conv.attributes.items()
-        if name in conv.ATTR_TYPES
+        for name, attribute in schema_attributes(conv).items()
     }
 
 

@@ -38,6 +38,7 @@ from onnxc.passes.helpers.graph import (
     python_attribute,
     replace_results,
     rewrite_ops,
+    schema_attributes,
     static_shape,
 )
 
@@ -198,9 +199,9 @@ def split_in_groups(dw: OnnxOp, opset: int) -> None:
             new_ops.append(made)
             return made
 
-        mapping = {expand.results[0]: conv(expand, "expand", expand.input(0), _attributes(expand)).results[0]}
+        mapping = {expand.results[0]: conv(expand, "expand", expand.input(0), schema_attributes(expand)).results[0]}
         _clone(pre, mapping, name, new_ops, opset)
-        dw_attributes = _attributes(dw) | {"group": python_attribute(per_group)}
+        dw_attributes = schema_attributes(dw) | {"group": python_attribute(per_group)}
         mapping[dw.results[0]] = conv(dw, "dw", mapping[dw.input(0)], dw_attributes).results[0]
         _clone(post, mapping, name, new_ops, opset)
         outputs.append(mapping[sink])
@@ -211,14 +212,10 @@ def split_in_groups(dw: OnnxOp, opset: int) -> None:
     replace_results(last, [joined.results[0]])
 
 
-def _attributes(op: OnnxOp) -> dict:
-    return {name: value for name, value in op.attributes.items() if name in op.ATTR_TYPES}
-
-
 def _clone(ops: list[OnnxOp], mapping: dict, name: str, new_ops: list, opset: int) -> None:
     """Copies of `ops` (in order) reading `mapping`'s values for the originals', added to it."""
     for op in ops:
         inputs = [mapping.get(v, v) if v is not None else None for v in onnx_inputs(op)]
-        copy = make_op(op.OP_TYPE, inputs, _attributes(op), f"{name}/{op.node_name}", opset=opset)
+        copy = make_op(op.OP_TYPE, inputs, schema_attributes(op), f"{name}/{op.node_name}", opset=opset)
         new_ops.append(copy)
         mapping[op.results[0]] = copy.results[0]

@@ -26,6 +26,7 @@ from onnxc.passes.helpers.graph import (
     python_attribute,
     replace_results,
     rewrite_ops,
+    schema_attributes,
     single_use,
     static_shape,
 )
@@ -75,7 +76,7 @@ def fuse_add(add: OnnxOp, opset: int) -> None:
 
 def _gemm_with_bias(gemm: OnnxOp, addend) -> list[OnnxOp]:
     """A copy of `gemm` whose C also adds `addend` (empty if that cannot be expressed)."""
-    attributes = {name: attr for name, attr in gemm.attributes.items() if name in gemm.ATTR_TYPES}
+    attributes = schema_attributes(gemm)
     c = gemm.input(2)
     if c is None:
         attributes["beta"] = python_attribute(1.0)

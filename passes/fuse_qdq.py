@@ -39,6 +39,7 @@ from onnxc.passes.helpers.graph import (
     replace_results,
     result_dtype,
     rewrite_ops,
+    schema_attributes,
     single_use,
 )
 
@@ -190,7 +191,7 @@ def _qlinear_conv(conv: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list[Onn
     name = conv.node_name
     made_x, inputs[2] = _zero_point(conv, x, f"{name}.x_zero_point")
     made_w, inputs[5] = _zero_point(conv, w, f"{name}.w_zero_point")
-    attributes = {k: v for k, v in conv.attributes.items() if k in conv.ATTR_TYPES}
+    attributes = schema_attributes(conv)
     return [*made_x, *made_w, make_op("QLinearConv", inputs, attributes, name)]
 
 
@@ -276,5 +277,5 @@ def _byte_max_pool(pool: OnnxOp, y_scale: SSAValue, y_zero: SSAValue) -> list[On
         return []
     if scale.reshape(-1)[0] != x.scale_array.reshape(-1)[0] or not x.scale_array.reshape(-1)[0] > 0:
         return []
-    attributes = {k: v for k, v in pool.attributes.items() if k in pool.ATTR_TYPES}
+    attributes = schema_attributes(pool)
     return [make_op("MaxPool", [x.x], attributes, pool.node_name)]

@@ -45,6 +45,7 @@ from onnxc.passes.helpers.graph import (
     make_op,
     python_attribute,
     rewrite_and_infer,
+    schema_attributes,
     single_use,
 )
 
@@ -127,7 +128,7 @@ def fuse_tokenizer(tokenizer: OnnxOp, opset: int) -> bool:
         unsqueeze = make_op("Unsqueeze", [strings, axes.results[0]], {}, f"{tokenizer.node_name}.rows", opset=opset)
         new_ops += [axes, unsqueeze]
         strings = unsqueeze.results[0]
-    attributes = {name: attr for name, attr in vectorizer.attributes.items() if name in vectorizer.ATTR_TYPES}
+    attributes = schema_attributes(vectorizer)
     attributes[TOKENIZE_ATTR] = DictionaryAttr(settings)
     fused = make_op("TfIdfVectorizer", [strings], attributes, vectorizer.node_name)
     new_ops.append(fused)

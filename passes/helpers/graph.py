@@ -123,6 +123,11 @@ def make_constant(anchor: Operation, array: np.ndarray, name: str) -> OnnxOp:
     return set_name(OPS["Constant"](attributes={"value": handle}, result_types=[handle.type]), name)
 
 
+def schema_attributes(op: OnnxOp) -> dict[str, Attribute]:
+    """`op`'s ONNX attributes (those of its schema, not the dialect's own), to build a copy."""
+    return {name: value for name, value in op.attributes.items() if name in op.ATTR_TYPES}
+
+
 def make_op(
     op_type: str,
     inputs: Sequence[SSAValue | None],
