@@ -97,15 +97,38 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
         return
     # A following Relu/Clip, other element-wise op or SiLU is computed in the store (MobileNets'
     # ReLU6, HardSwish or SiLU after each depthwise conv).
-    strided = _reads_strided(windows)
-    lanes = None if strided else lanes_of(g, op, windows)
+    strided = _reads_strided(g.top, windows)
+    lanes = None if strided is not False else lanes_of(g, op, windows)
     out, epilogue = conv_epilogue(g, op, math_functions=lanes is not None)
     if lanes is not None:
         depthwise_in_lanes(g, op, x, out, windows, lanes, epilogue)
         return
-    if strided:
-        strided_grouped_conv(g, x, weights, bias, out, windows, epilogue)
+    if isinstance(strided, bool):
+        if strided:
+            strided_grouped_conv(g, x, weights, bias, out, windows, epilogue)
+        else:
+            _over_shifted_rows(g, x, weights, bias, out, shifted, epilogue)
         return
+    for read_strided, condition in ((True, strided), (False, g.top.not_(strided))):
+        with g.lowering_at(g.top.if_then(condition)):
+            if read_strided:
+                strided_grouped_conv(g, x, weights, bias, out, windows, epilogue)
+            else:
+                _over_shifted_rows(g, x, weights, bias, out, shifted, epilogue)
+
+
+def _over_shifted_rows(
+    g: GraphLowering,
+    x: SSAValue,
+    weights: SSAValue,
+    bias: SSAValue | None,
+    out: SSAValue,
+    shifted: ShiftedRows,
+    epilogue: Epilogue | None,
+) -> None:
+    """The grouped conv over x's (phase) planes: row by row, or along the wide rows where
+    they are short (decided at run time where the row length is known then only)."""
+    kernel = shape_of(weights)[2:]
     # Row blocks read up to a run of VECTOR_COLUMNS past a last row wider than the planes'.
     slack = VECTOR_COLUMNS + kernel[1] if _row_blocks(shifted, kernel) else VECTOR_COLUMNS - 1
     planes = shifted.planes(g, x, slack=slack)
@@ -266,15 +289,19 @@ def shifted_grouped_conv(
         shifted.compact(g, wide, out)
 
 
-def _reads_strided(windows: Sequence[SlidingWindow]) -> bool:
-    """Whether `strided_grouped_conv` is the faster path (see STRIDED_MIN_ROW)."""
+def _reads_strided(b: KernelBuilder, windows: Sequence[SlidingWindow]) -> bool | SSAValue:
+    """Whether `strided_grouped_conv` is the faster path (see STRIDED_MIN_ROW): for an output row
+    of run-time length, whether it is that long, a condition decided at run time."""
     window_y, window_x = windows
-    return (
-        all(w.static and w.dilation == 1 for w in windows)
+    if not (
+        all(w.constant_geometry and w.dilation == 1 for w in windows)
         and (window_y.stride > 1 or window_x.stride > 1)
-        and window_x.output_size >= STRIDED_MIN_ROW
         and window_x.kernel <= STRIDED_MAX_KERNEL
-    )
+    ):
+        return False
+    if isinstance(window_x.output_size, int):
+        return window_x.output_size >= STRIDED_MIN_ROW and all(w.static for w in windows)
+    return b.compare_index("sge", window_x.output_size, STRIDED_MIN_ROW)
 
 
 def _slack(planes: SSAValue, shifted: ShiftedRows) -> int:
@@ -304,20 +331,52 @@ def strided_grouped_conv(
     104). `epilogue` as in `shifted_grouped_conv`."""
     batch, channels = shape_of(x)[:2]
     window_y, window_x = windows
+    static = all(w.static for w in windows)
+    row_runs, column_runs = ((w.runs() if static else w.edge_runs(g.top)) for w in windows)
     group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
     body, n = group_pass.body, group_pass.n
-    for row_low, row_high, row_reads in window_y.runs():
-        for column_low, column_high, column_reads in window_x.runs():
+    zero = g.top.constant(0.0, f32)
+    for row_low, row_high, row_reads, *row_checked in row_runs:
+        for column_low, column_high, column_reads, *column_checked in column_runs:
             (oy, ox), point = body.for_nest([(row_low, row_high), (column_low, column_high)])
             top, left = window_y.start(point, oy), window_x.start(point, ox)
-            rows = {ky: window_y.position(point, top, ky) for ky in range(*row_reads)}
-            columns = {kx: window_x.position(point, left, kx) for kx in range(*column_reads)}
+            rows = {ky: _Read.of(point, window_y, top, ky, row_checked) for ky in range(*row_reads)}
+            columns = {kx: _Read.of(point, window_x, left, kx, column_checked) for kx in range(*column_reads)}
             reads = (
-                (k, point.load(x, [n, group_pass.inputs[c], rows[ky], columns[kx]]))
+                (k, _Read.load(point, x, [n, group_pass.inputs[c]], rows[ky], columns[kx], zero))
                 for k, (c, ky, kx) in enumerate(group_pass.taps)
                 if ky in rows and kx in columns
             )
-            group_pass.store(point, group_pass.sums(point, reads), out, lambda m: [n, m, oy, ox], epilogue)
+            group_pass.store(
+                point, group_pass.sums(point, reads), out, lambda m, oy=oy, ox=ox: [n, m, oy, ox], epilogue
+            )
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A tap's input position along one axis; for a checked run (see SlidingWindow.edge_runs)
+    clamped into the input, with whether the unclamped one lies inside."""
+
+    position: Bound
+    inside: SSAValue | None
+
+    @staticmethod
+    def of(b: KernelBuilder, window: SlidingWindow, start: Bound, offset: int, checked: list[bool]) -> _Read:
+        position = window.position(b, start, offset)
+        if not (checked and checked[0]):
+            return _Read(position, None)
+        inside = b.and_(b.compare_index("sge", position, 0), b.compare_index("slt", position, window.input_size))
+        return _Read(b.max(b.min(position, b.sub(window.input_size, 1)), 0), inside)
+
+    @staticmethod
+    def load(b: KernelBuilder, x: SSAValue, image: list[Bound], row: _Read, column: _Read, zero: SSAValue):
+        """x at (row, column) of `image`: 0 (the padding) where either position is outside."""
+        value = b.load(x, [*image, row.position, column.position])
+        checks = [read.inside for read in (row, column) if read.inside is not None]
+        if not checks:
+            return value
+        inside = checks[0] if len(checks) == 1 else b.and_(*checks)
+        return b.select(inside, value, zero)
 
 
 def direct_conv(

@@ -10,7 +10,7 @@ from xdsl.ir import Attribute, SSAValue
 from onnxc.dialects.onnx import OnnxOp
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import alloc_shaped, reshaped_view
-from onnxc.passes.onnx_to_krnl.common import GraphLowering, fill, shape_of
+from onnxc.passes.onnx_to_krnl.common import GraphLowering, shape_of
 
 # ------------------------------------------------------------------ sliding windows
 
@@ -89,6 +89,27 @@ class SlidingWindow:
             else:
                 runs.append([o, o + 1, taps])
         return [(low, high, taps) for low, high, taps in runs]
+
+    @property
+    def constant_geometry(self) -> bool:
+        """Whether kernel and begin padding are constants (the sizes may be known at run time only)."""
+        return isinstance(self.kernel, int) and isinstance(self.pad_begin, int)
+
+    def edge_runs(self, builder: KernelBuilder) -> list[tuple[Bound, Bound, tuple[int, int], bool]]:
+        """`runs` where the sizes are known at run time only (constant kernel and begin padding):
+        the outputs whose windows start in the begin padding (a constant count), those whose
+        windows lie inside the input, and the rest, each run (lo, hi, taps, checked): the inside
+        reads all the taps unchecked, the edges every tap checked against the input's bounds
+        (an image too small for any inside window has edges only)."""
+        begin = -(-self.pad_begin // self.stride)  # the first output whose window starts inside
+        # Outputs o with o*stride - pad + (kernel-1)*dilation <= input - 1 end inside: o < reach.
+        last = builder.add(builder.sub(self.input_size, 1), self.pad_begin - (self.kernel - 1) * self.dilation)
+        reach = builder.div(builder.max(builder.add(last, self.stride), 0), self.stride)
+        inside_end = builder.max(builder.min(reach, self.output_size), begin)
+        runs = [(builder.min(begin, self.output_size), inside_end, (0, self.kernel), False)]
+        if begin:
+            runs.insert(0, (0, builder.min(begin, self.output_size), (0, self.kernel), True))
+        return [*runs, (inside_end, self.output_size, (0, self.kernel), True)]
 
     def _reaches(self, upper: Bound) -> bool:
         """Whether the last offset of the last window may read at `upper` or past it."""
@@ -225,7 +246,9 @@ class ShiftedRows:
             return None
         window_y, window_x = windows
         height, width = (b.add(w.output_size, (w.kernel - 1) * w.dilation // w.stride) for w in windows)
-        columns = b.add(b.mul(b.sub(window_y.output_size, 1), width), window_x.output_size)
+        # No output rows (an image smaller than the window, known at run time only): no columns,
+        # not a negative count (a buffer of -1 columns was a heap overflow).
+        columns = b.max(b.add(b.mul(b.sub(window_y.output_size, 1), width), window_x.output_size), 0)
         return ShiftedRows(window_y, window_x, height, width, columns)
 
     @property
@@ -275,22 +298,7 @@ class ShiftedRows:
         )
         rows = [_phase_range(b, py, sy, top, height, self.height) for py in range(sy)]
         columns = [_phase_range(b, px, sx, left, width, self.width) for px in range(sx)]
-        if all(isinstance(bound, int) for bound in (self.height, self.width, *sum(rows + columns, ()))):
-            common = (max(low for low, _ in columns), min(high for _, high in columns))
-            if common[0] < common[1]:
-                self._write_planes(b, x, planes, pad, rows, columns, common)
-                return planes
-        fill(b, planes, pad)
-        for py in range(sy):
-            for px in range(sx):
-                rows = _phase_range(b, py, sy, top, height, self.height)
-                columns = _phase_range(b, px, sx, left, width, self.width)
-                (n, c), outer = b.loop_nest([batch, channels])
-                (r, q), body = outer.for_nest([rows, columns])
-                y = body.sub(body.add(body.mul(r, sy), py), top)
-                x_ = body.sub(body.add(body.mul(q, sx), px), left)
-                at = body.add(body.mul(plane, py * sx + px), body.add(body.mul(r, self.width), q))
-                body.store(body.convert(body.load(x, [n, c, y, x_]), element), planes, [n, c, at])
+        self._write_planes(b, x, planes, pad, rows, columns)
         return planes
 
     def _write_planes(
@@ -299,60 +307,104 @@ class ShiftedRows:
         x: SSAValue,
         planes: SSAValue,
         pad: SSAValue,
-        rows: list[tuple[int, int]],
-        columns: list[tuple[int, int]],
-        common: tuple[int, int],
+        rows: list[tuple[Bound, Bound]],
+        columns: list[tuple[Bound, Bound]],
     ) -> None:
-        """Every element of the planes written once, in one nest (static sizes): per row
-        phase, its padding rows zeroed; its image rows read once, each run of sx input
-        columns written to the sx column phases (an interleaved read the loop vectorizer
-        handles), the few columns outside `common` (the columns every phase copies) and
-        the padding columns each phase's own (`pad`; x's values converted to the planes'
-        element type). A fill of all the planes and one strided copy
-        per phase cost three times the depthwise conv after them (64 channels, 112 wide)."""
+        """Every element of the planes written once, in one nest: per row phase, its padding
+        rows set to `pad`; its image rows read once, each run of sx input columns written to
+        the sx column phases (an interleaved read the loop vectorizer handles), the few
+        columns outside the ones every phase copies and the padding columns each phase's
+        own (x's values converted to the planes' element type). A fill of all the planes and
+        one strided copy per phase cost three times the depthwise conv after them (64
+        channels, 112 wide); so it still did with sizes known at run time only (MobileNetV2
+        of free height and width: 96 channels of 112x112 at stride 2, 1.13 ms). Ranges of
+        run-time bounds that may be empty are clipped, never reversed into others."""
         batch, channels = shape_of(planes)[:2]
         (sy, sx), (top, left) = (
             (w.stride for w in (self.window_y, self.window_x)),
             (self.window_y.pad_begin, self.window_x.pad_begin),
         )
-        plane = self.height * self.width
-        element = planes.type.get_element_type()
+        plane = b.mul(self.height, self.width)
+        # The top level's values first: the nest below must follow them.
+        slack_span = (b.mul(plane, sy * sx), shape_of(planes)[2])
+        common = (max_of(b, [low for low, _ in columns]), min_of(b, [high for _, high in columns]))
+        bases = [[b.mul(plane, py * sx + px) for px in range(sx)] for py in range(sy)]
         (n, c), outer = b.loop_nest([batch, channels])
-        (q,), body = outer.for_nest([(plane * sy * sx, shape_of(planes)[2])])
-        body.store(pad, planes, [n, c, q])
+
+        def loop(builder: KernelBuilder, span: tuple[Bound, Bound]) -> tuple[SSAValue, KernelBuilder] | None:
+            """A loop over [low, high), none where it is statically empty."""
+            if all(isinstance(v, int) for v in span) and span[0] >= span[1]:
+                return None
+            (iv,), body = builder.for_nest([span])
+            return iv, body
+
+        slack = loop(outer, slack_span)
+        if slack is not None:
+            slack[1].store(pad, planes, [n, c, slack[0]])
         for py, (first_row, end_row) in enumerate(rows):
-            bases = [plane * (py * sx + px) for px in range(sx)]
             for padding in ((0, first_row), (end_row, self.height)):
-                if padding[0] == padding[1]:
+                if all(isinstance(v, int) for v in padding) and padding[0] >= padding[1]:
                     continue
                 (r, q), body = outer.for_nest([padding, (0, self.width)])
-                for base in bases:
+                for base in bases[py]:
                     body.store(pad, planes, [n, c, body.add(base, body.add(body.mul(r, self.width), q))])
             (r,), row = outer.for_nest([(first_row, end_row)])
-            y = row.sub(row.add(row.mul(r, sy), py), top)
-            starts = [row.add(base, row.mul(r, self.width)) for base in bases]
-
-            def copy(span: tuple[int, int], phases: range) -> None:
-                (q,), body = row.for_nest([span])
-                for px in phases:
-                    value = body.load(x, [n, c, y, body.sub(body.add(body.mul(q, sx), px), left)])
-                    body.store(body.convert(value, element), planes, [n, c, body.add(starts[px], q)])
-
-            copy(common, range(sx))
+            image_row = RowCopy(x, planes, n, c, row.sub(row.add(row.mul(r, sy), py), top), sx, left)
+            starts = [row.add(base, row.mul(r, self.width)) for base in bases[py]]
+            looped = loop(row, common)
+            if looped is not None:
+                image_row.copy(*looped, starts, range(sx))
             for px, (low, high) in enumerate(columns):
-                for span in ((low, common[0]), (common[1], high)):
-                    if span[0] < span[1]:
-                        copy(span, range(px, px + 1))
+                # The columns of this phase outside the common ones, clipped to its own.
+                for span in ((low, row.min(common[0], high)), (row.max(common[1], low), high)):
+                    looped = loop(row, span)
+                    if looped is not None:
+                        image_row.copy(*looped, starts, range(px, px + 1))
                 for span in ((0, low), (high, self.width)):
-                    if span[0] < span[1]:
-                        (q,), body = row.for_nest([span])
-                        body.store(pad, planes, [n, c, body.add(starts[px], q)])
+                    looped = loop(row, span)
+                    if looped is not None:
+                        looped[1].store(pad, planes, [n, c, looped[1].add(starts[px], looped[0])])
 
     def compact(self, g: GraphLowering, wide: SSAValue, out: SSAValue) -> None:
         """out[n, c, y, x] = wide[n, c, y*width + x]: the real columns of the wide rows."""
         ivs, body = g.top.loop_nest(shape_of(out))
         n, c, y, x = ivs
         body.store(body.load(wide, [n, c, body.add(body.mul(y, self.width), x)]), out, ivs)
+
+
+@dataclass(frozen=True)
+class RowCopy:
+    """Input row y of image (n, c) into its column phase planes (see ShiftedRows._write_planes)."""
+
+    x: SSAValue
+    planes: SSAValue
+    n: SSAValue
+    c: SSAValue
+    y: Bound
+    stride: int
+    left: Bound
+
+    def copy(self, q: SSAValue, body: KernelBuilder, starts: list[Bound], phases: range) -> None:
+        """Column q of each phase in `phases` (whose rows start at `starts`) from x."""
+        element = self.planes.type.get_element_type()
+        for px in phases:
+            column = body.sub(body.add(body.mul(q, self.stride), px), self.left)
+            value = body.load(self.x, [self.n, self.c, self.y, column])
+            body.store(body.convert(value, element), self.planes, [self.n, self.c, body.add(starts[px], q)])
+
+
+def max_of(b: KernelBuilder, values: Sequence[Bound]) -> Bound:
+    result = values[0]
+    for value in values[1:]:
+        result = b.max(result, value)
+    return result
+
+
+def min_of(b: KernelBuilder, values: Sequence[Bound]) -> Bound:
+    result = values[0]
+    for value in values[1:]:
+        result = b.min(result, value)
+    return result
 
 
 def _phase_range(

@@ -235,9 +235,11 @@ static int ensure_scratch(int64_t bytes) {
 }
 
 /* The calling thread's arena of at least `bytes`, for one run_main_graph call; NULL if it cannot be had. */
+/* At least a cache line, so that a run whose buffers are all empty (a pool of a 1x1 image by a
+   2x2 window) still gets an arena, not NULL (ONNXC_ERR_NOMEM). */
 HIDDEN void *onnxc_thread_arena(int64_t bytes) {
   struct thread_memory *memory = thread_memory();
-  return memory != NULL && grow(&memory->arena, bytes) ? memory->arena.data : NULL;
+  return memory != NULL && grow(&memory->arena, bytes > 64 ? bytes : 64) ? memory->arena.data : NULL;
 }
 
 /* The model needs `bytes` of scratch per thread: reserve them for the calling thread; 0 on success. */

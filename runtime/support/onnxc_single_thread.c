@@ -35,7 +35,8 @@ static int grow(struct buffer *buffer, int64_t bytes) {
 }
 
 /* The arena of at least `bytes` for one run_main_graph call; NULL if it cannot be had. */
-HIDDEN void *onnxc_thread_arena(int64_t bytes) { return grow(&arena, bytes) ? arena.data : NULL; }
+/* At least a cache line: a run whose buffers are all empty still gets an arena, not NULL. */
+HIDDEN void *onnxc_thread_arena(int64_t bytes) { return grow(&arena, bytes > 64 ? bytes : 64) ? arena.data : NULL; }
 
 /* Reserve `bytes` of GEMM scratch; 0 on success. */
 HIDDEN int32_t onnxc_reserve_scratch(int64_t bytes) { return grow(&scratch, bytes) ? 0 : -1; }

@@ -1,0 +1,93 @@
+"""CNN kernels over images whose height and width are known at run time only (detectors, OCR
+and segmentation models are exported so) take the kernels of static sizes: pools over phase
+planes or rows, strided grouped convs read straight from x (their edges checked against the
+image's bounds), phase planes written once. Compared with ONNX's reference at many sizes,
+down to images smaller than a window."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import onnxc
+
+SIZES = [(1, 1), (2, 3), (3, 2), (5, 5), (6, 41), (33, 20), (40, 39)]
+
+
+def _free_image_model(node: onnx.NodeProto, channels: int, initializers=()) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [node],
+        "free_image",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", channels, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        list(initializers),
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+def _check_sizes(model: onnx.ModelProto, channels: int, tmp_path) -> None:
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "model.so"))
+    reference = ReferenceEvaluator(model)
+    rng = np.random.default_rng(0)
+    for height, width in SIZES:
+        feed = {"x": rng.standard_normal((2, channels, height, width)).astype(np.float32)}
+        try:
+            (want,) = reference.run(None, feed)
+        except (ValueError, IndexError):  # the reference refuses a window larger than the padded image
+            continue
+        (got,) = session.run(None, feed)
+        assert got.shape == want.shape, (height, width)
+        assert np.abs(got - want).max(initial=0) <= 1e-5 * max(1.0, np.abs(want).max(initial=0)), (height, width)
+
+
+@pytest.mark.parametrize(
+    "op_type, attributes",
+    [
+        ("MaxPool", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])),  # ResNet's
+        ("MaxPool", dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("MaxPool", dict(kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)),
+        ("MaxPool", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2], dilations=[2, 2])),
+        ("AveragePool", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1])),
+        ("AveragePool", dict(kernel_shape=[3, 3], pads=[1, 0, 2, 1], strides=[2, 2], count_include_pad=1)),
+        ("AveragePool", dict(kernel_shape=[5, 5], pads=[2, 2, 2, 2], strides=[3, 3])),
+        ("LpPool", dict(kernel_shape=[2, 3], strides=[1, 2], p=2)),
+    ],
+)
+def test_pool_of_a_free_image(op_type, attributes, tmp_path):
+    _check_sizes(_free_image_model(helper.make_node(op_type, ["x"], ["y"], **attributes), 5), 5, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "channels, kernel, stride, pads, group, dilation",
+    [
+        (8, 3, 2, [1, 1, 1, 1], 8, 1),  # MobileNet's strided depthwise conv
+        (16, 3, 2, [0, 1, 1, 0], 16, 1),
+        (8, 2, 2, [0, 0, 0, 0], 8, 1),
+        (12, 3, 2, [1, 1, 1, 1], 3, 1),  # groups of 4 channels (ResNeXt's)
+        (8, 3, 3, [1, 2, 0, 1], 8, 1),
+        (8, 3, 2, [1, 1, 1, 1], 8, 2),  # dilated: the phase planes
+        (8, 5, 2, [2, 2, 2, 2], 8, 1),  # wider than STRIDED_MAX_KERNEL: the phase planes
+        (8, 3, 1, [1, 1, 1, 1], 8, 1),
+    ],
+)
+def test_grouped_conv_of_a_free_image(channels, kernel, stride, pads, group, dilation, tmp_path):
+    rng = np.random.default_rng(1)
+    weights = numpy_helper.from_array(
+        rng.standard_normal((channels, channels // group, kernel, kernel)).astype(np.float32), "w"
+    )
+    bias = numpy_helper.from_array(rng.standard_normal(channels).astype(np.float32), "b")
+    attributes = dict(group=group, pads=pads, strides=[stride, stride], dilations=[dilation, dilation])
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], **attributes)
+    _check_sizes(_free_image_model(node, channels, [weights, bias]), channels, tmp_path)
+
+
+def test_a_run_of_empty_buffers_only(tmp_path):
+    """A 2x2 pool of a 1x1 image: an empty result, and no buffer of the run holds anything; the
+    run still gets an arena (it had none: ONNXC_ERR_NOMEM)."""
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2])
+    session = onnxc.Session(onnxc.compile(_free_image_model(node, 3), tmp_path / "pool.so"))
+    (got,) = session.run(None, {"x": np.ones((1, 3, 1, 1), np.float32)})
+    assert got.shape == (1, 3, 0, 0)
