@@ -12,6 +12,7 @@ as torch's exporter writes them: the benchmark of issue #19 next to the light CN
 | vit_style | 16x16 patch embedding, a class token, an encoder layer at 197 x 768 (12 heads) |
 | llama_style | a decoder block: RMSNorm, rotary embeddings, causal mask, SwiGLU MLP (64 tokens x 512) |
 | wav2vec2_style | strided conv1d front end (kernel 10 stride 5, 3/2, 2/2), GroupNorm, a grouped positional conv |
+| NAME_free_hw | mobilenetv2, resnext and deeplabv3_style with a symbolic image height and width (`FREE_IMAGE`) |
 
 Sizes are moderate (0.2-3 GFLOP) so that the whole set runs in a few minutes.
 """
@@ -324,3 +325,26 @@ FAMILIES: dict[str, Callable[[], onnx.ModelProto]] = {
     "llama_style": llama_style,
     "wav2vec2_style": wav2vec2_style,
 }
+
+
+FREE_IMAGE = ("mobilenetv2_style", "resnext_style", "deeplabv3_style")
+"""CNN families also measured as detectors, segmenters and OCR models are exported: the image's
+height and width symbolic (`NAME_free_hw`), compiled without --shape, run at the static size."""
+
+
+def free_image(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` with its image input's height and width symbolic ("height", "width") and its
+    outputs' shapes left to inference (the shapes ONNX's inference left behind dropped)."""
+    free = onnx.ModelProto()
+    free.CopyFrom(model)
+    del free.graph.value_info[:]
+    dims = free.graph.input[0].type.tensor_type.shape.dim
+    for axis, name in ((2, "height"), (3, "width")):
+        dims[axis].Clear()
+        dims[axis].dim_param = name
+    for output in free.graph.output:
+        output.type.tensor_type.ClearField("shape")
+    return free
+
+
+FAMILIES.update({f"{name}_free_hw": (lambda name=name: free_image(FAMILIES[name]())) for name in FREE_IMAGE})

@@ -58,8 +58,15 @@ def load(name: str) -> onnx.ModelProto:
 
 
 def bindings(name: str) -> dict[str, int]:
-    """The symbolic dims of model `name` at its measured shape (TORCH_SHAPES; else none)."""
-    return TORCH_SHAPES.get(name.removeprefix("torch_"), {}) if name in TORCH else {}
+    """The symbolic dims of model `name` at its measured shape (TORCH_SHAPES; a free image's at
+    its family's static size; else none)."""
+    if name in TORCH:
+        return TORCH_SHAPES[name.removeprefix("torch_")]
+    family = name.removesuffix("_free_hw")
+    if family != name and family in FAMILIES:
+        dims = FAMILIES[family]().graph.input[0].type.tensor_type.shape.dim
+        return {"height": dims[2].dim_value, "width": dims[3].dim_value}
+    return {}
 
 
 def feed(arguments, rng: np.random.Generator, dims: dict[str, int]) -> dict[str, np.ndarray]:
