@@ -175,7 +175,11 @@ def deeplabv3_style() -> onnx.ModelProto:
         )
     pooled = g.op("Relu", [g.conv(g.op("GlobalAveragePool", [x], "aspp.pool"), "aspp.pool.conv", channels, 96, 1)],
                   "aspp.pool.relu")  # fmt: skip
-    sizes = g.const("aspp.pool.size", [1, 96, 32, 32])
+    # The pooled branch back to the feature map's size, read from its shape as torch exports
+    # F.interpolate(size=x.shape[-2:]) (folded to constants where the image size is static).
+    feature_size = g.op("Slice", [g.op("Shape", [x], "aspp.pool.shape"), g.const("aspp.pool.from", [2]),
+                                  g.const("aspp.pool.to", [4])], "aspp.pool.hw")  # fmt: skip
+    sizes = g.op("Concat", [g.const("aspp.pool.nc", [1, 96]), feature_size], "aspp.pool.size", axis=0)
     branches.append(g.op("Resize", [pooled, "", "", sizes], "aspp.pool.resize", mode="linear"))
     x = g.op(
         "Relu", [g.conv(g.op("Concat", branches, "aspp.concat", axis=1), "aspp.project", 5 * 96, 96, 1)], "aspp.relu"
@@ -333,17 +337,19 @@ height and width symbolic (`NAME_free_hw`), compiled without --shape, run at the
 
 
 def free_image(model: onnx.ModelProto) -> onnx.ModelProto:
-    """`model` with its image input's height and width symbolic ("height", "width") and its
-    outputs' shapes left to inference (the shapes ONNX's inference left behind dropped)."""
+    """`model` with its image input's height and width symbolic ("height", "width"), its
+    outputs' spatial dims unknown (the shapes ONNX's inference left behind dropped)."""
     free = onnx.ModelProto()
     free.CopyFrom(model)
+    free.graph.name += "_free_hw"
     del free.graph.value_info[:]
     dims = free.graph.input[0].type.tensor_type.shape.dim
     for axis, name in ((2, "height"), (3, "width")):
         dims[axis].Clear()
         dims[axis].dim_param = name
-    for output in free.graph.output:
-        output.type.tensor_type.ClearField("shape")
+    for output in free.graph.output:  # a segmentation map's height and width follow the image's
+        for dim in output.type.tensor_type.shape.dim[2:]:
+            dim.Clear()
     return free
 
 

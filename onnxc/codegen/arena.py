@@ -50,6 +50,10 @@ class Region:
     unit: Dim
     offsets: dict[memref.AllocOp, int] = field(default_factory=dict)
     size: int = 0
+    live: tuple[int, int] = (0, 0)
+    """From the first of its buffers' allocs to the last of their uses (top-level positions)."""
+    slot: int = 0
+    """Regions of one slot live at different times and share its memory (see `plan_arena`)."""
 
 
 @dataclass
@@ -59,7 +63,7 @@ class ArenaPlan:
     size: int
     """Bytes of the static part."""
     regions: list[Region]
-    """Run-time sized buffers, in regions after the static part."""
+    """Run-time sized buffers, in regions after the static part, by slot."""
     leaves: dict[str, SSAValue]
     """The index values the regions' units are products of, by their name in the units."""
 
@@ -70,7 +74,12 @@ def plan_arena(function: func.FuncOp) -> ArenaPlan:
     A buffer is live from its alloc to its last use, or the last use of a view
     of it (`krnl.view`, a Concat input computed into the Concat's buffer), all
     counted at their top-level ancestor op; buffers whose live ranges overlap
-    get disjoint aligned ranges (first fit, in program order).
+    get disjoint aligned ranges (first fit, in program order). Buffers of a run-time size
+    share a region when their sizes are multiples of one run-time unit (a CNN's stage: its
+    image's height times width), with offsets in that unit; regions whose buffers all live at
+    different times (the stages, one after the other) share a slot, as large as its largest
+    region at run time (a MobileNetV2 of free height and width at 224x224: 40 MB of arena, a
+    region per stage, where static sizes need 15).
     """
     body = function.body.block
     position = {op: i for i, op in enumerate(body.ops)}
@@ -96,13 +105,27 @@ def plan_arena(function: func.FuncOp) -> ArenaPlan:
             static.place(alloc, first, last, memref_nbytes(alloc.memref.type))
             continue
         coefficient, unit = _symbolic_size(alloc, leaves)
-        region, planner = regions.setdefault(unit, (Region(unit), _FirstFit(DYNAMIC_ALIGNMENT)))
+        region, planner = regions.setdefault(unit, (Region(unit, live=(first, last)), _FirstFit(DYNAMIC_ALIGNMENT)))
         planner.place(alloc, first, last, coefficient)
+        region.live = (min(region.live[0], first), max(region.live[1], last))
     for region, planner in regions.values():
         region.offsets, region.size = planner.offsets, planner.size
     return ArenaPlan(
-        static.offsets, static.size, [region for region, _ in regions.values()], {n: v for v, n in leaves.items()}
+        static.offsets, static.size, _slotted([r for r, _ in regions.values()]), {n: v for v, n in leaves.items()}
     )
+
+
+def _slotted(regions: list[Region]) -> list[Region]:
+    """The regions by slot (first fit in the order they begin): each in the first slot whose
+    regions all end before it begins."""
+    ends: list[int] = []
+    for region in sorted(regions, key=lambda r: r.live[0]):
+        region.slot = next((slot for slot, end in enumerate(ends) if end < region.live[0]), len(ends))
+        if region.slot == len(ends):
+            ends.append(region.live[1])
+        else:
+            ends[region.slot] = region.live[1]
+    return sorted(regions, key=lambda r: r.slot)
 
 
 class _FirstFit:

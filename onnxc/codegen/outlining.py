@@ -87,12 +87,20 @@ class GraphFunctionTranslator(FunctionTranslator):
         offsets: dict[memref.AllocOp, ir.Value] = {a: ir.Constant(I64, o) for a, o in self.plan.offsets.items()}
         size: ir.Value = ir.Constant(I64, self.plan.size)
         dim_ops = CheckedDimOps(b, self.parent.declare)
-        for region in self.plan.regions:  # after the static part, each at run-time size
+        slot_sizes: dict[int, ir.Value] = {}
+        base = None
+        for region in self.plan.regions:  # after the static part, by slot, each at run-time size
+            if region.slot not in slot_sizes:  # the slot begins after the ones before it
+                base = dim_ops.align_up(size if base is None else dim_ops.add(base, slot_sizes[region.slot - 1]),
+                                        ARENA_ALIGNMENT)  # fmt: skip
             unit = dim_ops.evaluate(region.unit, lambda name: self.materialize(self.plan.leaves[name]))
-            base = dim_ops.align_up(size, ARENA_ALIGNMENT)
             for alloc, offset in region.offsets.items():
                 offsets[alloc] = b.add(base, b.mul(ir.Constant(I64, offset), unit))
-            size = dim_ops.add(base, dim_ops.mul(ir.Constant(I64, region.size), unit))
+            region_size = dim_ops.mul(ir.Constant(I64, region.size), unit)
+            largest = slot_sizes.get(region.slot)
+            slot_sizes[region.slot] = region_size if largest is None else _larger(b, largest, region_size)
+        if base is not None:
+            size = dim_ops.add(base, slot_sizes[max(slot_sizes)])
         with b.if_then(dim_ops.overflowed, likely=False):
             b.ret(ir.Constant(I32, int(Status.ERR_NOMEM)))
         self.arena_offsets = offsets
@@ -238,3 +246,7 @@ def _values_from_outside(op: Operation) -> list[SSAValue]:
             if defining_op is None or not op.is_ancestor(defining_op):
                 found.setdefault(operand)
     return list(found)
+
+
+def _larger(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    return b.select(b.icmp_unsigned(">", x, y), x, y)

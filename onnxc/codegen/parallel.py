@@ -53,13 +53,22 @@ def trip_count(loop: scf.ForOp) -> int | None:
 
 
 def _run_time_bounds(loop: scf.ForOp) -> bool:
-    """Bounds that are run-time dims: defined at the graph function's top level (not by
-    an enclosing loop), with a constant step."""
+    """Bounds that are run-time dims: defined in the graph function outside any loop (at its
+    top level, or in a branch taken at run time: the strided conv of a run-time image size),
+    with a constant step."""
     step = _constant(loop.step)
-    top_level = all(
-        isinstance(v.owner, Operation) and isinstance(v.owner.parent_op(), func.FuncOp) for v in (loop.lb, loop.ub)
-    )
-    return step is not None and step > 0 and top_level
+    return step is not None and step > 0 and all(_outside_loops(v) for v in (loop.lb, loop.ub))
+
+
+def _outside_loops(value: SSAValue) -> bool:
+    if not isinstance(value.owner, Operation):
+        return False
+    parent = value.owner.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if not isinstance(parent, scf.IfOp):
+            return False
+        parent = parent.parent_op()
+    return parent is not None
 
 
 def _estimated_trip_count(loop: scf.ForOp) -> int:
@@ -98,10 +107,16 @@ def _work(op: Operation) -> int:
     return 1 + sum(_work(inner) for region in op.regions for block in region.blocks for inner in block.ops)
 
 
-def _only_loop_in(loop: scf.ForOp) -> scf.ForOp | None:
-    """The loop that is `loop`'s whole body (besides the yield), if any."""
-    ops = [op for op in loop.body.block.ops if not isinstance(op, scf.YieldOp)]
+def _only_loop_in(op: scf.ForOp | scf.IfOp) -> scf.ForOp | None:
+    """The loop that is the whole body of a loop, or of a branch's one region (besides the
+    yield), if any."""
+    ops = [inner for inner in op.regions[0].block.ops if not isinstance(inner, scf.YieldOp | arith.ConstantOp)]
     return ops[0] if len(ops) == 1 and isinstance(ops[0], scf.ForOp) else None
+
+
+def _one_sided(op: Operation) -> bool:
+    """An scf.if with no else branch and no results."""
+    return isinstance(op, scf.IfOp) and not op.results and not op.false_region.blocks
 
 
 def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
@@ -111,7 +126,7 @@ def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
     for op in nest.walk():
         if isinstance(op, memref.LoadOp | memref.StoreOp):
             accesses.setdefault(op.memref, []).append(op)
-    for buffer, ops in accesses.items():
+    for ops in accesses.values():
         if not any(isinstance(op, memref.StoreOp) for op in ops):
             continue
         dimensions = set.intersection(*({d for d, index in enumerate(op.indices) if index == iv} for op in ops))
@@ -121,15 +136,19 @@ def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
 
 
 def parallel_loop(nest: Operation) -> ParallelLoop | None:
-    """The loop of `nest` to split over threads, or None to run the nest on one thread."""
-    loop = nest if isinstance(nest, scf.ForOp) else None
+    """The loop of `nest` to split over threads, or None to run the nest on one thread (a branch
+    taken at run time around one loop nest, a strided conv's for run-time sizes: that nest's,
+    each thread testing the condition)."""
+    loop = nest if isinstance(nest, scf.ForOp) else _only_loop_in(nest) if _one_sided(nest) else None
     while loop is not None and not loop.iter_args and trip_count(loop) == 1:
         loop = _only_loop_in(loop)
     if loop is None or loop.iter_args:
         return None
     steps = trip_count(loop)
-    if steps is None and not _run_time_bounds(loop):
-        return None
+    if steps is None and not (
+        _run_time_bounds(loop) and not any(nest.is_ancestor(v.owner) for v in (loop.lb, loop.ub))
+    ):
+        return None  # (the caller counts the iterations: from bounds computed before the nest)
     if (steps is not None and steps < 2) or _work(nest) < MIN_PARALLEL_WORK or not _slices_by(loop, nest):
         return None
     return ParallelLoop(loop, steps)

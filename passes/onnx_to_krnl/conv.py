@@ -109,10 +109,11 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
         else:
             _over_shifted_rows(g, x, weights, bias, out, shifted, epilogue)
         return
+    runs = [w.edge_runs(g.top) for w in windows]  # outside the branch: its one op the nest
     for read_strided, condition in ((True, strided), (False, g.top.not_(strided))):
         with g.lowering_at(g.top.if_then(condition)):
             if read_strided:
-                strided_grouped_conv(g, x, weights, bias, out, windows, epilogue)
+                strided_grouped_conv(g, x, weights, bias, out, windows, epilogue, runs)
             else:
                 _over_shifted_rows(g, x, weights, bias, out, shifted, epilogue)
 
@@ -321,8 +322,9 @@ def strided_grouped_conv(
     out: SSAValue,
     windows: Sequence[SlidingWindow],
     epilogue: Epilogue | None = None,
+    runs: list[list] | None = None,
 ) -> None:
-    """A strided conv of few input channels per group read straight from x (static sizes):
+    """A strided conv of few input channels per group read straight from x:
     the outputs are split into runs of rows and of columns whose windows read the same
     kernel offsets (the edges, whose others fall in the padding, and the inside), and each
     run's outputs sum those taps in registers as `shifted_grouped_conv` does; along the
@@ -332,10 +334,10 @@ def strided_grouped_conv(
     batch, channels = shape_of(x)[:2]
     window_y, window_x = windows
     static = all(w.static for w in windows)
-    row_runs, column_runs = ((w.runs() if static else w.edge_runs(g.top)) for w in windows)
+    row_runs, column_runs = runs or [(w.runs() if static else w.edge_runs(g.top)) for w in windows]
+    zero = g.top.constant(0.0, f32)
     group_pass = _GroupPass.nest(g, batch, channels, weights, bias)
     body, n = group_pass.body, group_pass.n
-    zero = g.top.constant(0.0, f32)
     for row_low, row_high, row_reads, *row_checked in row_runs:
         for column_low, column_high, column_reads, *column_checked in column_runs:
             (oy, ox), point = body.for_nest([(row_low, row_high), (column_low, column_high)])
