@@ -67,6 +67,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -589,22 +590,41 @@ class ViewOp(IRDLOperation):
 
     A view with run-time dims (`krnl.view %x[0] (%n) : memref<?x8xf32> to
     memref<?x2x4xf32>`) takes them as index operands, in order; it starts at
-    offset 0 (a reshape), its element count being the base's."""
+    offset 0 (a reshape), its element count being the base's, or at a run-time
+    element offset (`krnl.view %x[0] + %o (%h, %w) : memref<1x8x?x?xf32> to
+    memref<1x2x?x?xf32>`: a Concat input's slice of an image of run-time size)."""
 
     name = "krnl.view"
 
     base = operand_def(MemRefType)
     sizes = var_operand_def(IndexType)
+    dynamic_offset = opt_operand_def(IndexType)
     offset = prop_def(IntegerAttr)
     result = result_def(MemRefType)
 
-    assembly_format = "$base `[` $offset `]` (`(` $sizes^ `)`)? attr-dict `:` type($base) `to` type($result)"
-    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$base `[` $offset `]` (`+` $dynamic_offset^)? (`(` $sizes^ `)`)? attr-dict `:` type($base) `to` type($result)"
+    )
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
 
-    def __init__(self, base: SSAValue, offset: int, result_type: MemRefType, sizes: Sequence[SSAValue] = ()):
+    def __init__(
+        self,
+        base: SSAValue,
+        offset: int,
+        result_type: MemRefType,
+        sizes: Sequence[SSAValue] = (),
+        dynamic_offset: SSAValue | None = None,
+    ):
         super().__init__(
-            operands=[base, list(sizes)], properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type]
+            operands=[base, list(sizes), [dynamic_offset] if dynamic_offset is not None else []],
+            properties={"offset": IntegerAttr(offset, i64)},
+            result_types=[result_type],
         )
+
+    @property
+    def starts_at_zero(self) -> bool:
+        """Whether the view starts where its base does (a reshape of all or a first part of it)."""
+        return self.dynamic_offset is None and self.offset.value.data == 0
 
     def verify_(self) -> None:
         base, view = self.base.type, self.result.type
@@ -613,9 +633,11 @@ class ViewOp(IRDLOperation):
         if sum(d < 0 for d in view.get_shape()) != len(self.sizes):
             raise VerifyException("krnl.view: one size operand per dynamic dim of the view")
         offset = self.offset.value.data
+        if self.dynamic_offset is not None and offset:
+            raise VerifyException("krnl.view: a run-time offset, or a static one, not both")
         if any(d < 0 for t in (base, view) for d in t.get_shape()):
             if offset:
-                raise VerifyException("krnl.view: a view with dynamic dims starts at offset 0")
+                raise VerifyException("krnl.view: a view with dynamic dims starts at offset 0 or a run-time offset")
             return
         if offset < 0 or offset + view.element_count() > base.element_count():
             raise VerifyException(

@@ -91,3 +91,36 @@ def test_a_run_of_empty_buffers_only(tmp_path):
     session = onnxc.Session(onnxc.compile(_free_image_model(node, 3), tmp_path / "pool.so"))
     (got,) = session.run(None, {"x": np.ones((1, 3, 1, 1), np.float32)})
     assert got.shape == (1, 3, 0, 0)
+
+
+def test_concat_in_place_of_a_free_image(tmp_path):
+    """Branches computed straight into their slices of Concats at run-time offsets (channels
+    before them times height times width): convs, an element-wise op, a nested Concat, the graph
+    input (copied) and a value read twice (copied)."""
+    rng = np.random.default_rng(2)
+    weights = [
+        numpy_helper.from_array(rng.standard_normal((c, 4, k, k)).astype(np.float32), f"w{c}")
+        for c, k in ((3, 1), (5, 3))
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w3"], ["a"]),
+        helper.make_node("Conv", ["x", "w5"], ["b"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Concat", ["a", "x", "b"], ["inner"], axis=1),
+        helper.make_node("Concat", ["inner", "r", "a"], ["y"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "pyramid",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "pyramid.so"))
+    for height, width in [(1, 1), (3, 7), (16, 9), (40, 39)]:
+        feed = {"x": rng.standard_normal((1, 4, height, width)).astype(np.float32)}
+        (want,) = ReferenceEvaluator(model).run(None, feed)
+        (got,) = session.run(None, feed)
+        assert got.shape == want.shape == (1, 19, height, width)
+        assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max(), (height, width)

@@ -214,7 +214,9 @@ def _emit_view(t: FunctionTranslator, op: ViewOp) -> None:
     element = op.result.type.element_type
     if is_low_precision(element) and op.offset.value.data:  # several elements to a byte, or an odd bit width
         raise CompileError(f"codegen: no krnl.view of {element} elements at an offset")
-    offset = ir.Constant(I64, op.offset.value.data)
+    if is_low_precision(element) and op.dynamic_offset is not None:
+        raise CompileError(f"codegen: no krnl.view of {element} elements at an offset")
+    offset = ir.Constant(I64, op.offset.value.data) if op.dynamic_offset is None else t.get(op.dynamic_offset)
     pointer = t.builder.gep(t.pointer(op.base), [offset], inbounds=True, source_etype=memory_type(element))
     t.set(op.result, _descriptor(t, op.result, pointer, op.sizes))
 

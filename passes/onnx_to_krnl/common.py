@@ -323,7 +323,15 @@ class GraphLowering:
             concat = placement.concat
             if concat not in self.concat_buffers:
                 self.concat_buffers[concat] = self._new_buffer(concat, concat.owner, "result 0")
-            view = ViewOp(self.concat_buffers[concat], placement.offset, memref_type_of(value, op, name=name))
+            offset = placement.start
+            for dim in self.tensor_shape(concat.owner, concat)[placement.axis + 1 :]:
+                offset = self.top.mul(offset, dim)
+            memref_type = memref_type_of(value, op, name=name)
+            dims = [self.top.index(d) for d in self.tensor_shape(op, value) if not isinstance(d, int)]
+            if isinstance(offset, int):  # (the first input of a Concat of run-time dims starts at 0)
+                view = ViewOp(self.concat_buffers[concat], offset, memref_type, dims)
+            else:  # at run time: the offset it has then
+                view = ViewOp(self.concat_buffers[concat], 0, memref_type, dims, self.top.index(offset))
             buffer = self.top.insert(view).result
         else:
             buffer = self.destinations.get(value)

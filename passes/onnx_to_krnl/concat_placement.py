@@ -3,11 +3,13 @@ Concat's output.
 
 DenseNet concatenates a growing feature map with each new layer's output
 (`concat_k = Concat(concat_{k-1}, conv_k)`), Inception and SqueezeNet the
-outputs of parallel branches. Copying every input into the output costs as much
-memory traffic as computing many of these layers. Knowing every shape before
-the run, the compiler instead gives a Concat input's producer a `krnl.view` of
-the input's slice of the Concat's buffer as its result buffer, so the Concat
-has nothing left to copy. A Concat whose output is itself placed in a later
+outputs of parallel branches (so do detectors' and segmenters' feature pyramids,
+at image sizes known at run time only). Copying every input into the output costs
+as much memory traffic as computing many of these layers. The compiler instead
+gives a Concat input's producer a `krnl.view` of the input's slice of the
+Concat's buffer as its result buffer, so the Concat has nothing left to copy: its
+offset the channels before it times the height and width, computed at run time
+where they are known then only. A Concat whose output is itself placed in a later
 Concat gets a view too: a DenseNet dense block fills one buffer.
 
 A slice is a contiguous range of the output only when every dim before the
@@ -22,7 +24,6 @@ as Identity does): an input found elsewhere is copied.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -36,10 +37,13 @@ from onnxc.dialects.types import is_low_precision
 
 @dataclass(frozen=True)
 class Placement:
-    """A value computed into the elements [offset, offset + its size) of a Concat's result."""
+    """A value computed into a Concat's result from index `start` along its `axis` (the
+    dims before it all 1): from element `start` times the product of the result's dims after
+    the axis, which may be known at run time only (an image's height and width)."""
 
     concat: SSAValue
-    offset: int
+    axis: int
+    start: int
 
 
 def plan_concat_placements(graph: func.FuncOp, unplaceable: Collection[SSAValue]) -> dict[SSAValue, Placement]:
@@ -50,29 +54,30 @@ def plan_concat_placements(graph: func.FuncOp, unplaceable: Collection[SSAValue]
         if not isinstance(op, OnnxOp) or op.OP_TYPE != "Concat":
             continue
         out = op.results[0]
-        shape = _static_shape(out)
-        if shape is None:
+        shape = _shape(out)
+        axis = op.attr("axis")
+        if shape is None or axis is None or not -len(shape) <= axis < len(shape):
+            continue
+        axis %= len(shape)
+        if any(d != 1 for d in shape[:axis]) or shape[axis] < 0:
             continue
         inputs = [v for v in onnx_inputs(op) if v is not None]
-        rank = len(shape)
-        axis = op.attr("axis")
-        if axis is None or not -rank <= axis < rank or math.prod(shape[: axis % rank]) != 1:
-            continue
         counts = Counter(inputs)
-        offset = 0
+        start = 0
         for value in inputs:
-            value_shape = _static_shape(value)
-            if value_shape is None or len(value_shape) != rank:
+            value_shape = _shape(value)
+            if value_shape is None or len(value_shape) != len(shape) or value_shape[axis] < 0:
                 break  # a malformed Concat: its lowering reports it
             if counts[value] == 1 and value not in placements and _placeable(value, out, unplaceable):
-                placements[value] = Placement(out, offset)
-            offset += math.prod(value_shape)
+                placements[value] = Placement(out, axis, start)
+            start += value_shape[axis]
     return placements
 
 
-def _static_shape(value: SSAValue) -> tuple[int, ...] | None:
+def _shape(value: SSAValue) -> tuple[int, ...] | None:
+    """The type's dims, -1 for those known at run time only."""
     shape = getattr(value.type, "get_shape", lambda: None)()
-    return None if shape is None or any(d < 0 for d in shape) else tuple(shape)
+    return None if shape is None else tuple(shape)
 
 
 def _placeable(value: SSAValue, concat: SSAValue, unplaceable: Collection[SSAValue]) -> bool:
@@ -85,5 +90,5 @@ def _placeable(value: SSAValue, concat: SSAValue, unplaceable: Collection[SSAVal
         and value not in unplaceable
         and element == concat.type.get_element_type()
         and not is_low_precision(element)
-        and math.prod(value.type.get_shape()) > 0
+        and 0 not in value.type.get_shape()
     )

@@ -234,7 +234,7 @@ def _whole_views(buffer: SSAValue) -> list[SSAValue] | None:
             if not isinstance(view, ViewOp):
                 continue
             shape = view.result.type.get_shape()
-            if view.offset.value.data != 0 or (-1 not in shape and int(np.prod(shape)) != count):
+            if not view.starts_at_zero or (-1 not in shape and int(np.prod(shape)) != count):
                 return None
             pending.append(view.result)
     return found

@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, MemRefType, TensorTy
 from xdsl.ir import SSAValue
 
 from onnxc.dialects.krnl import GlobalOp, ViewOp
-from onnxc.dialects.onnx import OnnxOp, WeightAttr, tensor_value
+from onnxc.dialects.onnx import OnnxOp, WeightAttr, onnx_inputs, tensor_value
 from onnxc.dialects.types import is_float, is_low_precision, is_string
 from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 from onnxc.passes.helpers.run_time_dims import element_count, reshaped_view
@@ -103,12 +103,11 @@ def lower_concat(g: GraphLowering, op: OnnxOp) -> None:
     out = g.result(op)
     shape = shape_of(out)
     axis = normalized_axis(g, op, op.attr("axis"), len(shape))
-    static = all(isinstance(d, int) for d in shape)
-    contiguous = static and pymath.prod(shape[:axis]) == 1
-    inner = pymath.prod(shape[axis + 1 :]) if static else None
     offset: Bound = 0
-    for src in g.inputs(op):
-        if not (contiguous and _is_view_of(src, out, offset * inner)):
+    for value, src in zip((v for v in onnx_inputs(op) if v is not None), g.inputs(op)):
+        placement = g.placements.get(value)
+        placed = placement is not None and placement.concat is op.results[0] and placement.start == offset
+        if not (placed and _is_view_of(src, out)):
             ivs, body = g.top.loop_nest(shape_of(src))
             dst_index = [body.add(iv, offset) if d == axis else iv for d, iv in enumerate(ivs)]
             body.store(body.load(src, ivs), out, dst_index)
@@ -117,10 +116,10 @@ def lower_concat(g: GraphLowering, op: OnnxOp) -> None:
         raise g.shape_error(op, f"inputs add up to {offset} along axis {axis}, output has {shape[axis]}")
 
 
-def _is_view_of(buffer: SSAValue, base: SSAValue, offset: int) -> bool:
-    """Whether `buffer` is the view of `base` starting at element `offset`."""
+def _is_view_of(buffer: SSAValue, base: SSAValue) -> bool:
+    """Whether `buffer` is a view of `base` (the one its placement made: concat_placement.py)."""
     view = buffer.owner
-    return isinstance(view, ViewOp) and view.base is base and view.offset.value.data == offset
+    return isinstance(view, ViewOp) and view.base is base
 
 
 @lowers("Constant")
