@@ -121,3 +121,26 @@ def test_wider_expansion_kernel_stays_whole():
     model.graph.initializer[0].CopyFrom(numpy_helper.from_array(rand(144, 24, 3, 3), "we"))
     model.graph.node[0].attribute.append(helper.make_attribute("pads", [1, 1, 1, 1]))
     assert _depthwise_convs(model) == 1
+
+
+@pytest.mark.parametrize(
+    "channels, expanded, pool, groups",
+    [
+        (24, 144, 4, 3),  # planes of (h - 4)//4 + 1: 56x56 at 224, 3 groups of 48 (as test_group_count)
+        (160, 960, 32, 1),  # 7x7 at 224: left whole
+    ],
+)
+def test_free_image_is_grouped_as_at_224(channels, expanded, pool, groups, tmp_path):
+    """An image of run-time height and width, pooled before the block: its planes grouped as
+    at a 224x224 image (the dims' expressions evaluated there), the groups joined at run-time
+    offsets; against onnxruntime at several sizes, down to one pixel of planes."""
+    model = _block((1, channels, "h", "w"), expanded, "relu6", "relu6", stride=2)
+    model.graph.node.insert(
+        0, helper.make_node("MaxPool", ["image"], ["x"], kernel_shape=[pool] * 2, strides=[pool] * 2)
+    )
+    model.graph.input[0].CopyFrom(value_info("image", np.float32, [1, channels, "h", "w"]))
+    assert _depthwise_convs(model) == groups
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "m.so"))
+    for height, width in [(224, 224), (84, 136), (pool, pool)]:
+        image = rand(1, channels, height, width)
+        assert_matches(session.run(None, {"image": image}), expected_outputs(model, {"image": image}, "onnxruntime"))

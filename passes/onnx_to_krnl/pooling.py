@@ -178,6 +178,12 @@ def pool_rows(g: GraphLowering, op: OnnxOp, kind: str, windows: Sequence[Sliding
     end.store(result, out, [*row_ivs, column])
 
 
+MAX_PHASES = 16
+"""Strides of at most this many phase planes (4x4) take `_strided_max_pool`: its code grows with
+the phases and the window's taps (a 32x32 pool of stride 32, 1,024 of each, took 6 minutes to
+compile); larger ones pool window by window."""
+
+
 def _strided_max_pool(g: GraphLowering, op: OnnxOp, windows: Sequence[SlidingWindow]) -> bool:
     """A 2-D max pool of strided windows reaching into the padding (ResNet's 3x3, stride 2,
     pad 1) over the phase planes of its input padded with the lowest value (ShiftedRows, as
@@ -185,7 +191,9 @@ def _strided_max_pool(g: GraphLowering, op: OnnxOp, windows: Sequence[SlidingWin
     stride, so the loop along the (wide) rows vectorizes; row by row, the strided reads
     were left scalar (64x112x112 bytes: 0.30 -> 0.03 ms). False where it does not apply."""
     shifted = ShiftedRows.of(windows, g.top, strided=True) if len(windows) == 2 else None
-    if shifted is None or shifted.phases == 1 or op.attr("ceil_mode"):
+    if shifted is None or not 1 < shifted.phases <= MAX_PHASES or op.attr("ceil_mode"):
+        return False
+    if windows[0].kernel * windows[1].kernel > MAX_PHASES * MAX_PHASES:
         return False
     x, out = g.input(op, 0), g.result(op)
     element = out.type.get_element_type()
