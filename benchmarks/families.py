@@ -331,9 +331,10 @@ FAMILIES: dict[str, Callable[[], onnx.ModelProto]] = {
 }
 
 
-FREE_IMAGE = ("mobilenetv2_style", "resnext_style", "deeplabv3_style")
+FREE_IMAGE = {"mobilenetv2_style": 224, "resnext_style": 160, "deeplabv3_style": 256}
 """CNN families also measured as detectors, segmenters and OCR models are exported: the image's
-height and width symbolic (`NAME_free_hw`), compiled without --shape, run at the static size."""
+height and width symbolic (`NAME_free_hw`), compiled without --shape, run at the static size
+(its side here)."""
 
 
 def free_image(model: onnx.ModelProto) -> onnx.ModelProto:

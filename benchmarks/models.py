@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from families import FAMILIES
+from families import FAMILIES, FREE_IMAGE
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxc.examples.light import LIGHT_MODELS, load_light_model
@@ -62,11 +62,8 @@ def bindings(name: str) -> dict[str, int]:
     its family's static size; else none)."""
     if name in TORCH:
         return TORCH_SHAPES[name.removeprefix("torch_")]
-    family = name.removesuffix("_free_hw")
-    if family != name and family in FAMILIES:
-        dims = FAMILIES[family]().graph.input[0].type.tensor_type.shape.dim
-        return {"height": dims[2].dim_value, "width": dims[3].dim_value}
-    return {}
+    side = FREE_IMAGE.get(name.removesuffix("_free_hw")) if name.endswith("_free_hw") else None
+    return {"height": side, "width": side} if side else {}
 
 
 def feed(arguments, rng: np.random.Generator, dims: dict[str, int]) -> dict[str, np.ndarray]:

@@ -28,7 +28,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from onnxc import dtypes
-from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, ViewOp, is_library_allocated, library_allocated_type
+from onnxc.dialects.krnl import DynamicOutputOp, GlobalOp, is_library_allocated, library_allocated_type
 from onnxc.dialects.krnl_growth import FreeOp
 from onnxc.dialects.krnl_strings import StringOutputOp
 from onnxc.dialects.onnx import (
@@ -56,7 +56,7 @@ from onnxc.passes.helpers.run_time_dims import (
     reshape_groups,
 )
 from onnxc.passes.helpers.symbolic_shapes import BROADCASTING_OPS
-from onnxc.passes.onnx_to_krnl.concat_placement import plan_concat_placements
+from onnxc.passes.onnx_to_krnl.concat_placement import placed_view, plan_concat_placements
 
 GRAPH_NAME = "main_graph"
 
@@ -323,16 +323,9 @@ class GraphLowering:
             concat = placement.concat
             if concat not in self.concat_buffers:
                 self.concat_buffers[concat] = self._new_buffer(concat, concat.owner, "result 0")
-            offset = placement.start
-            for dim in self.tensor_shape(concat.owner, concat)[placement.axis + 1 :]:
-                offset = self.top.mul(offset, dim)
+            shapes = (self.tensor_shape(concat.owner, concat), self.tensor_shape(op, value))
             memref_type = memref_type_of(value, op, name=name)
-            dims = [self.top.index(d) for d in self.tensor_shape(op, value) if not isinstance(d, int)]
-            if isinstance(offset, int):  # (the first input of a Concat of run-time dims starts at 0)
-                view = ViewOp(self.concat_buffers[concat], offset, memref_type, dims)
-            else:  # at run time: the offset it has then
-                view = ViewOp(self.concat_buffers[concat], 0, memref_type, dims, self.top.index(offset))
-            buffer = self.top.insert(view).result
+            buffer = placed_view(self.top, placement, self.concat_buffers[concat], memref_type, *shapes)
         else:
             buffer = self.destinations.get(value)
             if buffer is None:

@@ -25,14 +25,17 @@ as Identity does): an input found elsewhere is copied.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
+from onnxc.dialects.krnl import ViewOp
 from onnxc.dialects.onnx import OnnxOp, onnx_inputs
 from onnxc.dialects.types import is_low_precision
+from onnxc.passes.helpers.krnl_builder import Bound, KernelBuilder
 
 
 @dataclass(frozen=True)
@@ -92,3 +95,23 @@ def _placeable(value: SSAValue, concat: SSAValue, unplaceable: Collection[SSAVal
         and not is_low_precision(element)
         and 0 not in value.type.get_shape()
     )
+
+
+def placed_view(
+    b: KernelBuilder,
+    placement: Placement,
+    base: SSAValue,
+    memref_type: MemRefType,
+    concat_dims: Sequence[Bound],
+    dims: Sequence[Bound],
+) -> SSAValue:
+    """A placed value's buffer: its slice of the Concat's buffer `base` (`concat_dims` the Concat
+    result's dims and `dims` the value's, ints or index values), at a run-time offset where the
+    dims after the axis are known at run time only (a first input's is 0 still)."""
+    offset: Bound = placement.start
+    for dim in concat_dims[placement.axis + 1 :]:
+        offset = b.mul(offset, dim)
+    sizes = [b.index(d) for d in dims if not isinstance(d, int)]
+    if isinstance(offset, int):
+        return b.insert(ViewOp(base, offset, memref_type, sizes)).result
+    return b.insert(ViewOp(base, 0, memref_type, sizes, b.index(offset))).result
