@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,15 @@ REPO = Path(__file__).resolve().parents[1]
 def pytest_addoption(parser):
     parser.addoption("--fuzz-cases", type=int, default=0, help="cases in test_fuzz_default (default: 300)")
     parser.addoption("--fuzz-seed", type=int, default=0, help="seed of the fuzzing tests' mutations")
+
+
+@pytest.fixture(autouse=True)
+def _test_data_seed(request):
+    """Each test's data (tests/helpers.py's rand and ints) from a seed of the test's own id: with
+    pytest-xdist the tests a worker ran before it vary from run to run, and so did its data."""
+    import helpers
+
+    helpers.reseed(zlib.crc32(request.node.nodeid.encode()))
 
 
 @pytest.fixture

@@ -27,8 +27,15 @@ from onnxc.runtime.library import OnnxcTensor
 
 RTOL = 1e-5
 # Test modules build their cases at import, in a fixed order (pytest collects them by name),
-# so their data is the same every run.
+# so their data is the same every run; each test then draws from a seed of its own name
+# (conftest.py's `_test_data_seed`), whatever ran before it on its worker.
 _RNG = np.random.default_rng(0)
+
+
+def reseed(seed: int) -> None:
+    """Draw the following test data from `seed`."""
+    global _RNG
+    _RNG = np.random.default_rng(seed)
 
 
 def rand(*shape: int, dtype=np.float32, low: float | None = None, high: float | None = None) -> np.ndarray:
