@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import reduce
 
 from xdsl.ir import Attribute, SSAValue
 
@@ -327,13 +328,13 @@ class ShiftedRows:
         plane = b.mul(self.height, self.width)
         # The top level's values first: the nest below must follow them.
         slack_span = (b.mul(plane, sy * sx), shape_of(planes)[2])
-        common = (max_of(b, [low for low, _ in columns]), min_of(b, [high for _, high in columns]))
+        common = (reduce(b.max, [low for low, _ in columns]), reduce(b.min, [high for _, high in columns]))
         bases = [[b.mul(plane, py * sx + px) for px in range(sx)] for py in range(sy)]
         (n, c), outer = b.loop_nest([batch, channels])
 
         def loop(builder: KernelBuilder, span: tuple[Bound, Bound]) -> tuple[SSAValue, KernelBuilder] | None:
             """A loop over [low, high), none where it is statically empty."""
-            if all(isinstance(v, int) for v in span) and span[0] >= span[1]:
+            if _statically_empty(span):
                 return None
             (iv,), body = builder.for_nest([span])
             return iv, body
@@ -343,7 +344,7 @@ class ShiftedRows:
             slack[1].store(pad, planes, [n, c, slack[0]])
         for py, (first_row, end_row) in enumerate(rows):
             for padding in ((0, first_row), (end_row, self.height)):
-                if all(isinstance(v, int) for v in padding) and padding[0] >= padding[1]:
+                if _statically_empty(padding):
                     continue
                 (r, q), body = outer.for_nest([padding, (0, self.width)])
                 for base in bases[py]:
@@ -393,18 +394,9 @@ class RowCopy:
             body.store(body.convert(value, element), self.planes, [self.n, self.c, body.add(starts[px], q)])
 
 
-def max_of(b: KernelBuilder, values: Sequence[Bound]) -> Bound:
-    result = values[0]
-    for value in values[1:]:
-        result = b.max(result, value)
-    return result
-
-
-def min_of(b: KernelBuilder, values: Sequence[Bound]) -> Bound:
-    result = values[0]
-    for value in values[1:]:
-        result = b.min(result, value)
-    return result
+def _statically_empty(span: tuple[Bound, Bound]) -> bool:
+    """Whether a range [low, high) is known at compile time to hold nothing."""
+    return all(isinstance(v, int) for v in span) and span[0] >= span[1]
 
 
 def _phase_range(
