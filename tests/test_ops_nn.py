@@ -157,17 +157,15 @@ CASES: dict[str, Case] = {
         {"x": rand(1, 8, 21, 40), "w": rand(8, 4, 5, 5), "b": rand(8)},
         {"group": 2, "pads": [2, 2, 2, 2], "strides": [2, 2]},
     ),
-    # Strided pools whose windows stay inside the input (one window per output, vectorized along
-    # the row), and one whose last ceil_mode window reaches past it (row by row).
+    # 2-D max pools go separably (a row buffer of the padded width): windows inside the input,
+    # the last ceil_mode window past it, windows reaching into the padding (short and long
+    # rows, bytes: ResNet's 3x3/2 of a QOperator model, an uneven stride), dilated windows.
     "max_pool_strided_inside_ceil": Case(
         "MaxPool", {"x": rand(1, 2, 11, 11)}, {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}
     ),
     "max_pool_strided_past_the_input_ceil": Case(
         "MaxPool", {"x": rand(1, 2, 12, 12)}, {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}
     ),
-    # Strided pools reaching into the padding, over phase planes padded with the lowest value:
-    # short rows (wide rows, compacted), bytes (ResNet's 3x3/2 of a QOperator model), long rows
-    # (row by row), an uneven stride.
     "max_pool_strided_padded_short_rows": Case(
         "MaxPool", {"x": rand(2, 3, 13, 11)}, {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
     ),
@@ -183,6 +181,11 @@ CASES: dict[str, Case] = {
     ),
     "max_pool_strided_padded_uneven": Case(
         "MaxPool", {"x": -rand(1, 2, 10, 9)}, {"kernel_shape": [2, 3], "strides": [3, 2], "pads": [1, 0, 0, 2]}
+    ),
+    "max_pool_dilated_padded": Case(
+        "MaxPool",
+        {"x": rand(1, 3, 9, 10)},
+        {"kernel_shape": [2, 3], "dilations": [2, 2], "strides": [1, 2], "pads": [1, 2, 0, 1]},
     ),
     "average_pool_strided_inside": Case(
         "AveragePool", {"x": rand(2, 3, 8, 9)}, {"kernel_shape": [2, 3], "strides": [2, 3]}

@@ -300,6 +300,15 @@ class KernelBuilder:
     def min(self, lhs: Bound, rhs: Bound) -> Bound:
         return self.binary("min", lhs, rhs)
 
+    def pool_max(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        """`max`, NaN propagating, that may give either of -0.0 and +0.0 when they meet
+        (fastmath `nsz`, as a pool's maximum may): AVX-512 then takes 3 instructions, not 6
+        (MaxPool 3x3 of 64x112x112: 0.31 -> 0.28 ms)."""
+        if not is_float(lhs.type):
+            return self.max(lhs, rhs)
+        nsz = arith.FastMathFlagsAttr([arith.FastMathFlag.NO_SIGNED_ZEROS])
+        return self.insert(arith.MaximumfOp(lhs, rhs, flags=nsz)).result
+
     def maxnum(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         """Float maximum for a value whose caller does not care which it gets when an
         operand is NaN (fastmath `nnan`): the loop's reduction then vectorizes to plain

@@ -334,7 +334,7 @@ class ShiftedRows:
 
         def loop(builder: KernelBuilder, span: tuple[Bound, Bound]) -> tuple[SSAValue, KernelBuilder] | None:
             """A loop over [low, high), none where it is statically empty."""
-            if _statically_empty(span):
+            if statically_empty(span):
                 return None
             (iv,), body = builder.for_nest([span])
             return iv, body
@@ -344,7 +344,7 @@ class ShiftedRows:
             slack[1].store(pad, planes, [n, c, slack[0]])
         for py, (first_row, end_row) in enumerate(rows):
             for padding in ((0, first_row), (end_row, self.height)):
-                if _statically_empty(padding):
+                if statically_empty(padding):
                     continue
                 (r, q), body = outer.for_nest([padding, (0, self.width)])
                 for base in bases[py]:
@@ -394,7 +394,7 @@ class RowCopy:
             body.store(body.convert(value, element), self.planes, [self.n, self.c, body.add(starts[px], q)])
 
 
-def _statically_empty(span: tuple[Bound, Bound]) -> bool:
+def statically_empty(span: tuple[Bound, Bound]) -> bool:
     """Whether a range [low, high) is known at compile time to hold nothing."""
     return all(isinstance(v, int) for v in span) and span[0] >= span[1]
 

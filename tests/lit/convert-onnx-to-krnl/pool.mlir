@@ -1,9 +1,9 @@
 // RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
-// MaxPool 3x3 stride 2, pads 1 (windows reaching into the padding): the input in four
-// phase planes of 5x5 padded with -inf (a stride-2 read split into unit-stride ones),
-// then each output the max of nine shifted reads along the wide rows (unit stride, so it
-// vectorizes), then the real columns copied out.
+// MaxPool 3x3 stride 2, pads 1 (windows reaching into the padding), separably, per output row:
+// a row buffer of the padded width (9), its padding columns -inf once per plane; the image
+// part cleared, then the maxima down the window's rows that lie in the image (a clipped range)
+// along the row (unit stride); then each output the max of its three reads of the row.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
     %y = "onnx.MaxPool"(%x) <{resultSegmentSizes = array<i32: 1, 0>}> {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32>
@@ -13,23 +13,29 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // CHECK-LABEL: func.func @main_graph(%x: memref<1x2x8x8xf32>, %y: memref<1x2x4x4xf32>) {
 // CHECK:         %[[NEG_INF:.+]] = arith.constant 0xff800000 : f32
-// CHECK:         %[[PLANES:.+]] = memref.alloc() : memref<1x2x100xf32>
-// CHECK:         memref.store %[[NEG_INF]], %[[PLANES]]
-// CHECK:         %[[V:.+]] = memref.load %x[{{.*}}] : memref<1x2x8x8xf32>
-// CHECK-NEXT:    %{{.+}} = arith.addi
-// CHECK-NEXT:    memref.store %[[V]], %[[PLANES]]
-// CHECK:         %[[WIDE:.+]] = memref.alloc() : memref<1x2x19xf32>
+// CHECK:         %[[ROWS:.+]] = memref.alloc() : memref<1x2x9xf32>
 // CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [1, 2] {
 // CHECK-NEXT:    ^bb0(%[[n:.+]]: index, %[[c:.+]]: index):
-// CHECK-NEXT:      scf.for %[[q:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK-NEXT:        %[[R0:.+]] = memref.load %[[PLANES]][%[[n]], %[[c]], %[[q]]]
-// CHECK-COUNT-8:     memref.load %[[PLANES]]
-// CHECK-NEXT:        %[[M1:.+]] = arith.maximumf %[[R0]], %{{.+}} : f32
-// CHECK-COUNT-7:     arith.maximumf
-// CHECK-NEXT:        memref.store %{{.+}}, %[[WIDE]][%[[n]], %[[c]], %[[q]]] : memref<1x2x19xf32>
-// CHECK:         krnl.iterate({{.*}}) bounds [0, 0, 0, 0] to [1, 2, 4, 4] {
-// CHECK:           memref.load %[[WIDE]]
-// CHECK-NEXT:      memref.store %{{.+}}, %y
+// CHECK-NEXT:      memref.store %[[NEG_INF]], %[[ROWS]][%[[n]], %[[c]], %{{.+}}]
+// CHECK:           scf.for %[[oy:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:        scf.for
+// CHECK-NEXT:          arith.addi
+// CHECK-NEXT:          memref.store %[[NEG_INF]], %[[ROWS]]
+// CHECK:             %[[FIRST:.+]] = arith.maxsi
+// CHECK-NEXT:        scf.for %[[ky:.+]] = %[[FIRST]] to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:          %[[IY:.+]] = arith.addi %{{.+}}, %[[ky]] : index
+// CHECK-NEXT:          scf.for %[[ix:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-NEXT:            %[[AT:.+]] = arith.addi %[[ix]], %{{.+}} : index
+// CHECK-NEXT:            %[[OLD:.+]] = memref.load %[[ROWS]][%[[n]], %[[c]], %[[AT]]]
+// CHECK-NEXT:            %[[V:.+]] = memref.load %x[%[[n]], %[[c]], %[[IY]], %[[ix]]]
+// CHECK-NEXT:            %[[M:.+]] = arith.maximumf %[[OLD]], %[[V]] fastmath<nsz> : f32
+// CHECK-NEXT:            memref.store %[[M]], %[[ROWS]][%[[n]], %[[c]], %[[AT]]]
+// CHECK:             scf.for %[[ox:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK-COUNT-3:       memref.load %[[ROWS]]
+// CHECK-NEXT:          arith.maximumf
+// CHECK-NEXT:          arith.maximumf
+// CHECK-NEXT:          memref.store %{{.+}}, %y[%[[n]], %[[c]], %[[oy]], %[[ox]]] : memref<1x2x4x4xf32>
+// CHECK-NOT:       memref.alloc
 // CHECK-NOT:       arith.divf
 
 // -----
