@@ -2,9 +2,9 @@
 the element-wise ops the depthwise paths compute in their store (conv_epilogue.py): against
 onnxruntime over 7x7 to 56x56 images, at strides 1 and 2, odd sizes, uneven pads, dilation,
 blocks of 16 and of 8 channels, a batch, two threads, each epilogue (Relu, Clip, HardSwish, SiLU
-with its Mul's operands either way round); and the convs left to the NCHW paths (run-time
-sizes, wide images, channel counts not a multiple of 8), their Clip or HardSwish fused too (not
-SiLU); a batch of run-time size in lanes.
+with its Mul's operands either way round); and the convs left to the NCHW paths (wide images,
+channel counts not a multiple of 8), their Clip or HardSwish fused too (not SiLU); a batch of
+run-time size in lanes; images of run-time size in lanes where they are small.
 Tolerance: 1e-4 of the output's largest magnitude.
 """
 
@@ -108,12 +108,34 @@ def test_depthwise_in_rows_epilogue(channels, size, stride, then, fused, tmp_pat
     compare(model, x, tmp_path)
 
 
-@pytest.mark.parametrize("dims, lanes", [(["N", 32, 14, 14], True), (["N", 32, "H", "W"], False)])
-def test_depthwise_of_run_time_dims(dims, lanes, tmp_path):
-    """A batch of run-time size is put in lanes (torch's exports), an image of run-time size is
-    not (its sizes are needed at compile time)."""
+def test_depthwise_of_run_time_batch(tmp_path):
+    """A batch of run-time size is put in lanes (torch's exports)."""
     model, x = depthwise_model(32, 14, 3, 1, then="hardswish", batch=2)
+    dims = ["N", 32, 14, 14]
     model.graph.input[0].CopyFrom(helper.make_tensor_value_info("x", TensorProto.FLOAT, dims))
     model.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", TensorProto.FLOAT, dims))
-    assert (LANES in krnl_text(model)) == lanes
+    assert LANES in krnl_text(model)
     compare(model, x, tmp_path, threads=2)
+
+
+@pytest.mark.parametrize("stride, then", [(1, "hardswish"), (2, "silu"), (2, None)])
+def test_depthwise_of_run_time_image(stride, then, tmp_path):
+    """An image of run-time size goes in the lanes where it is small, decided at run time:
+    the other sizes take the NCHW paths (strided: read straight where output rows are long
+    enough, else the shifted rows); all from one library, of sizes that take each path
+    (odd, tall, wide, rows of one run of outputs and of several with remainders), a SiLU in
+    each path's store."""
+    model, _ = depthwise_model(32, 14, 3, stride, then=then, batch=2)
+    dims = ["N", 32, "H", "W"]
+    model.graph.input[0].CopyFrom(helper.make_tensor_value_info("x", TensorProto.FLOAT, dims))
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info(model.graph.output[0].name, TensorProto.FLOAT, None))
+    assert LANES in krnl_text(model)
+    library = onnxc.compile(model, tmp_path / "model.so")
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for height, width in [(14, 14), (1, 1), (3, 19), (27, 23), (7, 45), (100, 30), (33, 33), (200, 30), (2, 90)]:
+        x = rand(2, 32, height, width)
+        (expected,) = session.run(None, {"x": x})
+        (actual,) = onnxc.Session(library, threads=2).run(None, {"x": x})
+        scale = max(float(np.abs(expected).max()), 1e-6)
+        assert actual.shape == expected.shape
+        assert float(np.abs(actual - expected).max()) <= 1e-4 * scale, (height, width)

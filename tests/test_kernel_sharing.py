@@ -113,16 +113,16 @@ def test_nests_over_buffers_of_other_shapes_do_not_share():
     assert len(kernels(emit_llvm_ir(parse(COPIES), "x86_64"))) == 2
 
 
-def _conv_chain(layers: int, channels: int = 8, size: int = 10) -> onnx.ModelProto:
+def _conv_chain(layers: int, channels: int = 8, size: int | str = 10, group: int = 1) -> onnx.ModelProto:
     """`layers` 3x3 Conv + Relu of equal shapes and distinct weights: one shape class."""
     rng = np.random.default_rng(0)
     nodes, initializers, x = [], [], "x"
     for layer in range(layers):
-        weight = rng.standard_normal((channels, channels, 3, 3)).astype(np.float32) / 8
+        weight = rng.standard_normal((channels, channels // group, 3, 3)).astype(np.float32) / 8
         bias = rng.standard_normal(channels).astype(np.float32)
         initializers += [numpy_helper.from_array(weight, f"w{layer}"), numpy_helper.from_array(bias, f"b{layer}")]
         nodes += [
-            helper.make_node("Conv", [x, f"w{layer}", f"b{layer}"], [f"c{layer}"], pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", [x, f"w{layer}", f"b{layer}"], [f"c{layer}"], pads=[1, 1, 1, 1], group=group),
             helper.make_node("Relu", [f"c{layer}"], [f"r{layer}"]),
         ]
         x = f"r{layer}"
@@ -149,6 +149,26 @@ def test_conv_layers_of_one_shape_share_kernels(tmp_path):
     (got,) = onnxc.Session(onnxc.compile(path, tmp_path / "chain.so")).run(None, {"x": x})
     (want,) = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_nests_in_run_time_branches_share_kernels(tmp_path):
+    """Depthwise convs over an image of run-time size take one of two kernels, chosen at run
+    time (depthwise_lanes.py): the nests in those branches share kernels too (a MobileNetV2 of
+    free height and width compiled in 12 s, not 8)."""
+    ort = pytest.importorskip("onnxruntime")
+    nested = r"^define internal [^@]*@\"?(main_graph(?:\.nest\d+\.\d+)+\.nest\d+)\"?\("
+    texts = []
+    for layers in (1, 4):
+        model = _conv_chain(layers, channels=16, size="H", group=16)
+        texts.append(onnxc.compile(model, tmp_path / f"chain{layers}.ll", emit="llvm").read_text())
+    one, four = (re.findall(nested, text, re.MULTILINE) for text in texts)
+    assert len(one) > 1 and len(four) < 2 * len(one)  # 12 kernels for 4 layers unshared
+    model = _conv_chain(4, channels=16, size="H", group=16)
+    session = onnxc.Session(onnxc.compile(model, tmp_path / "chain.so"))
+    for size in (6, 40):
+        x = np.random.default_rng(size).standard_normal((1, 16, size, size)).astype(np.float32)
+        (want,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+        np.testing.assert_allclose(session.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
 
 
 def test_one_shape_class_on_and_off_the_thread_pool(tmp_path):

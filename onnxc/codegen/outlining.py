@@ -57,8 +57,7 @@ class GraphFunctionTranslator(FunctionTranslator):
         super().__init__(parent, llvm_function, dict(zip(self.body.args, llvm_function.args)))
         self.plan = plan_arena(function)
         self.nest_names = _nest_names(self.body, self.name)
-        nests = [op for op in self.body.ops if op in self.nest_names]  # those in branches and loops share no kernel
-        self.shape_classes = {nest: shape_class(nest, _values_from_outside(nest)) for nest in nests}
+        self.shape_classes = {nest: shape_class(nest, _values_from_outside(nest)) for nest in self.nest_names}
         self.shared_classes = shared_classes(self.shape_classes.values())
         # A shared kernel, and its thread pool trampoline if its nest runs there, by shape class.
         self.shared_kernels: dict[Hashable, tuple[ir.Function, ir.Function | None]] = {}

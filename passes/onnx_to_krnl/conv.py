@@ -9,6 +9,7 @@ row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in
 
 from __future__ import annotations
 
+
 import math as pymath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from onnxc.passes.onnx_to_krnl.common import (
     shape_text,
 )
 from onnxc.passes.onnx_to_krnl.conv_epilogue import Epilogue, conv_epilogue
-from onnxc.passes.onnx_to_krnl.depthwise_lanes import depthwise_in_lanes, lanes_of
+from onnxc.passes.onnx_to_krnl.depthwise_lanes import depthwise_in_lanes, fits_lanes, lanes_of
 from onnxc.passes.onnx_to_krnl.matmul_kernel import lower_conv_as_gemm
 from onnxc.passes.onnx_to_krnl.windows import ShiftedRows, SlidingWindow, sliding_windows
 
@@ -98,24 +99,26 @@ def lower_conv(g: GraphLowering, op: OnnxOp) -> None:
     # A following Relu/Clip, other element-wise op or SiLU is computed in the store (MobileNets'
     # ReLU6, HardSwish or SiLU after each depthwise conv).
     strided = _reads_strided(g.top, windows)
-    lanes = None if strided is not False else lanes_of(g, op, windows)
-    out, epilogue = conv_epilogue(g, op, math_functions=lanes is not None)
-    if lanes is not None:
-        depthwise_in_lanes(g, op, x, out, windows, lanes, epilogue)
+    lanes = lanes_of(g, op, windows) if strided is not True else None
+    # Of a run-time size, strided: the lanes take what is not read straight (see MAX_ROW).
+    in_lanes = False if lanes is None else not isinstance(strided, bool) or fits_lanes(g.top, x, windows)
+    out, epilogue = conv_epilogue(g, op, math_functions=in_lanes is not False)
+    # The strided conv's runs of outputs outside its branch, whose one op is then its nest.
+    runs = None if isinstance(strided, bool) else [w.edge_runs(g.top) for w in windows]
+    long_rows = not isinstance(in_lanes, bool) and all(w.stride == 1 for w in windows)  # short: in lanes
+    paths = {
+        "strided": lambda: strided_grouped_conv(g, x, weights, bias, out, windows, epilogue, runs),
+        "lanes": lambda: depthwise_in_lanes(g, op, x, out, windows, lanes, epilogue),
+        "shifted": lambda: _over_shifted_rows(g, x, weights, bias, out, shifted, epilogue, long_rows),
+    }
+    if isinstance(strided, bool) and isinstance(in_lanes, bool):
+        paths["strided" if strided else "lanes" if in_lanes else "shifted"]()
         return
-    if isinstance(strided, bool):
-        if strided:
-            strided_grouped_conv(g, x, weights, bias, out, windows, epilogue)
-        else:
-            _over_shifted_rows(g, x, weights, bias, out, shifted, epilogue)
-        return
-    runs = [w.edge_runs(g.top) for w in windows]  # outside the branch: its one op the nest
-    for read_strided, condition in ((True, strided), (False, g.top.not_(strided))):
-        with g.lowering_at(g.top.if_then(condition)):
-            if read_strided:
-                strided_grouped_conv(g, x, weights, bias, out, windows, epilogue, runs)
-            else:
-                _over_shifted_rows(g, x, weights, bias, out, shifted, epilogue)
+    first, condition = ("lanes", in_lanes) if isinstance(strided, bool) else ("strided", strided)
+    rest = "lanes" if in_lanes is True else "shifted"
+    for name, taken in ((first, condition), (rest, g.top.not_(condition))):
+        with g.lowering_at(g.top.if_then(taken)):
+            paths[name]()
 
 
 def _over_shifted_rows(
@@ -126,16 +129,19 @@ def _over_shifted_rows(
     out: SSAValue,
     shifted: ShiftedRows,
     epilogue: Epilogue | None,
+    long_rows: bool = False,
 ) -> None:
     """The grouped conv over x's (phase) planes: row by row, or along the wide rows where
-    they are short (decided at run time where the row length is known then only)."""
+    they are short (decided at run time where the row length is known then only, unless the
+    rows are `long_rows`: the short ones went to the lanes)."""
     kernel = shape_of(weights)[2:]
     # Row blocks read up to a run of VECTOR_COLUMNS past a last row wider than the planes'.
     slack = VECTOR_COLUMNS + kernel[1] if _row_blocks(shifted, kernel) else VECTOR_COLUMNS - 1
     planes = shifted.planes(g, x, slack=slack)
     row = shifted.window_x.output_size
-    if isinstance(row, int) or pymath.prod(kernel) > ROW_BY_ROW_MAX_TAPS:
-        by_rows = isinstance(row, int) and row > SHORT_ROW and pymath.prod(kernel) <= ROW_BY_ROW_MAX_TAPS
+    if isinstance(row, int) or long_rows or pymath.prod(kernel) > ROW_BY_ROW_MAX_TAPS:
+        long_rows = long_rows or (isinstance(row, int) and row > SHORT_ROW)
+        by_rows = long_rows and pymath.prod(kernel) <= ROW_BY_ROW_MAX_TAPS
         shifted_grouped_conv(g, planes, weights, bias, out, shifted, by_rows=by_rows, epilogue=epilogue)
         return
     short = g.top.compare_index("sle", row, SHORT_ROW)

@@ -2,7 +2,8 @@
 
 // A strided depthwise conv over a height and width known at run time only: its output rows'
 // length decides at run time between reading x straight (rows of 20 or more, as for static
-// sizes) and the phase planes. Read straight, the outputs split into runs along each axis:
+// sizes) and the channels in the lanes (depthwise_lanes.py: its 8 channels one block, its
+// padded image and its sums in lanes buffers of run-time size). Read straight, the outputs split into runs along each axis:
 // those whose windows reach the padding or past the image (each tap checked against the
 // image's bounds, 0 where outside: clamped read, select) and the inside ones (every tap read
 // unchecked, one fused multiply-add each); no buffer but the output. The runs' bounds are
@@ -28,4 +29,12 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK-NEXT:          %{{.+}} = arith.select %{{.+}}, %[[EDGE]], %{{.+}} : f32
 // CHECK:               memref.store %{{.+}}, %y[{{.*}}] : memref<1x8x?x?xf32>
 // CHECK:         scf.if %[[SHORT]] {
-// CHECK:           %{{.+}} = memref.alloc(%{{.+}}) : memref<1x8x?xf32>
+// CHECK:           %[[PADDED:.+]] = memref.alloc(%{{.+}}) : memref<1x1x?xf32>
+// CHECK:           %[[SUMS:.+]] = memref.alloc(%{{.+}}) : memref<1x1x?xf32>
+// CHECK:           krnl.iterate({{.*}}) bounds [0, 0] to [1, 1] {
+// CHECK:             memref.load %{{.+}}[{{.*}}] : memref<1x1x8x?x?xf32>
+// CHECK:             memref.store %{{.+}}, %[[PADDED]]
+// CHECK:             math.fma
+// CHECK:             memref.store %{{.+}}, %[[SUMS]]
+// CHECK:             memref.load %[[SUMS]]
+// CHECK-NEXT:        memref.store

@@ -1,4 +1,4 @@
-// RUN: onnxc-opt %s -p convert-onnx-to-krnl | filecheck %s
+// RUN: onnxc-opt %s --split-input-file -p convert-onnx-to-krnl | filecheck %s
 
 // A depthwise 3x3 conv of 16 channels, stride 2, pads 1, 4x4 -> 2x2, then HardSwish
 // (passes/onnx_to_krnl/depthwise_lanes.py): the weights packed at compile time as [block, tap,
@@ -45,3 +45,46 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:           krnl.yield
 // CHECK-NOT:     krnl.iterate
 // CHECK:         func.return
+
+// -----
+
+// The same conv, stride 1, over a height and width known at run time only: the lanes where the
+// output rows are at most 32 long (decided at run time), else the shifted rows one row at a
+// time (the short rows' other kernel is not made). In lanes, the buffers of run-time size, the
+// pixels of a row transposed 16 at a time then one at a time, the outputs summed 8 at a time
+// then one at a time.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x16x?x?xf32, ["", "", "h", "w"]>) -> tensor<1x16x?x?xf32, ["", "", "h", "w"]> {
+    %w = "onnx.Constant"() {value = dense<1.0> : tensor<16x1x3x3xf32>} : () -> tensor<16x1x3x3xf32>
+    %y = "onnx.Conv"(%x, %w) <{operandSegmentSizes = array<i32: 1, 1, 0>}> {group = 16 : i64, pads = [1, 1, 1, 1]} : (tensor<1x16x?x?xf32, ["", "", "h", "w"]>, tensor<16x1x3x3xf32>) -> tensor<1x16x?x?xf32, ["", "", "h", "w"]>
+    func.return %y : tensor<1x16x?x?xf32, ["", "", "h", "w"]>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x16x?x?xf32>, %y: memref<1x16x?x?xf32>) {
+// CHECK-DAG:     %[[MAX_ROW:.+]] = arith.constant 32 : index
+// CHECK-DAG:     %[[SIXTEEN:.+]] = arith.constant 16 : index
+// CHECK-DAG:     %[[EIGHT:.+]] = arith.constant 8 : index
+// CHECK:         memref.dim %x, %{{.+}} : memref<1x16x?x?xf32>
+// CHECK-NEXT:    %[[W:.+]] = memref.dim %x, %{{.+}} : memref<1x16x?x?xf32>
+// CHECK:         %[[SHORT:.+]] = arith.cmpi sle, %[[W]], %[[MAX_ROW]] : index
+// CHECK-NEXT:    %[[LONG:.+]] = arith.xori %[[SHORT]], %{{.+}} : i1
+// CHECK:         scf.if %[[SHORT]] {
+// CHECK:           %[[PADDED:.+]] = memref.alloc(%{{.+}}) : memref<1x1x?xf32>
+// CHECK:           %[[SUMS:.+]] = memref.alloc(%{{.+}}) : memref<1x1x?xf32>
+// CHECK:           krnl.iterate({{.*}}) bounds [0, 0] to [1, 1] {
+// CHECK:             arith.remsi %{{.+}}, %[[SIXTEEN]] : index
+// CHECK-NEXT:        %[[WHOLE:.+]] = arith.subi
+// CHECK:             scf.for
+// CHECK-NEXT:          scf.for %{{.+}} = %{{.+}} to %{{.+}} step
+// CHECK-NEXT:            scf.for %{{.+}} = %{{.+}} to %[[SIXTEEN]] step
+// CHECK-COUNT-16:          memref.store %{{.+}}, %[[PADDED]]
+// CHECK:             arith.remsi %[[W]], %[[EIGHT]] : index
+// CHECK:             math.fma
+// CHECK-COUNT-8:     memref.store %{{.+}}, %[[SUMS]]
+// CHECK-COUNT-9:     math.fma
+// CHECK-NOT:         math.fma
+// CHECK:             memref.store %{{.+}}, %[[SUMS]]
+// CHECK:         scf.if %[[LONG]] {
+// CHECK:           memref.alloc(%{{.+}}) : memref<1x16x?xf32>
+// CHECK-NOT:     scf.if
