@@ -149,11 +149,14 @@ class _Image:
         top, left, stride = window_y.pad_begin, window_x.pad_begin, b.mul(self.columns, lanes)
         last_row = b.max(b.min(height, b.sub(rows, top)), 0)
         last_column = b.max(b.min(width, b.sub(self.columns, left)), 0)
-        for span in ((0, b.mul(top, stride)), (b.mul(b.add(top, last_row), stride), b.mul(rows, stride))):
+        # Padding clipped to the buffer: an image of run-time size may have fewer rows (columns)
+        # than the begin padding (no outputs: the buffer is empty).
+        top_rows, left_columns = b.min(top, rows), b.min(left, self.columns)
+        for span in ((0, b.mul(top_rows, stride)), (b.mul(b.add(top, last_row), stride), b.mul(rows, stride))):
             if not statically_empty(span):
                 (q,), fill = b.for_nest([span])
                 fill.store(zero, self.buffer, [self.n, self.block, q])
-        for low, high in ((0, left), (b.add(left, last_column), self.columns)):
+        for low, high in ((0, left_columns), (b.add(left, last_column), self.columns)):
             if not statically_empty((low, high)):
                 (y, q), fill = b.for_nest([(top, b.add(top, last_row)), (b.mul(low, lanes), b.mul(high, lanes))])
                 fill.store(zero, self.buffer, [self.n, self.block, fill.add(fill.mul(y, stride), q)])

@@ -50,9 +50,10 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // The same conv, stride 1, over a height and width known at run time only: the lanes where the
 // output rows are at most 32 long (decided at run time), else the shifted rows one row at a
-// time (the short rows' other kernel is not made). In lanes, the buffers of run-time size, the
-// pixels of a row transposed 16 at a time then one at a time, the outputs summed 8 at a time
-// then one at a time.
+// time (the short rows' other kernel is not made). In lanes, the buffers of run-time size (the
+// begin padding's rows clipped to the buffer's: an image with no outputs has none; a fill of
+// the whole padding wrote past it), the pixels of a row transposed 16 at a time then one at a
+// time, the outputs summed 8 at a time then one at a time.
 builtin.module attributes {onnx.opset = 17 : i64} {
   func.func @main_graph(%x: tensor<1x16x?x?xf32, ["", "", "h", "w"]>) -> tensor<1x16x?x?xf32, ["", "", "h", "w"]> {
     %w = "onnx.Constant"() {value = dense<1.0> : tensor<16x1x3x3xf32>} : () -> tensor<16x1x3x3xf32>
@@ -70,9 +71,16 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 // CHECK:         %[[SHORT:.+]] = arith.cmpi sle, %[[W]], %[[MAX_ROW]] : index
 // CHECK-NEXT:    %[[LONG:.+]] = arith.xori %[[SHORT]], %{{.+}} : i1
 // CHECK:         scf.if %[[SHORT]] {
+// CHECK-NEXT:      arith.subi
+// CHECK-NEXT:      arith.addi
+// CHECK-NEXT:      %[[ROWS:.+]] = arith.maxsi
 // CHECK:           %[[PADDED:.+]] = memref.alloc(%{{.+}}) : memref<1x1x?xf32>
 // CHECK:           %[[SUMS:.+]] = memref.alloc(%{{.+}}) : memref<1x1x?xf32>
 // CHECK:           krnl.iterate({{.*}}) bounds [0, 0] to [1, 1] {
+// CHECK:             %[[TOP:.+]] = arith.minsi %{{.+}}, %[[ROWS]] : index
+// CHECK:             %[[TOP_END:.+]] = arith.muli %[[TOP]], %{{.+}} : index
+// CHECK:             scf.for %{{.+}} = %{{.+}} to %[[TOP_END]] step
+// CHECK-NEXT:          memref.store %{{.+}}, %[[PADDED]]
 // CHECK:             arith.remsi %{{.+}}, %[[SIXTEEN]] : index
 // CHECK-NEXT:        %[[WHOLE:.+]] = arith.subi
 // CHECK:             scf.for
