@@ -165,9 +165,10 @@ def test_nests_in_run_time_branches_share_kernels(tmp_path):
     assert len(one) > 1 and len(four) < 2 * len(one)  # 12 kernels for 4 layers unshared
     model = _conv_chain(4, channels=16, size="H", group=16)
     session = onnxc.Session(onnxc.compile(model, tmp_path / "chain.so"))
+    reference = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for size in (6, 40):
         x = np.random.default_rng(size).standard_normal((1, 16, size, size)).astype(np.float32)
-        (want,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+        (want,) = reference.run(None, {"x": x})
         np.testing.assert_allclose(session.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
 
 
