@@ -182,6 +182,23 @@ CASES: dict[str, Case] = {
     "max_pool_strided_padded_uneven": Case(
         "MaxPool", {"x": -rand(1, 2, 10, 9)}, {"kernel_shape": [2, 3], "strides": [3, 2], "pads": [1, 0, 0, 2]}
     ),
+    # Stride-1 max pools over small planes go flat (each pass a span of the flat plane, then the
+    # edge columns again): odd sizes, a one-pixel-wide plane, uneven pads, dilation, bytes.
+    "max_pool_flat_small_planes": Case(
+        "MaxPool", {"x": rand(2, 3, 7, 5)}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    ),
+    "max_pool_flat_one_column": Case(
+        "MaxPool", {"x": rand(1, 2, 6, 1)}, {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+    ),
+    "max_pool_flat_uneven_dilated": Case(
+        "MaxPool", {"x": -rand(1, 2, 9, 11)}, {"kernel_shape": [3, 2], "dilations": [2, 1], "pads": [2, 0, 2, 1]}
+    ),
+    "max_pool_flat_int8": Case(
+        "MaxPool",
+        {"x": ints(1, 2, 5, 6, dtype=np.int8, low=-128, high=127)},
+        {"kernel_shape": [5, 3], "pads": [2, 1, 2, 1]},
+        reference="onnxruntime",  # onnx.reference pads integers with NaN
+    ),
     "max_pool_dilated_padded": Case(
         "MaxPool",
         {"x": rand(1, 3, 9, 10)},

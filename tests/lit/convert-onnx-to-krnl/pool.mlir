@@ -40,6 +40,56 @@ builtin.module attributes {onnx.opset = 17 : i64} {
 
 // -----
 
+// MaxPool 3x3, stride 1, pads 1 over a small plane (4x5) goes flat (pooling._flat_max_pool): each
+// pass a unit-stride loop over the plane of 20 (x and y viewed flat), no loop per row. Down the
+// rows: the own row copied, the row above (from element 5 on, 5 back) and below (up to 15, 5
+// on); along them: the own column copied, the left (from 1, 1 back) and right neighbours (up
+// to 19), wrapping around the rows' ends; then the first and last column of each row again
+// over their two taps in the plane.
+builtin.module attributes {onnx.opset = 17 : i64} {
+  func.func @main_graph(%x: tensor<1x2x4x5xf32>) -> tensor<1x2x4x5xf32> {
+    %y = "onnx.MaxPool"(%x) <{resultSegmentSizes = array<i32: 1, 0>}> {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} : (tensor<1x2x4x5xf32>) -> tensor<1x2x4x5xf32>
+    func.return %y : tensor<1x2x4x5xf32>
+  }
+}
+
+// CHECK-LABEL: func.func @main_graph(%x: memref<1x2x4x5xf32>, %y: memref<1x2x4x5xf32>) {
+// CHECK-DAG:     %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C20:.+]] = arith.constant 20 : index
+// CHECK-DAG:     %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C5:.+]] = arith.constant 5 : index
+// CHECK-DAG:     %[[C15:.+]] = arith.constant 15 : index
+// CHECK-DAG:     %[[C19:.+]] = arith.constant 19 : index
+// CHECK-DAG:     %[[C4:.+]] = arith.constant 4 : index
+// CHECK:         %[[ROWS:.+]] = memref.alloc() : memref<1x2x20xf32>
+// CHECK-NEXT:    %[[X:.+]] = krnl.view %x[0 : i64] : memref<1x2x4x5xf32> to memref<1x2x20xf32>
+// CHECK-NEXT:    %[[Y:.+]] = krnl.view %y[0 : i64] : memref<1x2x4x5xf32> to memref<1x2x20xf32>
+// CHECK:         krnl.iterate({{.*}}) bounds [0, 0] to [1, 2] {
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[C20]] step %[[C1]] {
+// CHECK-NEXT:        memref.load %[[X]]
+// CHECK-NEXT:        memref.store %{{.+}}, %[[ROWS]]
+// CHECK:           scf.for %{{.+}} = %[[C5]] to %[[C20]] step %[[C1]] {
+// CHECK:             arith.maximumf
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[C15]] step %[[C1]] {
+// CHECK:             arith.maximumf
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[C20]] step %[[C1]] {
+// CHECK-NEXT:        memref.load %[[ROWS]]
+// CHECK-NEXT:        memref.store %{{.+}}, %[[Y]]
+// CHECK:           scf.for %{{.+}} = %[[C1]] to %[[C20]] step %[[C1]] {
+// CHECK:             arith.maximumf
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[C19]] step %[[C1]] {
+// CHECK:             arith.maximumf
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[C4]] step %[[C1]] {
+// CHECK-COUNT-2:     memref.load %[[ROWS]]
+// CHECK-NEXT:        arith.maximumf
+// CHECK-NEXT:        memref.store %{{.+}}, %[[Y]]
+// CHECK:           scf.for %{{.+}} = %[[C0]] to %[[C4]] step %[[C1]] {
+// CHECK:             arith.maximumf
+// CHECK-NEXT:        memref.store %{{.+}}, %[[Y]]
+// CHECK:           krnl.yield
+
+// -----
+
 // AveragePool excluding padding: sums along the row as MaxPool, then a pass
 // along the row divides by the number of points each clipped window holds
 // (row range of the output row times the column range of each column).
