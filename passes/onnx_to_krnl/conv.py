@@ -9,7 +9,6 @@ row-vectorizable, padding by clipped loop ranges; float16/bfloat16 accumulate in
 
 from __future__ import annotations
 
-
 import math as pymath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass

@@ -123,7 +123,8 @@ def depthwise_in_lanes(
     (block, n), body = g.top.loop_nest([blocks, batch])
     image = _Image(n, block, padded, lanes, columns)
     image.transpose_in(body, planes, windows, rows, zero)
-    _sums(body, image, sums, tap_weights, biases, windows, (kernel_h, kernel_w), epilogue)
+    for span in _row_spans(body, window_x.output_size):
+        _row_runs(body, image, sums, tap_weights, biases, windows, (kernel_h, kernel_w), epilogue, span)
     (pixel, lane), point = body.for_nest([(0, pixels), (0, lanes)])
     value = point.load(sums, [n, block, point.add(point.mul(pixel, lanes), lane)])
     point.store(value, out_planes, [n, block, lane, pixel])
@@ -183,27 +184,13 @@ def _chunks(b: KernelBuilder, length: Bound, most: int) -> list[tuple[Bound, Bou
     return [(first, end, step) for first, end, step in spans if step and not statically_empty((first, end))]
 
 
-def _sums(
-    body: KernelBuilder,
-    image: _Image,
-    sums: SSAValue,
-    tap_weights: SSAValue,
-    biases: SSAValue,
-    windows: list[SlidingWindow],
-    kernel: tuple[int, int],
-    epilogue: Epilogue | None,
-) -> None:
-    """Each output of the block, `run` of a row at a time, in lanes into `sums` (pixel-major):
-    runs of the largest divisor of a static row up to ROW_OUTPUTS; along a row of run-time
-    length, runs of ROW_OUTPUTS, then single outputs."""
-    out_w = windows[1].output_size
+def _row_spans(b: KernelBuilder, out_w: Bound) -> list[tuple[Bound, Bound, int]]:
+    """The output columns of a row as spans (first, end, run) computed `run` at a time: the
+    largest divisor of a static row up to ROW_OUTPUTS; along a row of run-time length, runs of
+    ROW_OUTPUTS, then single outputs."""
     if isinstance(out_w, int):
-        run = max(d for d in range(1, ROW_OUTPUTS + 1) if out_w % d == 0)
-        spans = [(0, out_w, run)]
-    else:
-        spans = _chunks(body, out_w, ROW_OUTPUTS)
-    for first, end, run in spans:
-        _row_runs(body, image, sums, tap_weights, biases, windows, kernel, epilogue, (first, end, run))
+        return [(0, out_w, max(d for d in range(1, ROW_OUTPUTS + 1) if out_w % d == 0))]
+    return _chunks(b, out_w, ROW_OUTPUTS)
 
 
 def _row_runs(
@@ -217,8 +204,8 @@ def _row_runs(
     epilogue: Epilogue | None,
     span: tuple[Bound, Bound, int],
 ) -> None:
-    """The outputs of columns [first, end) of every row, `run` at a time: each input vector
-    they share loaded once, each tap's weights once for all."""
+    """The outputs of columns [first, end) of every row, `run` at a time, in lanes into `sums`
+    (pixel-major): each input vector they share loaded once, each tap's weights once for all."""
     window_y, window_x = windows
     (kernel_h, kernel_w), out_w = kernel, window_x.output_size
     start, end, run = span

@@ -54,9 +54,13 @@ def lower_pool(
     # 64 channels at 112x112: 6.1 ms one window at a time).
     strided_inside = windows[-1].stride > 1 and not any(w.clipped for w in windows)
     constant = all(isinstance(v, int) for w in windows for v in (w.kernel, w.pad_begin, w.pad_end))
-    if kind == "max" and constant and not with_indices:
-        if _flat_max_pool(g, op, windows) or _separable_max_pool(g, op, windows):
-            return
+    if (
+        kind == "max"
+        and constant
+        and not with_indices
+        and (_flat_max_pool(g, op, windows) or _separable_max_pool(g, op, windows))
+    ):
+        return
     if (
         constant and windows[-1].output_size != 1 and not with_indices and not strided_inside
     ):  # the row-wise kernel keeps no argmax
@@ -250,7 +254,7 @@ def _separable_max_pool(g: GraphLowering, op: OnnxOp, windows: Sequence[SlidingW
     window_y, window_x = windows
     x, out = g.input(op, 0), g.result(op)
     element = out.type.get_element_type()
-    batch, channels, height, width = shape_of(x)
+    batch, channels, _, width = shape_of(x)
     out_h, out_w = shape_of(out)[2:]
     b = g.top
     lowest = b.lowest(element)
