@@ -16,10 +16,11 @@ from xdsl.ir import Dialect
 
 
 def all_dialects() -> list[Dialect]:
-    from onnxc.dialects import krnl, krnl_checks, krnl_growth, krnl_int8, krnl_matmul, krnl_strings
+    from onnxc.dialects import krnl, krnl_checks, krnl_growth, krnl_int8, krnl_matmul, krnl_scratch, krnl_strings
     from onnxc.dialects.onnx import ONNX
 
     ops = krnl.OPS + krnl_matmul.OPS + krnl_int8.OPS + krnl_growth.OPS + krnl_checks.OPS + krnl_strings.OPS
+    ops += krnl_scratch.OPS
     krnl_dialect = Dialect("krnl", ops, krnl.ATTRIBUTES + krnl_matmul.ATTRIBUTES)
     return [Builtin, Func, Arith, Math, MemRef, Scf, ONNX, krnl_dialect]
 

@@ -32,6 +32,7 @@ from onnxc.codegen.llvm_types import (
     memref_nbytes,
     static_shape_of,
 )
+from onnxc.codegen.private_scratch import scratch_bytes
 from onnxc.codegen.run_time_dims import evaluate
 from onnxc.dialects.krnl import EntryPointOp, is_library_allocated
 from onnxc.dialects.krnl_matmul import MatmulOp
@@ -210,10 +211,11 @@ class EntryPointBuilder:
         return ir.Constant(I32, int(Status.OK))
 
     def reserve_scratch(self) -> None:
-        """Have the runtime reserve the calling thread's GEMM packing scratch (see gemm.py); ERR_NOMEM if it cannot."""
+        """Have the runtime reserve the calling thread's scratch, for GEMM packing (see gemm.py) and
+        krnl.thread_scratch buffers (private_scratch.py); ERR_NOMEM if it cannot."""
         target = self.parent.target
         plans = (MatmulPlan.of(op, target) for op in self.parent.source.walk() if isinstance(op, MatmulOp))
-        needed = max((plan.scratch_bytes for plan in plans), default=0)
+        needed = max(max((plan.scratch_bytes for plan in plans), default=0), scratch_bytes(self.parent.source.walk()))
         if needed:
             reserve = self.parent.declare(RESERVE_SCRATCH, I32, [I64])
             status = self.builder.call(reserve, [ir.Constant(I64, needed)])

@@ -45,6 +45,7 @@ class FunctionTranslator:
         self.values = values
         self.arena: ir.Value | None = None
         self.arena_offsets: dict[memref.AllocOp, int] = {}
+        self.thread_scratch: ir.Value | None = None  # the calling thread's scratch, taken at entry
         # A loop run for iterations [begin, end) only: the slice of one thread (see call_parallel_kernel).
         self.split_loop: tuple[scf.ForOp, ir.Value, ir.Value] | None = None
 

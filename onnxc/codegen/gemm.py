@@ -52,6 +52,7 @@ from onnxc.codegen.llvm_idioms import (
     Declare,
     constant_global,
     internal_function,
+    THREAD_SCRATCH,
     parallel_for,
     stack_struct,
     store_fields,
@@ -60,9 +61,6 @@ from onnxc.codegen.llvm_idioms import (
 from onnxc.codegen.llvm_types import F32, I1, I32, I64, PTR
 from onnxc.codegen.tile_grid import product_rectangles
 from onnxc.dialects.krnl_matmul import MATMUL_B_PANEL
-
-THREAD_SCRATCH = "onnxc_thread_scratch"
-"""Runtime support: the calling thread's scratch memory, as reserved."""
 
 PREFETCH_STEPS = 24
 """Reduction steps ahead of the current one at which a micro-kernel prefetches A."""

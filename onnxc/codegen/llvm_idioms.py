@@ -21,6 +21,8 @@ from onnxc.codegen.llvm_types import I32, I64, PTR
 PARALLEL_FOR = "onnxc_parallel_for"
 """Runtime support: `void onnxc_parallel_for(slice, ptr context, i64 begin, i64 end)` runs
 slice(context, b, e) over [begin, end) in contiguous ranges, one per thread of the pool."""
+THREAD_SCRATCH = "onnxc_thread_scratch"
+"""Runtime support: the calling thread's scratch memory, as reserved (GEMM packing, krnl.thread_scratch)."""
 
 Declare = Callable[[str, ir.Type, Sequence[ir.Type]], ir.Function]
 """The module's function `name`, declared on first use (llvm._ModuleTranslator.declare)."""

@@ -34,6 +34,7 @@ from onnxc.codegen.llvm_idioms import (
 )
 from onnxc.codegen.llvm_types import I32, I64, NULL, PTR, value_type
 from onnxc.codegen.parallel import ParallelLoop, parallel_loop
+from onnxc.codegen.private_scratch import privatize_scratch
 from onnxc.codegen.run_time_dims import CheckedDimOps
 from onnxc.dialects.krnl_int8 import QMatmulOp
 from onnxc.dialects.krnl_matmul import MatmulOp
@@ -55,8 +56,9 @@ class GraphFunctionTranslator(FunctionTranslator):
         arg_types = [value_type(t) for t in function.function_type.inputs.data]
         llvm_function = internal_function(parent.module, self.name, ir.FunctionType(I32, arg_types))
         super().__init__(parent, llvm_function, dict(zip(self.body.args, llvm_function.args)))
+        privatize_scratch(_nest_names(self.body, self.name))
         self.plan = plan_arena(function)
-        self.nest_names = _nest_names(self.body, self.name)
+        self.nest_names = _nest_names(self.body, self.name)  # (again: privatize_scratch took allocs out)
         self.shape_classes = {nest: shape_class(nest, _values_from_outside(nest)) for nest in self.nest_names}
         self.shared_classes = shared_classes(self.shape_classes.values())
         # A shared kernel, and its thread pool trampoline if its nest runs there, by shape class.

@@ -22,6 +22,8 @@ from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
+from onnxc.dialects.krnl_scratch import ThreadScratchOp
+
 # Estimated operations (see _work) below which a nest stays on one thread: waking the pool costs a few µs.
 MIN_PARALLEL_WORK = 1 << 18
 # A math function (exp, tanh, ...) costs about this many simple operations (vector_math.py).
@@ -120,15 +122,16 @@ def _one_sided(op: Operation) -> bool:
 
 
 def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
-    """Whether every stored buffer is only accessed at indices holding `loop`'s induction variable in one dimension."""
+    """Whether every stored buffer but thread scratch is only accessed at indices holding
+    `loop`'s induction variable in one dimension."""
     iv = loop.body.block.args[0]
     accesses: dict[SSAValue, list[memref.LoadOp | memref.StoreOp]] = {}
     for op in nest.walk():
         if isinstance(op, memref.LoadOp | memref.StoreOp):
             accesses.setdefault(op.memref, []).append(op)
-    for ops in accesses.values():
-        if not any(isinstance(op, memref.StoreOp) for op in ops):
-            continue
+    for buffer, ops in accesses.items():
+        if not any(isinstance(op, memref.StoreOp) for op in ops) or isinstance(buffer.owner, ThreadScratchOp):
+            continue  # (the thread's scratch is the iteration's own: private_scratch.py)
         dimensions = set.intersection(*({d for d, index in enumerate(op.indices) if index == iv} for op in ops))
         if not dimensions:
             return False

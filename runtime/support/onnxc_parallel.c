@@ -11,11 +11,19 @@
  * The library's destructor stops and joins them, so that dlclose never
  * unmaps code a worker is running.
  *
- * A slice is claimed by a compare-and-swap on `ticket`, which holds the job's
- * number, its slice count and the next slice: a worker still holding an old
- * job number can never claim a slice of a newer job, and the caller returns
- * only when every slice of its job has finished, so the job's fields, written
- * before the ticket names the job, stay valid while they are used.
+ * Slice i belongs to thread i (the caller is thread 0, workers 1, 2, ...):
+ * each thread runs its own slice first and then any left unclaimed. Owners
+ * stay the same from nest to nest, so a thread reads what it wrote: the
+ * channels a conv's thread produced feed the same thread's depthwise conv.
+ * (First come, first served, a spinning worker often took slice 0, and the
+ * lines of half of every nest's data moved between cores.)
+ * `job` holds the job's number and slice count; claims[i] the number of the
+ * last job whose slice i was taken. A thread takes slice i of job J by a
+ * compare-and-swap of claims[i] from a number below J to J, so a worker
+ * still holding an older job's number can never take a slice of a newer job
+ * (its slices all hold that older number, or a newer one). The job's fields
+ * are written before `job` names it, and the caller returns only when every
+ * slice of its job has finished, so they stay valid while they are used.
  *
  * One job runs at a time: a thread that finds the pool busy (another thread
  * running the model concurrently) runs its whole range itself, so concurrent
@@ -74,10 +82,11 @@ static atomic_int num_threads;     /* 0 until chosen */
 static int num_workers;            /* started workers (pool_lock) */
 static pthread_t workers[MAX_THREADS];
 static atomic_int stopping;        /* set by the destructor */
-static atomic_uint_fast64_t ticket; /* job number << 32 | slices << 16 | next slice to claim */
+static atomic_uint_fast64_t job;                 /* the current job's number << 8 | its slices */
+static atomic_uint_fast64_t claims[MAX_THREADS]; /* the last job whose slice i was taken */
 static atomic_int finished;        /* slices of the current job that have run */
 
-/* The current job: written by its caller before `ticket` names it. */
+/* The current job: written by its caller before `job` names it. */
 static onnxc_range_fn job_fn;
 static void *job_ctx;
 static int64_t job_begin, job_end;
@@ -254,7 +263,7 @@ HIDDEN int32_t onnxc_reserve_scratch(int64_t bytes) {
 HIDDEN void *onnxc_thread_scratch(void) { return ((struct thread_memory *)pthread_getspecific(memory_key))->scratch.data; }
 
 /* Run slice `slice` of the current job: the slice-th of job_slices equal parts of [begin, end). */
-static void run_slice(int64_t slice) {
+static void run_slice(int slice) {
   int64_t count = job_end - job_begin;
   int64_t first = job_begin + count * slice / job_slices;
   int64_t last = job_begin + count * (slice + 1) / job_slices;
@@ -266,41 +275,67 @@ static void run_slice(int64_t slice) {
   }
 }
 
-/* Claim and run slices of job `job` until none is left or another job began. */
-static void run_slices_of(uint64_t job) {
-  uint_fast64_t current = atomic_load(&ticket);
-  while ((current >> 32) == job && (current & 0xFFFF) < ((current >> 16) & 0xFFFF)) {
-    if (atomic_compare_exchange_weak(&ticket, &current, current + 1)) {
-      run_slice((int64_t)(current & 0xFFFF));
-      current = atomic_load(&ticket);
+/* Take slice `slice` of job `number`: 1 if this thread got it. */
+static int claim(int slice, uint64_t number) {
+  uint_fast64_t last = atomic_load(&claims[slice]);
+  return last < number && atomic_compare_exchange_strong(&claims[slice], &last, number);
+}
+
+/* Hand back slice `slice` of job `number`, which this worker cannot run, and wake the caller to run it. */
+static void give_back(int slice, uint64_t number) {
+  pthread_mutex_lock(&done_lock);
+  atomic_store(&claims[slice], number - 1);
+  pthread_cond_signal(&done_cond);
+  pthread_mutex_unlock(&done_lock);
+}
+
+/* Whether a slice of job `word` is left for any thread to take. */
+static int slices_left(uint64_t word) {
+  for (int slice = 0; slice < (int)(word & 0xFF); ++slice)
+    if (atomic_load(&claims[slice]) < word >> 8) return 1;
+  return 0;
+}
+
+/* Run slice `own` of job `word` (its number and slice count) unless a thread took it, then
+   the slices no thread took. A worker first makes sure of its scratch. */
+static void run_slices_of(uint64_t word, int own, int worker) {
+  uint64_t number = word >> 8;
+  int slices = (int)(word & 0xFF);
+  for (int i = -1; i < slices; ++i) {
+    int slice = i < 0 ? own : i;
+    if (slice < 0 || slice >= slices || !claim(slice, number)) continue;
+    if (worker && !ensure_scratch(atomic_load(&scratch_needed))) {
+      give_back(slice, number);
+      return;
     }
+    run_slice(slice);
   }
 }
 
-static void *worker_main(void *unused) {
-  (void)unused;
+static void *worker_main(void *index) {
   uint64_t seen = 0;  /* the last job this worker looked at */
   for (;;) {
     int64_t spin_end = now_ns() + worker_spin_ns();
-    for (unsigned i = 0; (atomic_load(&ticket) >> 32) == seen; ++i) {
+    for (unsigned i = 0; atomic_load(&job) == seen; ++i) {
       relax();
       if (i % CLOCK_ROUNDS == 0 && now_ns() >= spin_end) break;
     }
-    if ((atomic_load(&ticket) >> 32) == seen) {
+    if (atomic_load(&job) == seen) {
       pthread_mutex_lock(&wake_lock);
-      while ((atomic_load(&ticket) >> 32) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
+      while (atomic_load(&job) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
       pthread_mutex_unlock(&wake_lock);
     }
-    seen = atomic_load(&ticket) >> 32;
+    seen = atomic_load(&job);
     if (atomic_load(&stopping)) return NULL;
-    if (ensure_scratch(atomic_load(&scratch_needed))) run_slices_of(seen);
+    run_slices_of(seen, (int)(intptr_t)index, 1);
   }
   return NULL;
 }
 
 /* Start workers until there are `wanted` (pool_lock held); fewer if the system refuses. */
 static void start_workers(int wanted) {
-  while (num_workers < wanted && pthread_create(&workers[num_workers], NULL, worker_main, NULL) == 0) ++num_workers;
+  while (num_workers < wanted && pthread_create(&workers[num_workers], NULL, worker_main, (void *)(intptr_t)(num_workers + 1)) == 0)
+    ++num_workers;
 }
 
 /* Stop and join the workers when the library is unloaded (dlclose) or the process exits. */
@@ -308,7 +343,7 @@ __attribute__((destructor)) static void stop_workers(void) {
   pthread_mutex_lock(&pool_lock);
   atomic_store(&stopping, 1);
   pthread_mutex_lock(&wake_lock);
-  atomic_store(&ticket, ((atomic_load(&ticket) >> 32) + 1) << 32);  /* a job of no slices wakes them */
+  atomic_store(&job, ((atomic_load(&job) >> 8) + 1) << 8); /* a job of no slices wakes them */
   pthread_cond_broadcast(&wake_cond);
   pthread_mutex_unlock(&wake_lock);
   for (int i = 0; i < num_workers; ++i) pthread_join(workers[i], NULL);
@@ -339,23 +374,25 @@ HIDDEN void onnxc_parallel_for(onnxc_range_fn fn, void *ctx, int64_t begin, int6
   job_end = end;
   job_slices = threads;
   atomic_store(&finished, 0);
-  uint64_t job = (atomic_load(&ticket) >> 32) + 1;
+  uint64_t word = ((atomic_load(&job) >> 8) + 1) << 8 | (uint64_t)threads;
   pthread_mutex_lock(&wake_lock);
-  atomic_store(&ticket, job << 32 | (uint64_t)threads << 16);
+  atomic_store(&job, word);
   pthread_cond_broadcast(&wake_cond);
   pthread_mutex_unlock(&wake_lock);
 
-  run_slices_of(job);
+  run_slices_of(word, 0, 0);
   /* Waiting for the workers' slices: a scheduler that packs threads onto few CPUs (as some
      virtual machines' do) may have put a worker on this thread's CPU, where it runs only
-     when this thread yields. */
-  for (int i = 0; i < SPIN_ROUNDS && atomic_load(&finished) < threads; ++i) {
-    relax();
-    if (i % YIELD_ROUNDS == YIELD_ROUNDS - 1) sched_yield();
-  }
-  if (atomic_load(&finished) < threads) {
+     when this thread yields. A slice a worker hands back is run here. */
+  for (int i = 0; atomic_load(&finished) < threads; ++i) {
+    if (i % YIELD_ROUNDS == 0 && slices_left(word)) run_slices_of(word, -1, 0);
+    if (i < SPIN_ROUNDS) {
+      relax();
+      if (i % YIELD_ROUNDS == YIELD_ROUNDS - 1) sched_yield();
+      continue;
+    }
     pthread_mutex_lock(&done_lock);
-    while (atomic_load(&finished) < threads) pthread_cond_wait(&done_cond, &done_lock);
+    while (atomic_load(&finished) < threads && !slices_left(word)) pthread_cond_wait(&done_cond, &done_lock);
     pthread_mutex_unlock(&done_lock);
   }
   pthread_mutex_unlock(&pool_lock);
