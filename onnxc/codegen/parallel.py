@@ -22,6 +22,9 @@ from xdsl.dialects import arith, func, math, memref, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
+from onnxc.dialects.krnl import int_values
+from onnxc.dialects.krnl_int8 import QMatmulOp
+from onnxc.dialects.krnl_matmul import MatmulOp
 from onnxc.dialects.krnl_scratch import ThreadScratchOp
 
 # Estimated operations (see _work) below which a nest stays on one thread: waking the pool costs a few µs.
@@ -101,7 +104,12 @@ def _estimated_dim(value: SSAValue) -> int:
 
 
 def _work(op: Operation) -> int:
-    """Operations `op` executes, counting loop bodies by their (estimated) trip counts."""
+    """Operations `op` executes, counting loop bodies by their (estimated) trip counts and a
+    GEMM by its multiply-adds (attention's Q.K^T over a run-time sequence: a loop of a product
+    per head, each too small to split well, split by heads instead)."""
+    if isinstance(op, MatmulOp | QMatmulOp):
+        m, n, k = int_values(op.sizes)
+        return m * n * k * (len(int_values(op.batch)) // 3)
     if isinstance(op, scf.ForOp):
         return _estimated_trip_count(op) * sum(_work(inner) for inner in op.body.block.ops)
     if op.dialect_name() == math.Math.name:
