@@ -317,6 +317,58 @@ def test_loop_of_small_products_is_split_by_products(tmp_path):
         )
 
 
+def _nest_over_batch(bound: str) -> object:
+    text = f"""
+    func.func @f(%A: memref<?x256x64xf32>) {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c64 = arith.constant 64 : index
+      %c256 = arith.constant 256 : index
+      %batch = memref.dim %A, %c0 : memref<?x256x64xf32>
+      %rows = arith.muli %batch, %c256 : index
+      scf.for %b = %c0 to {bound} step %c1 {{
+        scf.for %i = %c0 to %c256 step %c1 {{
+          scf.for %j = %c0 to %c64 step %c1 {{
+            %v = memref.load %A[%b, %i, %j] : memref<?x256x64xf32>
+            %w = arith.addf %v, %v : f32
+            memref.store %w, %A[%b, %i, %j] : memref<?x256x64xf32>
+          }}
+        }}
+      }}
+      func.return
+    }}"""
+    function = next(iter(Parser(make_context(), text).parse_module().ops))
+    return next(op for op in function.body.block.ops if isinstance(op, scf.ForOp))
+
+
+def test_loop_over_a_batch_splits_the_loop_it_holds():
+    """Below a loop over one run-time dim (a batch, 1 at run time as often as not) the threads
+    split the loop it holds; a loop over a product of dims (merged) is split itself."""
+    found = parallel_loop(_nest_over_batch("%batch"))
+    assert found is not None and found.trip_count == 256 and found.loop.body.block.args[0].name_hint == "i"
+    found = parallel_loop(_nest_over_batch("%rows"))
+    assert found is not None and found.trip_count is None and found.loop.body.block.args[0].name_hint == "b"
+
+
+def test_split_below_a_batch_computes_every_sample(tmp_path):
+    """A transpose of [batch, 16, 64, 64] split below its batch loop: every thread runs every
+    sample, its part of each; outputs at 1 and 2 threads as numpy's, for batches of 1 and 3."""
+    graph = helper.make_graph(
+        [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]), helper.make_node("Relu", ["t"], ["y"])],
+        "batch",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16, 64, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    library = compile(model, tmp_path / "model.so")
+    for batch in (1, 3):
+        x = np.random.default_rng(batch).standard_normal((batch, 16, 64, 64)).astype(np.float32)
+        for threads in (1, 2):
+            np.testing.assert_array_equal(
+                Session(library, threads=threads).run(None, {"x": x})[0], np.maximum(x.transpose(0, 2, 1, 3), 0)
+            )
+
+
 @pytest.mark.parametrize("target", ["ppc64le", "s390x"])
 def test_foreign_targets_link_with_the_pool(tmp_path, target):
     output = compile(_model(), tmp_path / "model.so", target=target)

@@ -2,9 +2,10 @@
 
 A nest (one kernel function, see outlining.py) is split over the thread pool of
 runtime/support/onnxc_parallel.c when its outermost loop with more than one
-iteration — below any single-iteration loops such as a batch of 1 — provably
-has independent iterations and the nest does enough work to repay waking the
-pool.
+iteration — below any single-iteration loops such as a batch of 1, and below
+a loop over one run-time dim (a symbolic batch) if the loop it holds can be
+split — provably has independent iterations and the nest does enough work to
+repay waking the pool.
 
 Independence is shown per buffer, without any dependence algebra: every
 buffer the nest stores to must be accessed (loaded and stored) only at
@@ -149,11 +150,33 @@ def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
 def parallel_loop(nest: Operation) -> ParallelLoop | None:
     """The loop of `nest` to split over threads, or None to run the nest on one thread (a branch
     taken at run time around one loop nest, a strided conv's for run-time sizes: that nest's,
-    each thread testing the condition)."""
+    each thread testing the condition). Below a loop over one run-time dim, likely a batch of 1,
+    the loop it holds if that one can be split (each thread then runs every sample, its own
+    part of each): split by samples, torch exports' attention, LayerNorms and transposes ran on
+    one thread (BERT-base: 150 nests, 8 ms of 170, no faster on two threads)."""
     loop = nest if isinstance(nest, scf.ForOp) else _only_loop_in(nest) if _one_sided(nest) else None
     while loop is not None and not loop.iter_args and trip_count(loop) == 1:
         loop = _only_loop_in(loop)
-    if loop is None or loop.iter_args:
+    if loop is None:
+        return None
+    inner = _only_loop_in(loop) if _over_one_run_time_dim(loop) else None
+    return (inner is not None and _split(inner, nest)) or _split(loop, nest)
+
+
+def _over_one_run_time_dim(loop: scf.ForOp) -> bool:
+    """A loop from 0 to a run-time dim itself (a product of dims is a nest over merged dims)."""
+    return (
+        not loop.iter_args
+        and trip_count(loop) is None
+        and _constant(loop.lb) == 0
+        and _run_time_bounds(loop)
+        and not isinstance(loop.ub.owner, arith.MuliOp)
+    )
+
+
+def _split(loop: scf.ForOp, nest: Operation) -> ParallelLoop | None:
+    """`loop` as the loop of `nest` that the threads split, if it can be."""
+    if loop.iter_args:
         return None
     steps = trip_count(loop)
     if steps is None and not (
