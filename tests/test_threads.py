@@ -371,6 +371,67 @@ def test_split_below_a_batch_computes_every_sample(tmp_path):
             )
 
 
+@pytest.mark.parametrize("per_group", [4, 8])
+def test_grouped_convs_split_by_groups(tmp_path, per_group):
+    """32 groups of 8 channels are 32 GEMMs, one pool job over their tiles (gemm_batches.py);
+    of 4, a direct nest over groups whose stores index channel group*4 + c, split by groups
+    (parallel._block). The same outputs on 1, 2 and 3 threads, as onnx.reference's."""
+    from onnx.reference import ReferenceEvaluator
+
+    channels = 32 * per_group
+    rng = np.random.default_rng(per_group)
+    weights = numpy_helper.from_array(rng.standard_normal((channels, per_group, 3, 3)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], group=32, pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["y"]),
+        ],
+        "groups",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 24, 24])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, 24, 24])],
+        [weights],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    text = compile(model, tmp_path / "model.ll", emit="llvm").read_text()
+    assert "onnxc_parallel_for" in text
+    library = compile(model, tmp_path / "model.so")
+    x = {"x": rng.standard_normal((1, channels, 24, 24)).astype(np.float32)}
+    outputs = [Session(library, threads=threads).run(None, x)[0] for threads in (1, 2, 3)]
+    np.testing.assert_allclose(outputs[0], ReferenceEvaluator(model).run(None, x)[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(outputs[1], outputs[0])
+    np.testing.assert_array_equal(outputs[2], outputs[0])
+
+
+def test_loop_storing_blocks_of_its_index_is_split():
+    """Stores at [4*i + c] for constants 0 <= c < 4 are iteration i's own block; at [4*i + 4]
+    the next iteration's."""
+
+    def nest(offset: int) -> object:
+        text = f"""
+        func.func @f(%A: memref<1024xf32>) {{
+          %c0 = arith.constant 0 : index
+          %c1 = arith.constant 1 : index
+          %c4 = arith.constant 4 : index
+          %offset = arith.constant {offset} : index
+          %c255 = arith.constant 255 : index
+          %z = arith.constant 0.0 : f32
+          scf.for %i = %c0 to %c255 step %c1 {{
+            scf.for %r = %c0 to %c255 step %c1 {{
+              %base = arith.muli %i, %c4 : index
+              %at = arith.addi %base, %offset : index
+              memref.store %z, %A[%base] : memref<1024xf32>
+              memref.store %z, %A[%at] : memref<1024xf32>
+            }}
+          }}
+          func.return
+        }}"""
+        function = next(iter(Parser(make_context(), text).parse_module().ops))
+        return next(op for op in function.body.block.ops if isinstance(op, scf.ForOp))
+
+    assert parallel_loop(nest(3)) is not None
+    assert parallel_loop(nest(4)) is None
+
+
 @pytest.mark.parametrize("target", ["ppc64le", "s390x"])
 def test_foreign_targets_link_with_the_pool(tmp_path, target):
     output = compile(_model(), tmp_path / "model.so", target=target)

@@ -39,20 +39,20 @@ vectors per tile row come from the target (`vector_shape`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from llvmlite import ir
 
 from onnxc.codegen import vector_math
+from onnxc.codegen.gemm_batches import batches_in_one_job, emit_batches
 from onnxc.codegen.gemm_plan import MatmulPlan
 from onnxc.codegen.gemm_tile_c import RowsOfC, TransposedC
 from onnxc.codegen.llvm_idioms import (
+    THREAD_SCRATCH,
     Declare,
     constant_global,
+    counted_loop,
     internal_function,
-    THREAD_SCRATCH,
     parallel_for,
     stack_struct,
     store_fields,
@@ -64,25 +64,6 @@ from onnxc.dialects.krnl_matmul import MATMUL_B_PANEL
 
 PREFETCH_STEPS = 24
 """Reduction steps ahead of the current one at which a micro-kernel prefetches A."""
-
-
-@contextmanager
-def counted_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int, name: str) -> Iterator[ir.Value]:
-    """`for iv in range(start, stop, step)`: yields the induction variable, leaves b after the loop."""
-    before = b.block
-    header = b.append_basic_block(f"{name}.header")
-    body = b.append_basic_block(f"{name}.body")
-    exit_ = b.append_basic_block(f"{name}.exit")
-    b.branch(header)
-    b.position_at_end(header)
-    iv = b.phi(I64, name)
-    iv.add_incoming(start, before)
-    b.cbranch(b.icmp_signed("<", iv, stop), body, exit_)
-    b.position_at_end(body)
-    yield iv
-    iv.add_incoming(b.add(iv, ir.Constant(I64, step), flags=["nsw"]), b.block)
-    b.branch(header)
-    b.position_at_end(exit_)
 
 
 def _const(value: int) -> ir.Constant:
@@ -98,6 +79,7 @@ class _PlanFunctions:
     range: ir.Function | None = None
     rectangle: ir.Function | None = None
     slice: ir.Function | None = None
+    batches: ir.Function | None = None
     offsets_table: ir.GlobalVariable | None = None
 
 
@@ -216,6 +198,9 @@ class MatmulEmitter:
         if first_row is not None:
             a = self.gep(b, a, b.mul(first_row, _const(p.a_strides[0])))
             c = self.gep(b, c, b.mul(first_row, _const(p.ldc)))
+        if not offsets and batches_in_one_job(p):
+            emit_batches(self, [a, b_in, c, *([bias] if bias is not None else []), *sizes])
+            return
         for (a_offset, b_offset, c_offset), bias_offset in zip(p.batch, p.bias_offsets):
             if offsets:
                 b_offset, c_offset = (b.add(_const(o), moved) for o, moved in zip((b_offset, c_offset), offsets))
@@ -260,9 +245,15 @@ class MatmulEmitter:
         """slice(context, begin, end): the tiles [begin, end) of the grid (tile_grid.py), for the thread pool."""
         if self.f.slice is not None:
             return self.f.slice
-        p = self.p
         fn, b, pointers, begin, end = thread_pool_slice(self.module, f"{self.name}.gemm.slice", context_type)
         self.f.slice = fn
+        self.tiles_of_product(b, pointers, begin, end)
+        b.ret_void()
+        return fn
+
+    def tiles_of_product(self, b: ir.IRBuilder, pointers: list[ir.Value], begin: ir.Value, end: ir.Value) -> None:
+        """The tiles [begin, end) of the product of `pointers` (a, b, c, [bias], run-time sizes)."""
+        p = self.p
         sizes = self.sizes(pointers[len(pointers) - len(p.run_time_names) :])
 
         def product(b: ir.IRBuilder, *bounds: ir.Value) -> None:
@@ -277,8 +268,6 @@ class MatmulEmitter:
             with otherwise:
                 tiles = (self.row_tile_count(b, sizes), self.column_tile_count(b, sizes))
                 product_rectangles(b, begin, end, tiles, p.split_rows, p.nr, self.columns(sizes), product)
-        b.ret_void()
-        return fn
 
     def whole_bounds(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> list[ir.Value]:
         """range's bounds for all of C: every column, every row tile."""

@@ -28,8 +28,14 @@ from dataclasses import dataclass
 from llvmlite import ir
 
 from onnxc.codegen.function_translator import FunctionTranslator, emits
-from onnxc.codegen.gemm import counted_loop
-from onnxc.codegen.llvm_idioms import internal_function, parallel_for, stack_struct, store_fields, thread_pool_slice
+from onnxc.codegen.llvm_idioms import (
+    counted_loop,
+    internal_function,
+    parallel_for,
+    stack_struct,
+    store_fields,
+    thread_pool_slice,
+)
 from onnxc.codegen.llvm_types import F32, I8, I32, I64, PTR
 from onnxc.codegen.parallel import MIN_PARALLEL_WORK
 from onnxc.codegen.target import Target

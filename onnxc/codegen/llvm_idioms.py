@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from llvmlite import ir
 
@@ -134,3 +135,22 @@ def not_unrolled(branch: ir.Instruction) -> None:
     loop_id = ir.values.MDValue(module, [option], name=str(len(module.metadata)))
     loop_id.operands = (loop_id, option)
     branch.set_metadata("llvm.loop", loop_id)
+
+
+@contextmanager
+def counted_loop(b: ir.IRBuilder, start: ir.Value, stop: ir.Value, step: int, name: str) -> Iterator[ir.Value]:
+    """`for iv in range(start, stop, step)`: yields the induction variable, leaves b after the loop."""
+    before = b.block
+    header = b.append_basic_block(f"{name}.header")
+    body = b.append_basic_block(f"{name}.body")
+    exit_ = b.append_basic_block(f"{name}.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(I64, name)
+    iv.add_incoming(start, before)
+    b.cbranch(b.icmp_signed("<", iv, stop), body, exit_)
+    b.position_at_end(body)
+    yield iv
+    iv.add_incoming(b.add(iv, ir.Constant(I64, step), flags=["nsw"]), b.block)
+    b.branch(header)
+    b.position_at_end(exit_)

@@ -132,7 +132,7 @@ def _one_sided(op: Operation) -> bool:
 
 def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
     """Whether every stored buffer but thread scratch is only accessed at indices holding
-    `loop`'s induction variable in one dimension."""
+    `loop`'s induction variable in one dimension (or its block there: see `_block`)."""
     iv = loop.body.block.args[0]
     accesses: dict[SSAValue, list[memref.LoadOp | memref.StoreOp]] = {}
     for op in nest.walk():
@@ -141,10 +141,35 @@ def _slices_by(loop: scf.ForOp, nest: Operation) -> bool:
     for buffer, ops in accesses.items():
         if not any(isinstance(op, memref.StoreOp) for op in ops) or isinstance(buffer.owner, ThreadScratchOp):
             continue  # (the thread's scratch is the iteration's own: private_scratch.py)
-        dimensions = set.intersection(*({d for d, index in enumerate(op.indices) if index == iv} for op in ops))
-        if not dimensions:
+        blocks = [{d: _block(index, iv) for d, index in enumerate(op.indices)} for op in ops]
+        if not any(None not in (sizes := {of[d] for of in blocks}) and len(sizes) == 1 for d in blocks[0]):
             return False
     return True
+
+
+def _block(index: SSAValue, iv: SSAValue) -> int | None:
+    """s where `index` is iv*s + c for a constant 0 <= c < s (iv itself: 1), so that iteration iv
+    touches only [iv*s, iv*s + s) of that dim (a grouped conv's 4 channels per group, unrolled)."""
+    blocked = _blocked(index, iv)
+    return blocked[0] if blocked is not None else None
+
+
+def _blocked(index: SSAValue, iv: SSAValue) -> tuple[int, int] | None:
+    """(s, c) with `index` = iv*s + c, 0 <= c < s."""
+    if index == iv:
+        return 1, 0
+    owner = index.owner
+    if isinstance(owner, arith.MuliOp | arith.AddiOp):
+        for value, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
+            constant = _constant(other)
+            if constant is None:
+                continue
+            if isinstance(owner, arith.MuliOp) and value == iv and constant > 0:
+                return constant, 0
+            inner = _blocked(value, iv) if isinstance(owner, arith.AddiOp) else None
+            if inner is not None and 0 <= inner[1] + constant < inner[0]:
+                return inner[0], inner[1] + constant
+    return None
 
 
 def parallel_loop(nest: Operation) -> ParallelLoop | None:
