@@ -201,8 +201,11 @@ class MatmulPlan:
         of A for its columns): whichever has more tiles, with M known at run time only counted
         at its guess. (Always rows there had each of two threads stream all of a transformer
         layer's weights: BERT-base at 128 tokens took 73 ms on two threads, 57 by columns; at
-        1,024 rows 420 -> 399.)"""
-        return self.row_tiles >= self.column_tiles
+        1,024 rows 420 -> 399.) Columns wherever B is im2col's, packed at run time, if it has
+        more than one column tile: by rows every thread gathered all of it, and DeepLab's small
+        products of dilated taps ran no faster on two threads than on one (deeplabv3_style on two
+        threads: 6.40 -> 6.24 ms; from 4 column tiles on only, 6.35)."""
+        return self.row_tiles >= self.column_tiles and not (self.im2col and self.column_tiles > 1)
 
     @property
     def parallel(self) -> bool:
