@@ -135,6 +135,29 @@ def test_gemm_of_im2col_splits_columns(tmp_path):
         np.testing.assert_array_equal(outputs[0], output)
 
 
+def test_gemm_of_run_time_columns_splits_either_way(tmp_path):
+    """A 1x1 conv over an image of run-time size: its tiles numbered row tile first at 7x7 (8 row
+    tiles, 2 column tiles), column tile first at 40x40 (50), decided at run time. Results on
+    1-3 threads identical, as numpy's."""
+    rng = np.random.default_rng(4)
+    weights = rng.standard_normal((96, 64)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"])],
+        "free",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, "height", "width"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(weights.reshape(96, 64, 1, 1), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    path = compile(model, tmp_path / "model.so")
+    for side in (7, 40):
+        x = {"x": rng.standard_normal((1, 64, side, side)).astype(np.float32)}
+        outputs = [Session(path, threads=threads).run(None, x)[0] for threads in (1, 2, 3)]
+        for output in outputs[1:]:
+            np.testing.assert_array_equal(outputs[0], output)
+        np.testing.assert_allclose(outputs[0][0], np.einsum("ok,khw->ohw", weights, x["x"][0]), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("m, n", [(200, 72), (72, 200)])
 def test_int8_gemm_tiles_split_either_way(tmp_path, m, n):
     """The int8 kernel's grid of tiles on 1-8 threads: the same bytes as one thread's."""

@@ -267,7 +267,22 @@ class MatmulEmitter:
                 b.call(self.range_function(), [*pointers, *self.whole_bounds(b, sizes)])
             with otherwise:
                 tiles = (self.row_tile_count(b, sizes), self.column_tile_count(b, sizes))
-                product_rectangles(b, begin, end, tiles, p.split_rows, p.nr, self.columns(sizes), product)
+                if not sizes:
+                    product_rectangles(b, begin, end, tiles, p.split_rows, p.nr, self.columns(sizes), product)
+                    return
+                with b.if_else(self.split_rows(b, *tiles)) as (by_rows, by_columns):
+                    for rows_first, branch in ((True, by_rows), (False, by_columns)):
+                        with branch:
+                            product_rectangles(b, begin, end, tiles, rows_first, p.nr, self.columns(sizes), product)
+
+    def split_rows(self, b: ir.IRBuilder, row_tiles: ir.Value, column_tiles: ir.Value) -> ir.Value:
+        """MatmulPlan.split_rows for the sizes of this run: with sizes known at run time only, the
+        plan's guesses chose columns for a free-size MobileNetV2's 7x7 projections (2 column tiles,
+        the second 17 wide: one thread did two thirds, no faster than one)."""
+        rows = b.icmp_unsigned(">=", row_tiles, column_tiles)
+        if self.p.im2col:
+            rows = b.and_(rows, b.icmp_unsigned("<=", column_tiles, _const(1)))
+        return rows
 
     def whole_bounds(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> list[ir.Value]:
         """range's bounds for all of C: every column, every row tile."""
