@@ -106,28 +106,30 @@ def test_gemm_tiles_split_either_way(tmp_path, m, n, rows_at_run_time):
     np.testing.assert_allclose(outputs[0], a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_gemm_of_im2col_splits_columns(tmp_path):
-    """A strided conv's B is im2col's, gathered at run time: the threads split its 2 column
-    tiles (8x8 outputs) rather than its 22 row tiles, each gathering only its columns' (by
-    rows each gathered all of B). Results on 1-3 threads identical."""
+@pytest.mark.parametrize("out_channels, by_columns", [(64, True), (256, False)])
+def test_gemm_of_im2col_splits_columns(tmp_path, out_channels, by_columns):
+    """A strided conv's B is im2col's, gathered at run time: with 64 output channels the threads
+    split its 2 column tiles (8x8 outputs) rather than its 6 row tiles, each gathering only its
+    columns' (by rows each gathered all of B); with 256, A (its 22 row tiles) is the bigger
+    read, and they split rows. Results on 1-3 threads identical."""
     from onnxc.codegen import resolve_target
     from onnxc.codegen.gemm_plan import MatmulPlan
     from onnxc.dialects.krnl_matmul import MatmulOp
 
     rng = np.random.default_rng(3)
-    weights = numpy_helper.from_array(rng.standard_normal((256, 64, 3, 3)).astype(np.float32), "w")
+    weights = numpy_helper.from_array(rng.standard_normal((out_channels, 64, 3, 3)).astype(np.float32), "w")
     graph = helper.make_graph(
         [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1], strides=[2, 2])],
         "strided",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 256, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, out_channels, 8, 8])],
         [weights],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     loops = compile(model, tmp_path / "model.loops.mlir", emit="loops").read_text()
     (op,) = [op for op in Parser(make_context(), loops).parse_module().walk() if isinstance(op, MatmulOp)]
     plan = MatmulPlan.of(op, resolve_target(None))
-    assert plan.im2col and plan.row_tiles > plan.column_tiles > 1 and not plan.split_rows
+    assert plan.im2col and plan.row_tiles > plan.column_tiles > 1 and plan.split_rows != by_columns
     path = compile(model, tmp_path / "model.so")
     x = {"x": rng.standard_normal((1, 64, 16, 16)).astype(np.float32)}
     outputs = [Session(path, threads=threads).run(None, x)[0] for threads in (1, 2, 3)]

@@ -276,12 +276,15 @@ class MatmulEmitter:
                             product_rectangles(b, begin, end, tiles, rows_first, p.nr, self.columns(sizes), product)
 
     def split_rows(self, b: ir.IRBuilder, row_tiles: ir.Value, column_tiles: ir.Value) -> ir.Value:
-        """MatmulPlan.split_rows for the sizes of this run: with sizes known at run time only, the
-        plan's guesses chose columns for a free-size MobileNetV2's 7x7 projections (2 column tiles,
-        the second 17 wide: one thread did two thirds, no faster than one)."""
+        """MatmulPlan.split_rows (and gathers_by_columns) for the sizes of this run: with sizes
+        known at run time only, the plan's guesses chose columns for a free-size MobileNetV2's 7x7
+        projections (2 column tiles, the second 17 wide: one thread did two thirds)."""
+        p = self.p
         rows = b.icmp_unsigned(">=", row_tiles, column_tiles)
-        if self.p.im2col:
-            rows = b.and_(rows, b.icmp_unsigned("<=", column_tiles, _const(1)))
+        if p.im2col:
+            columns_wide = b.icmp_unsigned(">=", b.mul(column_tiles, _const(2 * p.nr)), b.mul(row_tiles, _const(p.mr)))
+            by_columns = b.and_(b.icmp_unsigned(">", column_tiles, _const(1)), columns_wide)
+            rows = b.and_(rows, b.not_(by_columns))
         return rows
 
     def whole_bounds(self, b: ir.IRBuilder, sizes: dict[str, ir.Value]) -> list[ir.Value]:

@@ -201,11 +201,17 @@ class MatmulPlan:
         of A for its columns): whichever has more tiles, with M known at run time only counted
         at its guess. (Always rows there had each of two threads stream all of a transformer
         layer's weights: BERT-base at 128 tokens took 73 ms on two threads, 57 by columns; at
-        1,024 rows 420 -> 399.) Columns wherever B is im2col's, packed at run time, if it has
-        more than one column tile: by rows every thread gathered all of it, and DeepLab's small
-        products of dilated taps ran no faster on two threads than on one (deeplabv3_style on two
-        threads: 6.40 -> 6.24 ms; from 4 column tiles on only, 6.35)."""
-        return self.row_tiles >= self.column_tiles and not (self.im2col and self.column_tiles > 1)
+        1,024 rows 420 -> 399.) Columns where B is im2col's, gathered at run time, in more than
+        one column tile, unless A has more than twice its columns' rows (see `gathers_by_columns`)."""
+        return self.row_tiles >= self.column_tiles and not self.gathers_by_columns(self.row_tiles, self.column_tiles)
+
+    def gathers_by_columns(self, row_tiles: int, column_tiles: int) -> bool:
+        """Whether an im2col product of these tile counts is better split by columns: by rows every thread gathers all of B, by columns every thread
+        reads all of A. DeepLab's small products of dilated taps (96 rows x 36-196 columns) ran
+        no faster on two threads than on one by rows (deeplabv3_style on two threads 6.40 -> 6.24
+        ms by columns); ResNet-50's strided 1x1 convs (1,024 rows x 196 columns, 2 MB of A) were
+        slower by columns (0.87 -> 1.03 ms)."""
+        return self.im2col and column_tiles > 1 and 2 * column_tiles * self.nr >= row_tiles * self.mr
 
     @property
     def parallel(self) -> bool:
