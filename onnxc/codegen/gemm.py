@@ -267,13 +267,8 @@ class MatmulEmitter:
                 b.call(self.range_function(), [*pointers, *self.whole_bounds(b, sizes)])
             with otherwise:
                 tiles = (self.row_tile_count(b, sizes), self.column_tile_count(b, sizes))
-                if not sizes:
-                    product_rectangles(b, begin, end, tiles, p.split_rows, p.nr, self.columns(sizes), product)
-                    return
-                with b.if_else(self.split_rows(b, *tiles)) as (by_rows, by_columns):
-                    for rows_first, branch in ((True, by_rows), (False, by_columns)):
-                        with branch:
-                            product_rectangles(b, begin, end, tiles, rows_first, p.nr, self.columns(sizes), product)
+                rows_first = self.split_rows(b, *tiles) if sizes else p.split_rows
+                product_rectangles(b, begin, end, tiles, rows_first, p.nr, self.columns(sizes), product)
 
     def split_rows(self, b: ir.IRBuilder, row_tiles: ir.Value, column_tiles: ir.Value) -> ir.Value:
         """MatmulPlan.split_rows (and gathers_by_columns) for the sizes of this run: with sizes

@@ -52,22 +52,26 @@ def product_rectangles(
     begin: ir.Value,
     end: ir.Value,
     tiles: tuple[ir.Value, ir.Value],
-    rows_first: bool,
+    rows_first: bool | ir.Value,
     tile_columns: int,
     columns: ir.Value,
     product: Product,
 ) -> None:
     """`product` for the tiles [begin, end) of a GEMM's grid of (row tiles, column tiles)
-    `tiles`, numbered row tile first (`rows_first`) or column tile first; a column tile is
-    `tile_columns` of the `columns` wide."""
+    `tiles`, numbered row tile first (`rows_first`, or an i1 decided at run time) or column tile
+    first; a column tile is `tile_columns` of the `columns` wide."""
     row_tiles, column_tiles = tiles
 
+    def either(b: ir.IRBuilder, if_rows_first: ir.Value, otherwise: ir.Value) -> ir.Value:
+        if isinstance(rows_first, bool):
+            return if_rows_first if rows_first else otherwise
+        return b.select(rows_first, if_rows_first, otherwise)
+
     def rectangle(b: ir.IRBuilder, major_from, major_to, minor_from, minor_to) -> None:
-        rows, column_range = (major_from, major_to), (minor_from, minor_to)
-        if not rows_first:
-            rows, column_range = column_range, rows
+        rows = (either(b, major_from, minor_from), either(b, major_to, minor_to))
+        column_range = (either(b, minor_from, major_from), either(b, minor_to, major_to))
         column_from, column_to = (b.mul(t, ir.Constant(I64, tile_columns)) for t in column_range)
         column_to = b.select(b.icmp_signed("<", column_to, columns), column_to, columns)
         product(b, column_from, column_to, *rows)
 
-    tile_rectangles(b, begin, end, column_tiles if rows_first else row_tiles, rectangle)
+    tile_rectangles(b, begin, end, either(b, column_tiles, row_tiles), rectangle)

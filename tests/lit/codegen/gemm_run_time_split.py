@@ -5,12 +5,13 @@
 # product of 8 row tiles and ceil(h*w / 32) column tiles. Which way the threads'
 # tiles are numbered (MatmulPlan.split_rows) is decided at run time from the tile
 # counts of that run: row tile first (minor lines of the run-time column tile count)
-# when there are at least as many row tiles, else column tile first (lines of 8).
+# when there are at least as many row tiles, else column tile first (lines of 8), one
+# emission of the rectangles with selects between the two.
 # CHECK: define internal void @{{.*}}.gemm.slice
 # CHECK: [[COLUMNS:%.+]] = lshr i64 %{{.+}}, 5
-# CHECK: icmp ult i64 %{{.+}}, 288
-# CHECK: udiv i64 %{{.+}}, [[COLUMNS]]
-# CHECK: lshr i64 %{{.+}}, 3
+# CHECK: [[ROWS_FIRST:%.+]] = icmp ult i64 %{{.+}}, 288
+# CHECK: [[MINOR:%.+]] = select i1 [[ROWS_FIRST]], i64 [[COLUMNS]], i64 8
+# CHECK: udiv i64 %{{.+}}, [[MINOR]]
 
 import sys
 
