@@ -29,12 +29,17 @@ def batches_in_one_job(p: MatmulPlan) -> bool:
     return len(p.batch) > 1 and 2 * p.m * p.n * p.k * len(p.batch) >= MIN_PARALLEL_WORK
 
 
+def _pointers(p: MatmulPlan) -> int:
+    """A product's pointer arguments, each moved by its offset: A, B, C and the bias if any."""
+    return 3 + p.has_bias
+
+
 def emit_batches(e: MatmulEmitter, arguments: list[ir.Value]) -> None:
     """Every product of `e`'s op, on the pool as one job; `arguments` are A, B and C (and the
     bias) where the op's offsets start, then the run-time sizes. The products' offsets are a
     table of the op's (its batch triples and bias offsets)."""
     b, p = e.b, e.p
-    pointers = 3 + p.has_bias
+    pointers = _pointers(p)
     offsets = [
         offset
         for (a, b_offset, c), bias in zip(p.batch, p.bias_offsets)
@@ -63,7 +68,7 @@ def _slice_function(e: MatmulEmitter, context_type: ir.LiteralStructType) -> ir.
     fn, b, fields, begin, end = thread_pool_slice(e.module, f"{e.name}.batches.slice", context_type)
     e.f.batches = fn
     *arguments, table = fields
-    pointers = 3 + p.has_bias
+    pointers = _pointers(p)
     tiles = e.tile_count(b, e.sizes(arguments[pointers:]))
     one = ir.Constant(I64, 1)
     first, last = b.udiv(begin, tiles), b.udiv(b.add(end, b.sub(tiles, one)), tiles)

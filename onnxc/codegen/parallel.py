@@ -182,7 +182,7 @@ def parallel_loop(nest: Operation) -> ParallelLoop | None:
     loop = nest if isinstance(nest, scf.ForOp) else _only_loop_in(nest) if _one_sided(nest) else None
     while loop is not None and not loop.iter_args and trip_count(loop) == 1:
         loop = _only_loop_in(loop)
-    if loop is None:
+    if loop is None or _work(nest) < MIN_PARALLEL_WORK:
         return None
     inner = _only_loop_in(loop) if _over_one_run_time_dim(loop) else None
     return (inner is not None and _split(inner, nest)) or _split(loop, nest)
@@ -200,7 +200,7 @@ def _over_one_run_time_dim(loop: scf.ForOp) -> bool:
 
 
 def _split(loop: scf.ForOp, nest: Operation) -> ParallelLoop | None:
-    """`loop` as the loop of `nest` that the threads split, if it can be."""
+    """`loop` as the loop of `nest` (one of enough work) that the threads split, if it can be."""
     if loop.iter_args:
         return None
     steps = trip_count(loop)
@@ -208,6 +208,6 @@ def _split(loop: scf.ForOp, nest: Operation) -> ParallelLoop | None:
         _run_time_bounds(loop) and not any(nest.is_ancestor(v.owner) for v in (loop.lb, loop.ub))
     ):
         return None  # (the caller counts the iterations: from bounds computed before the nest)
-    if (steps is not None and steps < 2) or _work(nest) < MIN_PARALLEL_WORK or not _slices_by(loop, nest):
+    if (steps is not None and steps < 2) or not _slices_by(loop, nest):
         return None
     return ParallelLoop(loop, steps)
